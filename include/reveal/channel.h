@@ -1,0 +1,50 @@
+// Channel model: one time series sampled from one probe.
+//
+// Naming rule (used everywhere, stored verbatim): "<source>:<field>[.<index>]"
+//   source  dotted probe name, e.g. "proc.stat", "proc.net.dev", "sys.cpufreq", "perf"
+//   field   the kernel's own field name where one exists (/proc key, perf event name)
+//   index   the label that distinguishes instances: cpu ("cpu3"), interface ("eth0"),
+//           block device ("nvme0n1"). Host-wide totals have no index.
+// Examples: "proc.stat:user", "proc.stat:user.cpu3", "proc.meminfo:MemAvailable",
+//           "proc.net.dev:rx_bytes.eth0", "perf:context-switches".
+// Derived channels (computed by features/derived) use source "derived".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace reveal {
+
+// How a raw value evolves. Counters are monotonically increasing totals whose
+// per-second rate is the signal; a decrease is a reset or a wrap (see counter_bits).
+enum class Kind : std::uint8_t { counter, gauge, state };
+
+// The part of the machine a channel describes; attribution reports one of these.
+enum class Subsystem : std::uint8_t {
+  cpu,
+  memory,
+  network,
+  storage,
+  gpu,
+  interconnect,
+  power_thermal,
+  system,  // host-wide signals that belong to no single subsystem
+};
+
+std::string_view to_string(Kind k);
+std::string_view to_string(Subsystem s);
+std::optional<Kind> parse_kind(std::string_view s);
+std::optional<Subsystem> parse_subsystem(std::string_view s);
+
+struct ChannelInfo {
+  std::string name;  // see naming rule above
+  std::string unit;  // unit of the raw value: "ticks", "kB", "bytes", "pages", "count", "us", "kHz", "%", ...
+  Kind kind = Kind::gauge;
+  Subsystem subsystem = Subsystem::system;
+  std::uint8_t counter_bits = 64;  // width of a counter; a 32-bit counter may wrap
+  std::string help;                // one-line meaning, for `reveal probes` and docs
+};
+
+}  // namespace reveal

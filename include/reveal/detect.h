@@ -1,0 +1,66 @@
+// The offline detection pipeline: recording → rates → derived → windows → detectors →
+// calibrated fusion → incidents → attribution. `reveal detect` is a thin shell around detect().
+//
+// Reference modes:
+//   self      (no baselines) the run's own robust statistics; finds transient faults.
+//   baseline  known-good recordings; finds persistent faults too.
+// Detectors over the window features (GUIDE.md §3):
+//   robust_z  per-channel robust z of the window mean; window score = RMS of the 3 largest |z|.
+//   iforest   Isolation Forest (Liu et al. 2008) on window mean and std of a pruned channel set
+//             (channels dropped when Pearson |r| ≥ prune_r with one already kept, paper §4).
+// Calibration: each detector's score stream is standardised on its reference scores,
+//   c = (s − median) / (1.4826·MAD); fused = max_d c_d / cut_d, anomalous when fused ≥ 1.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "reveal/features.h"
+#include "reveal/incident.h"
+#include "reveal/recording.h"
+
+namespace reveal {
+
+struct DetectOptions {
+  WindowOptions window;
+  IncidentRule incident;
+  std::uint64_t seed = 42;
+  double z_cut = 6.0;       // calibrated robust-z stream threshold, in robust SDs
+  double if_cut = 6.0;      // calibrated Isolation Forest stream threshold, in robust SDs
+  double prune_r = 0.5;     // Pearson |r| pruning for the multivariate model
+  int top_channels = 5;
+};
+
+struct DetectorTrace {
+  std::string name;                 // "robust_z", "iforest"
+  std::vector<double> raw;          // per window
+  std::vector<double> calibrated;   // per window, robust SDs above the reference median
+  double cut = 0;
+};
+
+struct DetectResult {
+  std::string mode;  // "self" or "baseline"
+  RunMetadata meta;
+  std::vector<std::string> baseline_hosts;
+  std::size_t n_samples = 0, n_channels_recorded = 0, n_channels_used = 0, n_channels_model = 0;
+  std::vector<double> window_start_s, window_end_s, fused;  // per window
+  std::vector<std::string> window_top_channel;  // per window: channel with the largest |z|
+  std::vector<double> window_top_z;             // its robust z
+  std::vector<DetectorTrace> detectors;
+  std::vector<Incident> incidents;
+  std::vector<std::string> notes;
+};
+
+class DetectError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws DetectError when the run is too short for one window plus rates, or the baselines
+// share no channel with the run.
+DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,
+                    const DetectOptions& opts);
+
+}  // namespace reveal

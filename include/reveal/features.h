@@ -1,0 +1,62 @@
+// Feature pipeline stages between the store and the detectors:
+//   Recording --to_rates--> Series --add_derived--> Series --make_windows--> Windows
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "reveal/channel.h"
+#include "reveal/matrix.h"
+#include "reveal/recording.h"
+
+namespace reveal {
+
+// Time series of channels on a common time base. Kind of every channel here is gauge:
+// counters have been turned into rates.
+struct Series {
+  std::vector<ChannelInfo> channels;
+  std::vector<double> t_s;  // seconds since the first sample of the run
+  Matrix values;            // rows = samples (same as t_s), cols = channels; NaN = gap
+  int find(const std::string& name) const;  // column index or -1
+};
+
+// Counters become per-second rates: rate[i] = Δvalue / Δt with Δt from the stored timestamps.
+// Row 0 and any row whose Δt ≤ 0, whose value or previous value is NaN, or whose Δ is
+// negative (a reset) is NaN. A counter narrower than 64 bits (counter_bits) that decreased is
+// a wrap when Δ + 2^bits < 2^(bits−1), and then contributes that Δ. Unit becomes "<unit>/s".
+// Gauges and states are copied unchanged.
+Series to_rates(const Recording& rec);
+
+// Appends derived channels (source "derived", unit shown per channel) computed per sample:
+//   cpu_<state>_pct and cpu_busy_pct (host and per CPU, from proc.stat rates; the raw tick rates
+//   are then dropped), mem_used_pct, swap_used_pct, net_{rx,tx}_bytes_per_s (all interfaces),
+//   tcp_retrans_pct (RetransSegs / OutSegs), disk_{read,write}_bytes_per_s, disk_iops and
+//   disk_util_pct (per device), psi_<res>_<some|full>_pct (stall time share from PSI totals),
+//   ipc, branch_miss_pct, cache_miss_pct (when perf hardware events are present).
+// Missing inputs give NaN, never a division by zero.
+void add_derived(Series& s);
+
+struct WindowOptions {
+  std::size_t length = 3;  // samples per window
+  std::size_t stride = 1;  // samples between window starts
+};
+
+enum WindowStat : std::size_t { kMean = 0, kStd, kMin, kMax, kSlope, kNumStats };
+const char* to_string(WindowStat s);
+
+// Sliding windows over a Series. Window w covers rows [first_row[w], first_row[w] + length).
+// stats(w, c·kNumStats + stat) over the finite values of channel c in the window (NaN if none):
+// mean, population std, min, max, least-squares slope in units per second.
+struct Windows {
+  std::size_t length = 0, n_channels = 0;
+  std::vector<std::size_t> first_row;
+  std::vector<double> t_start_s, t_end_s;  // time of the window's first and last sample
+  Matrix stats;
+  double at(std::size_t w, std::size_t channel, WindowStat st) const {
+    return stats(w, channel * kNumStats + st);
+  }
+};
+Windows make_windows(const Series& s, WindowOptions opts);
+
+}  // namespace reveal

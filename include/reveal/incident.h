@@ -1,0 +1,50 @@
+// Incidents: runs of anomalous windows, with attribution to a subsystem and channels.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reveal/channel.h"
+
+namespace reveal {
+
+struct IncidentRule {
+  int min_windows = 3;  // k: consecutive anomalous windows that open an incident
+  int end_after = 3;    // m: consecutive normal windows that close it
+};
+
+// [first, last] window indices of each incident. `anomalous[w]` flags window w.
+// An incident opens at the first of k consecutive anomalous windows and ends at the last
+// anomalous window before m consecutive normal ones; shorter normal gaps are merged in.
+std::vector<std::pair<std::size_t, std::size_t>> find_incidents(std::span<const bool> anomalous,
+                                                                IncidentRule rule);
+
+// One channel's evidence inside an incident.
+struct ChannelEvidence {
+  std::string name, unit;
+  Subsystem subsystem = Subsystem::system;
+  double value = 0;      // mean of the channel over the incident
+  double reference = 0;  // reference median
+  double z = 0;          // mean robust z over the incident windows (signed)
+};
+
+struct Incident {
+  std::size_t first_window = 0, last_window = 0;
+  double start_s = 0, end_s = 0;          // seconds since the run's first sample
+  std::int64_t start_unix_ns = 0, end_unix_ns = 0;
+  double peak_score = 0;                  // max fused score (threshold = 1)
+  Subsystem subsystem = Subsystem::system;
+  double confidence = 0;                  // share of the evidence for `subsystem`, 0..1
+  std::vector<std::pair<Subsystem, double>> subsystem_shares;  // descending
+  std::vector<ChannelEvidence> top;       // strongest channels, descending |z|
+  std::string action;                     // suggested next step for an operator
+};
+
+// Suggested action for a subsystem given the strongest channel (documented table in
+// src/explain/actions.cpp).
+std::string suggest_action(Subsystem s, const ChannelEvidence& top);
+
+}  // namespace reveal

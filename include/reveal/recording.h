@@ -1,0 +1,42 @@
+// A recording: run metadata, the channel list and the samples, as stored by `reveal record`
+// and read back by `reveal detect`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reveal/channel.h"
+#include "reveal/matrix.h"
+
+namespace reveal {
+
+struct ProbeRecord {
+  std::string name;
+  bool available = false;
+  std::string reason;  // why unavailable; empty otherwise
+  std::size_t n_channels = 0;
+};
+
+struct RunMetadata {
+  std::string hostname, kernel, cpu_model;
+  int cores = 0;
+  double interval_s = 1.0;
+  std::int64_t start_unix_ns = 0;  // CLOCK_REALTIME at the first sample
+  std::int64_t end_unix_ns = 0;    // at the last sample; 0 while recording
+  std::string command;             // the monitored command line, "" if none
+  int exit_code = 0;               // the command's exit status (or 128+signal)
+  std::string root = "/";          // --root the probes read under
+  std::string reveal_version;
+  std::vector<ProbeRecord> probes;
+};
+
+struct Recording {
+  RunMetadata meta;
+  std::vector<ChannelInfo> channels;
+  std::vector<std::int64_t> t_unix_ns;  // one per sample (row of `values`)
+  Matrix values;                        // samples × channels, raw values, NaN = gap
+};
+
+}  // namespace reveal

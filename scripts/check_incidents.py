@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Scores a `reveal detect --json` report against an injected fault interval.
+
+usage: check_incidents.py report.json fault.txt
+fault.txt holds one line "<kind> <start_unix_s> <end_unix_s>". Kinds map to the subsystem a
+correct attribution names. Exit 0 when an incident overlaps the fault with the right subsystem
+and no incident lies elsewhere; 1 otherwise.
+"""
+import json
+import sys
+
+EXPECTED = {"cpu": "cpu", "membw": "memory", "memory": "memory", "disk": "storage", "net": "network"}
+
+
+def main():
+    report = json.load(open(sys.argv[1]))
+    kind, f0, f1 = open(sys.argv[2]).read().split()
+    f0, f1 = float(f0), float(f1)
+    want = EXPECTED.get(kind, kind)
+    hits, false_alarms = [], []
+    for inc in report["incidents"]:
+        s, e = inc["start_unix_ns"] / 1e9, inc["end_unix_ns"] / 1e9
+        (hits if s <= f1 and e >= f0 else false_alarms).append(inc)
+    ok = True
+    if not hits:
+        print(f"   MISSED: no incident overlaps the injected {kind} fault")
+        ok = False
+    for inc in hits:
+        delay = inc["start_unix_ns"] / 1e9 - f0
+        right = inc["subsystem"] == want
+        ok &= right
+        print(f"   {'DETECTED' if right else 'WRONG SUBSYSTEM'}: incident {inc['start']} → {inc['end']}, "
+              f"subsystem {inc['subsystem']} ({inc['confidence']*100:.0f} %), expected {want}; "
+              f"detected {delay:+.1f} s after onset")
+    for inc in false_alarms:
+        print(f"   FALSE ALARM: incident {inc['start']} → {inc['end']} ({inc['subsystem']}) outside the fault")
+        ok = False
+    print("   RESULT:", "PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The main job: record a real 2-rank PyTorch DDP training job, inject CPU contention with
+# stress-ng for 30 s in the middle, then run `reveal detect` and check the incident.
+#
+#   scripts/demo.sh            (installs, builds, runs; about 3 minutes)
+# Environment: DEMO_OUT (default demo/out), DEMO_RECORD_S (120), DEMO_FAULT_AT_S (45),
+#              DEMO_FAULT_S (30), DEMO_FAULT (cpu|membw).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+BUILD_DIR=${BUILD_DIR:-build} REVEAL_BUILD_TESTS=OFF scripts/build.sh -DREVEAL_BUILD_TESTS=OFF
+REVEAL=${BUILD_DIR:-build}/reveal
+
+OUT=${DEMO_OUT:-demo/out}
+RECORD_S=${DEMO_RECORD_S:-120}
+FAULT_AT=${DEMO_FAULT_AT_S:-45}
+FAULT_S=${DEMO_FAULT_S:-30}
+FAULT=${DEMO_FAULT:-cpu}
+mkdir -p "$OUT"
+rm -f "$OUT"/demo.db* "$OUT"/steps.log "$OUT"/fault.txt
+
+echo "== 1. training: 2-rank DDP Transformer encoder over gloo (python3-torch), synthetic data"
+TRAIN_S=$((RECORD_S + 40))
+/usr/bin/python3 demo/train_ddp.py --duration "$TRAIN_S" --step-log "$OUT/steps.log" &
+TRAIN_PID=$!
+trap 'kill $TRAIN_PID 2>/dev/null || true' EXIT
+for _ in $(seq 1 120); do  # wait for warm-up: 10 steps done
+  [[ -f "$OUT/steps.log" && $(wc -l <"$OUT/steps.log") -ge 10 ]] && break
+  kill -0 $TRAIN_PID 2>/dev/null || { echo "training failed to start" >&2; exit 1; }
+  sleep 1
+done
+
+echo "== 2. reveal record for ${RECORD_S} s (fault: $FAULT for ${FAULT_S} s at +${FAULT_AT} s)"
+"$REVEAL" record -o "$OUT/demo.db" --interval 1s --duration "${RECORD_S}s" &
+REC_PID=$!
+sleep "$FAULT_AT"
+case "$FAULT" in
+  cpu)   STRESS=(stress-ng --cpu 4 --timeout "${FAULT_S}s" --quiet) ;;
+  membw) STRESS=(stress-ng --stream 2 --timeout "${FAULT_S}s" --quiet) ;;
+  *) echo "unknown DEMO_FAULT=$FAULT" >&2; exit 2 ;;
+esac
+F0=$(date +%s.%N)
+"${STRESS[@]}"
+F1=$(date +%s.%N)
+echo "$FAULT $F0 $F1" >"$OUT/fault.txt"
+echo "   injected: ${STRESS[*]}  ($(date -u -d @"${F0%.*}" +%H:%M:%SZ) → $(date -u -d @"${F1%.*}" +%H:%M:%SZ))"
+wait $REC_PID
+kill $TRAIN_PID 2>/dev/null || true; wait $TRAIN_PID 2>/dev/null || true
+trap - EXIT
+
+echo "== 3. training step time (rank 0)"
+awk -v f0="$F0" -v f1="$F1" '
+  { ph = ($1 < f0) ? "before" : ($1 <= f1 ? "during" : "after"); s[ph] += $3; n[ph]++ }
+  END { for (p in n) printf "   %-6s fault: %4d steps, mean step %.3f s\n", p, n[p], s[p] / n[p] }' \
+  "$OUT/steps.log" | sort -k1,1r
+
+echo "== 4. reveal detect $OUT/demo.db"
+"$REVEAL" detect "$OUT/demo.db" | tee "$OUT/report.txt"
+"$REVEAL" detect "$OUT/demo.db" --json >"$OUT/report.json"
+
+echo "== 5. check against the injected interval"
+python3 scripts/check_incidents.py "$OUT/report.json" "$OUT/fault.txt"

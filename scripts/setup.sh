@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything Reveal needs to build, test and run its demo on Debian 12.
+# Idempotent: packages already present are skipped; apt-get update runs once per call
+# only when something is missing.
+set -euo pipefail
+
+BUILD_PKGS=(build-essential cmake pkg-config
+            libsqlite3-dev libzstd-dev libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+            libgtest-dev libgmock-dev libbenchmark-dev)
+# Runtime for the demo, the end-to-end tests and the benchmarks.
+RUN_PKGS=(stress-ng python3 python3-torch procps iproute2)
+
+want=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}")
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  echo "setup: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "setup: dependencies present" >&2

@@ -1,0 +1,36 @@
+// One function per subcommand; each registers its options on `app` and returns the action
+// to run when that subcommand was chosen. Exit codes: 0 ok, 2 usage, 3 input error;
+// `record -- CMD` returns CMD's exit status.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+
+#include "reveal/sampler.h"
+
+namespace reveal::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInput = 3;
+
+// A bad flag value found after parsing (exit 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using Action = std::function<int()>;
+Action add_probes(CLI::App& app);
+Action add_record(CLI::App& app);
+Action add_detect(CLI::App& app);
+
+// make_probes() with an unknown name reported as a UsageError.
+std::vector<std::unique_ptr<Probe>> select_probes(const std::vector<std::string>& include,
+                                                  const std::vector<std::string>& exclude);
+
+// Prints "reveal: error: <msg>" on one line to stderr.
+void error(const std::string& msg);
+
+}  // namespace reveal::cli

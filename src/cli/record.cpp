@@ -1,0 +1,175 @@
+// `reveal record`: sample every available probe at a fixed rate into a store, optionally
+// while running a command (whose exit status becomes ours).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "reveal/host_info.h"
+#include "reveal/sampler.h"
+#include "reveal/store.h"
+#include "reveal/units.h"
+
+namespace reveal::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+std::atomic<pid_t> g_child{0};
+
+void on_signal(int sig) {
+  g_signal.store(sig);
+  g_stop.store(true);
+  if (pid_t c = g_child.load(); c > 0 && sig == SIGTERM) kill(c, SIGTERM);
+}
+
+void install_handlers() {
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: interrupt the sampler's sleep
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+std::string join_command(const std::vector<std::string>& cmd) {
+  std::string s;
+  for (const auto& a : cmd) {
+    if (!s.empty()) s += ' ';
+    s += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
+  }
+  return s;
+}
+
+pid_t spawn(const std::vector<std::string>& cmd) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork: " + std::string(std::strerror(errno)));
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execvp(argv[0], argv.data());
+    int err = errno;
+    (void)!write(fds[1], &err, sizeof err);
+    _exit(127);
+  }
+  close(fds[1]);
+  int err = 0;
+  ssize_t n = read(fds[0], &err, sizeof err);
+  close(fds[0]);
+  if (n == sizeof err) {
+    waitpid(pid, nullptr, 0);
+    throw std::runtime_error("cannot run '" + cmd[0] + "': " + std::strerror(err));
+  }
+  return pid;
+}
+
+}  // namespace
+
+Action add_record(CLI::App& app) {
+  struct Opts {
+    std::string out, root = "/", interval = "1s", duration;
+    std::vector<std::string> include, exclude, command;
+    bool quiet = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("record", "Record telemetry into a store, optionally while running a command");
+  sub->add_option("-o,--output", o->out, "Store file to create (overwritten)")->required();
+  sub->add_option("--interval", o->interval, "Sampling interval, e.g. 1s, 100ms")->capture_default_str();
+  sub->add_option("--duration", o->duration, "Stop after this long, e.g. 60s, 2m (default: until CMD exits or SIGINT)");
+  sub->add_option("--root", o->root, "Read /proc and /sys under this directory (e.g. /host)")->capture_default_str();
+  sub->add_option("--probes", o->include, "Only these probes (names, or prefixes ending in *)")->delimiter(',');
+  sub->add_option("--exclude", o->exclude, "Skip these probes")->delimiter(',');
+  sub->add_flag("-q,--quiet", o->quiet, "Print nothing but errors");
+  sub->add_option("command", o->command, "Command to run and record (after --)");
+  sub->positionals_at_end();
+  return [o]() -> int {
+    auto interval = parse_duration(o->interval);
+    if (!interval || interval->count() < 1'000'000)
+      throw CLI::ValidationError("--interval", "'" + o->interval + "' is not a duration of at least 1ms (e.g. 1s, 100ms)");
+    std::chrono::nanoseconds duration{0};
+    if (!o->duration.empty()) {
+      auto d = parse_duration(o->duration);
+      if (!d || d->count() == 0) throw CLI::ValidationError("--duration", "'" + o->duration + "' is not a positive duration (e.g. 60s, 2m)");
+      duration = *d;
+    }
+    if (o->command.empty() && duration.count() == 0 && !o->quiet)
+      std::fprintf(stderr, "reveal: recording until SIGINT (Ctrl-C) or SIGTERM\n");
+
+    Sampler sampler(select_probes(o->include, o->exclude), o->root);
+    RunMetadata meta;
+    fill_host_info(o->root, meta);
+    meta.interval_s = double(interval->count()) * 1e-9;
+    meta.command = join_command(o->command);
+    meta.root = o->root;
+    meta.reveal_version = "0.1.0";
+    meta.probes = sampler.probe_records();
+    meta.start_unix_ns = realtime_ns();
+    StoreWriter store(o->out, meta, sampler.channels());
+    if (!o->quiet) {
+      std::size_t avail = 0;
+      for (auto& p : meta.probes) avail += p.available;
+      std::fprintf(stderr, "reveal: recording %zu channels from %zu/%zu probes every %s into %s\n",
+                   sampler.channels().size(), avail, meta.probes.size(), o->interval.c_str(), o->out.c_str());
+    }
+
+    install_handlers();
+    std::thread waiter;
+    std::atomic<int> child_status{-1};
+    if (!o->command.empty()) {
+      pid_t pid = spawn(o->command);
+      g_child.store(pid);
+      waiter = std::thread([pid, &child_status] {
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        child_status.store(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        g_stop.store(true);
+      });
+    }
+    const std::size_t max_samples =
+        duration.count() ? std::size_t(duration.count() / interval->count()) + 1 : 0;
+    std::int64_t last_t = meta.start_unix_ns;
+    std::string write_error;
+    sampler.run(*interval, max_samples, g_stop, [&](std::int64_t t, std::span<const double> row) {
+      if (!write_error.empty()) return;
+      try {
+        store.append(t, row);
+        last_t = t;
+      } catch (const std::exception& e) {
+        write_error = e.what();
+        g_stop.store(true);
+      }
+    });
+    int exit_code = 0;
+    if (waiter.joinable()) {
+      if (child_status.load() < 0) {  // duration ended or we were signalled: stop the command
+        kill(g_child.load(), SIGTERM);
+      }
+      waiter.join();
+      exit_code = child_status.load();
+    }
+    store.finish(last_t, exit_code);
+    if (!write_error.empty()) {
+      error(write_error + " (the store keeps the " + std::to_string(store.samples_written()) + " samples written before)");
+      return kExitInput;
+    }
+    if (!o->quiet)
+      std::fprintf(stderr, "reveal: wrote %zu samples to %s\n", store.samples_written(), o->out.c_str());
+    if (!o->command.empty()) return exit_code;
+    return kExitOk;  // SIGINT/SIGTERM is the normal way to end an open-ended recording
+  };
+}
+
+}  // namespace reveal::cli

@@ -1,0 +1,109 @@
+// Robust z-score per channel; see include/reveal/robust_z.h for the contract.
+//
+// Quantiles follow numpy's default ("linear", Hyndman & Fan type 7): for the sorted finite
+// values v[0..n-1], h = (n−1)·q and Q(q) = v[⌊h⌋] + (h − ⌊h⌋)·(v[⌊h⌋+1] − v[⌊h⌋]).
+// The median is Q(0.5) (mean of the two middle values for even n).
+#include "reveal/robust_z.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace reveal {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kMadToSigma = 1.4826;         // 1 / Φ⁻¹(3/4)
+constexpr double kInterDecileToSigma = 2.563;  // Φ⁻¹(0.9) − Φ⁻¹(0.1)
+
+void copy_finite(std::span<const double> v, std::vector<double>& out) {
+  out.clear();
+  for (double x : v)
+    if (std::isfinite(x)) out.push_back(x);
+}
+
+// Type-7 quantile of `v` (finite values, reordered in place). v must be non-empty.
+double quantile_inplace(std::vector<double>& v, double q) {
+  const double h = static_cast<double>(v.size() - 1) * q;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const double a = v[lo];
+  const double frac = h - static_cast<double>(lo);
+  if (lo + 1 >= v.size() || frac == 0.0) return a;
+  // After nth_element everything past lo is ≥ v[lo]; the next order statistic is their min.
+  const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
+  return a + frac * (b - a);
+}
+
+// Median (type-7) of the finite values in buf, which is reordered; NaN when empty.
+double median_inplace(std::vector<double>& buf) {
+  return buf.empty() ? kNaN : quantile_inplace(buf, 0.5);
+}
+
+}  // namespace
+
+double median_of(std::span<const double> v) {
+  std::vector<double> buf;
+  buf.reserve(v.size());
+  copy_finite(v, buf);
+  return median_inplace(buf);
+}
+
+double mad_of(std::span<const double> v, double med) {
+  if (std::isnan(med)) return kNaN;
+  std::vector<double> buf;
+  buf.reserve(v.size());
+  for (double x : v)
+    if (std::isfinite(x)) buf.push_back(std::fabs(x - med));
+  return median_inplace(buf);
+}
+
+double quantile_of(std::span<const double> v, double q) {
+  if (std::isnan(q)) return kNaN;
+  q = std::clamp(q, 0.0, 1.0);
+  std::vector<double> buf;
+  buf.reserve(v.size());
+  copy_finite(v, buf);
+  return buf.empty() ? kNaN : quantile_inplace(buf, q);
+}
+
+void RobustZ::fit(const Matrix& ref) {
+  if (!(opts_.abs_floor > 0.0) || !(opts_.rel_floor >= 0.0))
+    throw std::invalid_argument("RobustZ: abs_floor must be > 0 and rel_floor >= 0");
+  const std::size_t n = ref.rows(), d = ref.cols();
+  median_.assign(d, kNaN);
+  scale_.assign(d, opts_.abs_floor);
+  std::vector<double> col, dev;
+  col.reserve(n);
+  dev.reserve(n);
+  for (std::size_t j = 0; j < d; ++j) {
+    col.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = ref(i, j);
+      if (std::isfinite(x)) col.push_back(x);
+    }
+    if (col.empty()) continue;  // median NaN: z() reports 0 for this column
+    const double med = quantile_inplace(col, 0.5);
+    dev.clear();
+    for (double x : col) dev.push_back(std::fabs(x - med));
+    const double mad = quantile_inplace(dev, 0.5);
+    const double q90 = quantile_inplace(col, 0.9);
+    const double q10 = quantile_inplace(col, 0.1);
+    median_[j] = med;
+    scale_[j] = std::max({kMadToSigma * mad, (q90 - q10) / kInterDecileToSigma,
+                          opts_.rel_floor * std::fabs(med), opts_.abs_floor});
+  }
+}
+
+void RobustZ::z(std::span<const double> x, std::span<double> out) const {
+  const std::size_t d = median_.size();
+  if (x.size() != d || out.size() != d)
+    throw std::invalid_argument("RobustZ::z: size does not match the fitted feature count");
+  for (std::size_t j = 0; j < d; ++j) {
+    const double m = median_[j];
+    out[j] = (std::isnan(x[j]) || std::isnan(m)) ? 0.0 : (x[j] - m) / scale_[j];
+  }
+}
+
+}  // namespace reveal

@@ -1,0 +1,48 @@
+// The action table: what an operator should check first, per subsystem.
+// Each line names the strongest channel so the operator knows where to look.
+#include <cmath>
+#include <cstdio>
+
+#include "reveal/incident.h"
+
+namespace reveal {
+
+std::string suggest_action(Subsystem s, const ChannelEvidence& top) {
+  std::string what;
+  switch (s) {
+    case Subsystem::cpu:
+      what = "CPU contention or throttling: look for foreign processes on the job's cores "
+             "(top -H, pidstat), cgroup CPU quota throttling, CPU affinity and thread counts";
+      break;
+    case Subsystem::memory:
+      what = "memory pressure: check for a leak or a co-located memory hog (memory.current, "
+             "MemAvailable, major faults, swap), NUMA placement and memory bandwidth";
+      break;
+    case Subsystem::network:
+      what = "network degradation: check link errors and retransmits, MTU on every hop, NIC "
+             "offloads and foreign traffic on the job's interfaces (ip -s link, ss -ti)";
+      break;
+    case Subsystem::storage:
+      what = "storage contention: check other I/O on the device (iotop, iostat -x), checkpoint "
+             "or data-loader bursts, and filesystem metadata storms";
+      break;
+    case Subsystem::gpu:
+      what = "GPU anomaly: check other processes on the GPU (nvidia-smi), throttle reasons, ECC and XID events";
+      break;
+    case Subsystem::interconnect:
+      what = "interconnect anomaly: check PCIe/NVLink/InfiniBand link state, width and error counters";
+      break;
+    case Subsystem::power_thermal:
+      what = "power/thermal: check temperatures, power capping and frequency throttling";
+      break;
+    case Subsystem::system:
+      what = "host-wide change: check what else started on the host at this time";
+      break;
+  }
+  char lead[256];
+  std::snprintf(lead, sizeof lead, "%s moved %.1f robust SDs from reference — ", top.name.c_str(),
+                std::fabs(top.z));
+  return lead + what;
+}
+
+}  // namespace reveal

@@ -1,0 +1,211 @@
+// Derived metrics computed per sample from rate-converted channels (see features.h).
+#include <array>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "reveal/features.h"
+
+namespace reveal {
+namespace {
+
+constexpr std::array<const char*, 8> kCpuStates = {"user", "nice", "system", "idle",
+                                                    "iowait", "irq", "softirq", "steal"};
+const double kNaN = std::nan("");
+
+double ratio(double num, double den, double scale) {
+  if (!std::isfinite(num) || !std::isfinite(den) || den <= 0) return kNaN;
+  return scale * num / den;
+}
+
+// Collects new columns, then appends them (and drops superseded raw channels) in one pass.
+class Builder {
+ public:
+  explicit Builder(Series& s) : s_(s) {}
+  double v(int col, std::size_t row) const { return col < 0 ? kNaN : s_.values(row, col); }
+  int col(const std::string& name) const {
+    auto it = index_.find(name);
+    return it == index_.end() ? -1 : it->second;
+  }
+  void index() { for (std::size_t i = 0; i < s_.channels.size(); ++i) index_[s_.channels[i].name] = int(i); }
+  void add(std::string name, std::string unit, Subsystem sub, std::string help,
+           const std::function<double(std::size_t)>& f) {
+    ChannelInfo c;
+    c.name = "derived:" + std::move(name);
+    c.unit = std::move(unit);
+    c.kind = Kind::gauge;
+    c.subsystem = sub;
+    c.help = std::move(help);
+    std::vector<double> col(s_.t_s.size());
+    bool any = false;
+    for (std::size_t r = 0; r < col.size(); ++r) {
+      col[r] = f(r);
+      any = any || std::isfinite(col[r]);
+    }
+    if (!any) return;  // inputs absent on this host: no channel
+    new_channels_.push_back(std::move(c));
+    new_columns_.push_back(std::move(col));
+  }
+  void drop(int col) { if (col >= 0) drop_.insert(col); }
+  void commit() {
+    const std::size_t n = s_.t_s.size();
+    std::vector<std::size_t> keep;
+    for (std::size_t c = 0; c < s_.channels.size(); ++c) if (!drop_.count(c)) keep.push_back(c);
+    Matrix m(n, keep.size() + new_columns_.size());
+    std::vector<ChannelInfo> chans;
+    for (std::size_t j = 0; j < keep.size(); ++j) {
+      chans.push_back(s_.channels[keep[j]]);
+      for (std::size_t r = 0; r < n; ++r) m(r, j) = s_.values(r, keep[j]);
+    }
+    for (std::size_t k = 0; k < new_columns_.size(); ++k) {
+      chans.push_back(new_channels_[k]);
+      for (std::size_t r = 0; r < n; ++r) m(r, keep.size() + k) = new_columns_[k][r];
+    }
+    s_.channels = std::move(chans);
+    s_.values = std::move(m);
+  }
+
+ private:
+  Series& s_;
+  std::map<std::string, int> index_;
+  std::vector<ChannelInfo> new_channels_;
+  std::vector<std::vector<double>> new_columns_;
+  std::set<std::size_t> drop_;
+};
+
+// Labels ("cpu0", "eth0", ...) seen for a "<source>:<field>.<label>" family.
+std::vector<std::string> labels_of(const Series& s, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& c : s.channels)
+    if (c.name.compare(0, prefix.size(), prefix) == 0 && c.name.size() > prefix.size() &&
+        c.name[prefix.size()] == '.')
+      out.push_back(c.name.substr(prefix.size() + 1));
+  return out;
+}
+
+void derive_cpu(Builder& b, const Series& s) {
+  std::vector<std::string> suffixes = {""};
+  for (auto& l : labels_of(s, "proc.stat:user")) suffixes.push_back("." + l);
+  for (const auto& sfx : suffixes) {
+    std::array<int, kCpuStates.size()> cols;
+    for (std::size_t k = 0; k < kCpuStates.size(); ++k)
+      cols[k] = b.col(std::string("proc.stat:") + kCpuStates[k] + sfx);
+    if (cols[0] < 0 || cols[3] < 0) continue;
+    auto total = [&b, cols](std::size_t r) {
+      double t = 0;
+      bool any = false;
+      for (int c : cols) {
+        double x = b.v(c, r);
+        if (std::isfinite(x)) { t += x; any = true; }
+      }
+      return any ? t : kNaN;
+    };
+    const std::string where = sfx.empty() ? "host" : sfx.substr(1);
+    for (std::size_t k = 0; k < kCpuStates.size(); ++k) {
+      if (cols[k] < 0) continue;
+      const int c = cols[k];
+      b.add(std::string("cpu_") + kCpuStates[k] + "_pct" + sfx, "%", Subsystem::cpu,
+            std::string("share of CPU time in ") + kCpuStates[k] + " (" + where + ")",
+            [&b, c, total](std::size_t r) { return ratio(b.v(c, r), total(r), 100.0); });
+    }
+    const int idle = cols[3], iowait = cols[4];
+    b.add("cpu_busy_pct" + sfx, "%", Subsystem::cpu, "share of CPU time not idle (" + where + ")",
+          [&b, idle, iowait, total](std::size_t r) {
+            double t = total(r), id = b.v(idle, r), io = iowait >= 0 ? b.v(iowait, r) : 0.0;
+            if (!std::isfinite(io)) io = 0;
+            return ratio(t - id - io, t, 100.0);
+          });
+    for (int c : cols) b.drop(c);
+  }
+}
+
+void derive_memory(Builder& b) {
+  const int total = b.col("proc.meminfo:MemTotal"), avail = b.col("proc.meminfo:MemAvailable");
+  b.add("mem_used_pct", "%", Subsystem::memory, "memory in use: 1 − MemAvailable/MemTotal",
+        [&b, total, avail](std::size_t r) { return ratio(b.v(total, r) - b.v(avail, r), b.v(total, r), 100.0); });
+  const int st = b.col("proc.meminfo:SwapTotal"), sf = b.col("proc.meminfo:SwapFree");
+  b.add("swap_used_pct", "%", Subsystem::memory, "swap in use: 1 − SwapFree/SwapTotal",
+        [&b, st, sf](std::size_t r) { return ratio(b.v(st, r) - b.v(sf, r), b.v(st, r), 100.0); });
+}
+
+void derive_network(Builder& b, const Series& s) {
+  for (const char* dir : {"rx", "tx"}) {
+    std::vector<int> cols;
+    for (auto& l : labels_of(s, std::string("proc.net.dev:") + dir + "_bytes"))
+      cols.push_back(b.col(std::string("proc.net.dev:") + dir + "_bytes." + l));
+    if (cols.empty()) continue;
+    b.add(std::string("net_") + dir + "_bytes_per_s", "bytes/s", Subsystem::network,
+          std::string(dir) + " throughput summed over all interfaces", [&b, cols](std::size_t r) {
+            double t = 0;
+            for (int c : cols) {
+              double x = b.v(c, r);
+              if (!std::isfinite(x)) return kNaN;
+              t += x;
+            }
+            return t;
+          });
+  }
+  const int re = b.col("proc.net.snmp:Tcp_RetransSegs"), out = b.col("proc.net.snmp:Tcp_OutSegs");
+  b.add("tcp_retrans_pct", "%", Subsystem::network, "TCP segments retransmitted per segment sent",
+        [&b, re, out](std::size_t r) { return ratio(b.v(re, r), b.v(out, r), 100.0); });
+}
+
+void derive_disk(Builder& b, const Series& s) {
+  for (auto& dev : labels_of(s, "proc.diskstats:reads_completed")) {
+    const std::string sfx = "." + dev;
+    const int sr = b.col("proc.diskstats:sectors_read" + sfx), sw = b.col("proc.diskstats:sectors_written" + sfx);
+    const int rc = b.col("proc.diskstats:reads_completed" + sfx), wc = b.col("proc.diskstats:writes_completed" + sfx);
+    const int io = b.col("proc.diskstats:io_time_ms" + sfx);
+    b.add("disk_read_bytes_per_s" + sfx, "bytes/s", Subsystem::storage, "bytes read from " + dev,
+          [&b, sr](std::size_t r) { return b.v(sr, r) * 512.0; });
+    b.add("disk_write_bytes_per_s" + sfx, "bytes/s", Subsystem::storage, "bytes written to " + dev,
+          [&b, sw](std::size_t r) { return b.v(sw, r) * 512.0; });
+    b.add("disk_iops" + sfx, "ops/s", Subsystem::storage, "reads + writes completed on " + dev,
+          [&b, rc, wc](std::size_t r) { return b.v(rc, r) + b.v(wc, r); });
+    b.add("disk_util_pct" + sfx, "%", Subsystem::storage, "share of time " + dev + " had I/O in flight",
+          [&b, io](std::size_t r) { double x = b.v(io, r) / 10.0; return std::isfinite(x) ? std::min(x, 100.0) : kNaN; });
+    b.drop(sr);
+    b.drop(sw);
+  }
+}
+
+void derive_psi(Builder& b) {
+  for (const char* res : {"cpu", "memory", "io"})
+    for (const char* level : {"some", "full"}) {
+      const int c = b.col(std::string("proc.pressure:") + res + "_" + level + "_total");
+      const Subsystem sub = res[0] == 'c' ? Subsystem::cpu : res[0] == 'm' ? Subsystem::memory : Subsystem::storage;
+      b.add(std::string("psi_") + res + "_" + level + "_pct", "%", sub,
+            std::string("share of wall time ") + (level[0] == 's' ? "some" : "all") + " tasks stalled on " + res,
+            [&b, c](std::size_t r) { return b.v(c, r) / 1e4; });  // µs stalled per s → %
+      b.drop(c);
+    }
+}
+
+void derive_perf(Builder& b) {
+  const int ins = b.col("perf:instructions"), cyc = b.col("perf:cycles");
+  const int br = b.col("perf:branches"), brm = b.col("perf:branch-misses");
+  const int cr = b.col("perf:cache-references"), cm = b.col("perf:cache-misses");
+  b.add("ipc", "instructions/cycle", Subsystem::cpu, "instructions per cycle",
+        [&b, ins, cyc](std::size_t r) { return ratio(b.v(ins, r), b.v(cyc, r), 1.0); });
+  b.add("branch_miss_pct", "%", Subsystem::cpu, "branch misses per branch",
+        [&b, br, brm](std::size_t r) { return ratio(b.v(brm, r), b.v(br, r), 100.0); });
+  b.add("cache_miss_pct", "%", Subsystem::memory, "cache misses per cache reference",
+        [&b, cr, cm](std::size_t r) { return ratio(b.v(cm, r), b.v(cr, r), 100.0); });
+}
+
+}  // namespace
+
+void add_derived(Series& s) {
+  Builder b(s);
+  b.index();
+  derive_cpu(b, s);
+  derive_memory(b);
+  derive_network(b, s);
+  derive_disk(b, s);
+  derive_psi(b);
+  derive_perf(b);
+  b.commit();
+}
+
+}  // namespace reveal

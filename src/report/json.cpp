@@ -1,0 +1,59 @@
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "reveal/report.h"
+
+namespace reveal {
+namespace {
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json nums(const std::vector<double>& v) {
+  auto a = nlohmann::json::array();
+  for (double x : v) a.push_back(num(x));
+  return a;
+}
+}  // namespace
+
+std::string render_json(const DetectResult& r, const std::string& source) {
+  using nlohmann::json;
+  const auto& m = r.meta;
+  json j;
+  j["schema"] = "reveal.detect/1";
+  j["source"] = source;
+  json probes = json::array();
+  for (const auto& p : m.probes)
+    probes.push_back({{"name", p.name}, {"available", p.available}, {"reason", p.reason}, {"channels", p.n_channels}});
+  j["run"] = {{"hostname", m.hostname}, {"kernel", m.kernel}, {"cpu_model", m.cpu_model}, {"cores", m.cores},
+              {"interval_s", m.interval_s}, {"start", format_utc(m.start_unix_ns)},
+              {"end", format_utc(m.end_unix_ns)}, {"start_unix_ns", m.start_unix_ns},
+              {"end_unix_ns", m.end_unix_ns}, {"command", m.command}, {"exit_code", m.exit_code},
+              {"samples", r.n_samples}, {"probes", probes}};
+  j["reference"] = {{"mode", r.mode}, {"baselines", r.baseline_hosts}};
+  j["channels"] = {{"recorded", r.n_channels_recorded}, {"scored", r.n_channels_used}, {"model", r.n_channels_model}};
+  j["notes"] = r.notes;
+  json incs = json::array();
+  for (const auto& inc : r.incidents) {
+    json top = json::array();
+    for (const auto& ev : inc.top)
+      top.push_back({{"channel", ev.name}, {"unit", ev.unit}, {"subsystem", to_string(ev.subsystem)},
+                     {"value", num(ev.value)}, {"reference", num(ev.reference)}, {"z", num(ev.z)},
+                     {"text", format_value(ev.value, ev.unit) + " vs " + format_value(ev.reference, ev.unit)}});
+    json shares = json::object();
+    for (const auto& [s, v] : inc.subsystem_shares) shares[std::string(to_string(s))] = v;
+    incs.push_back({{"start", format_utc(inc.start_unix_ns)}, {"end", format_utc(inc.end_unix_ns)},
+                    {"start_unix_ns", inc.start_unix_ns}, {"end_unix_ns", inc.end_unix_ns},
+                    {"start_s", inc.start_s}, {"end_s", inc.end_s}, {"peak_score", inc.peak_score},
+                    {"subsystem", to_string(inc.subsystem)}, {"confidence", inc.confidence},
+                    {"subsystem_shares", shares}, {"top_channels", top}, {"action", inc.action}});
+  }
+  j["incidents"] = incs;
+  json dets = json::array();
+  for (const auto& d : r.detectors)
+    dets.push_back({{"name", d.name}, {"cut", d.cut}, {"raw", nums(d.raw)}, {"calibrated", nums(d.calibrated)}});
+  j["windows"] = {{"start_s", nums(r.window_start_s)}, {"end_s", nums(r.window_end_s)}, {"fused", nums(r.fused)},
+                  {"top_channel", r.window_top_channel}, {"top_z", nums(r.window_top_z)},
+                  {"threshold", 1.0}, {"detectors", dets}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace reveal

@@ -1,0 +1,54 @@
+#include <fmt/format.h>
+
+#include "reveal/report.h"
+
+namespace reveal {
+
+std::string render_text(const DetectResult& r, const std::string& source) {
+  std::string o;
+  const auto& m = r.meta;
+  const double span_s = r.n_samples > 1 ? double(m.end_unix_ns - m.start_unix_ns) * 1e-9 : 0;
+  o += fmt::format("Reveal detect — {}\n", source);
+  o += fmt::format("host {} ({}, {} cores, kernel {}); {} samples at {:g} s", m.hostname, m.cpu_model,
+                   m.cores, m.kernel, r.n_samples, m.interval_s);
+  if (m.start_unix_ns) o += fmt::format(", {} → {}", format_utc(m.start_unix_ns), format_utc(m.end_unix_ns));
+  o += "\n";
+  if (!m.command.empty()) o += fmt::format("command: {} (exit {})\n", m.command, m.exit_code);
+  if (r.mode == "self")
+    o += "reference: self (the run's own robust statistics)";
+  else
+    o += fmt::format("reference: baseline ({} known-good run{})", r.baseline_hosts.size(),
+                     r.baseline_hosts.size() == 1 ? "" : "s");
+  o += fmt::format("; {} of {} recorded channels scored, {} in the Isolation Forest model\n",
+                   r.n_channels_used, r.n_channels_recorded, r.n_channels_model);
+  for (const auto& n : r.notes) o += "note: " + n + "\n";
+  (void)span_s;
+
+  o += fmt::format("\nSUMMARY: {} incident{}\n", r.incidents.size(), r.incidents.size() == 1 ? "" : "s");
+  for (std::size_t i = 0; i < r.incidents.size(); ++i) {
+    const auto& inc = r.incidents[i];
+    o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13} confidence {:3.0f} %  peak {:.1f}× threshold\n",
+                     i + 1, format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
+                     to_string(inc.subsystem), inc.confidence * 100, inc.peak_score);
+  }
+  if (r.incidents.empty()) o += "  no anomalous interval found\n";
+
+  for (std::size_t i = 0; i < r.incidents.size(); ++i) {
+    const auto& inc = r.incidents[i];
+    o += fmt::format("\nINCIDENT #{}  {} → {}  (+{:.0f} s .. +{:.0f} s)\n", i + 1, format_utc(inc.start_unix_ns),
+                     format_utc(inc.end_unix_ns), inc.start_s, inc.end_s);
+    o += fmt::format("  subsystem   {} (confidence {:.0f} %", to_string(inc.subsystem), inc.confidence * 100);
+    for (std::size_t k = 1; k < inc.subsystem_shares.size() && k < 3; ++k)
+      o += fmt::format("; {} {:.0f} %", to_string(inc.subsystem_shares[k].first), inc.subsystem_shares[k].second * 100);
+    o += ")\n";
+    o += fmt::format("  peak score  {:.2f}× threshold\n", inc.peak_score);
+    o += "  top channels (value during incident vs reference median, robust z):\n";
+    for (const auto& ev : inc.top)
+      o += fmt::format("    {:<42} {:>14} vs {:<14} z {:+.1f}  [{}]\n", ev.name, format_value(ev.value, ev.unit),
+                       format_value(ev.reference, ev.unit), ev.z, to_string(ev.subsystem));
+    o += "  action: " + inc.action + "\n";
+  }
+  return o;
+}
+
+}  // namespace reveal

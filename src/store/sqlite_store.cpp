@@ -1,0 +1,257 @@
+// SQLite-backed store; format documented in include/reveal/store.h.
+#include <sqlite3.h>
+#include <zstd.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+
+#include "reveal/store.h"
+
+namespace reveal {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "store format assumes little-endian");
+
+[[noreturn]] void fail(const std::filesystem::path& p, const std::string& what) {
+  throw StoreError(p.string() + ": " + what);
+}
+
+void exec(sqlite3* db, const std::filesystem::path& p, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    fail(p, msg);
+  }
+}
+
+struct Stmt {
+  sqlite3_stmt* s = nullptr;
+  Stmt(sqlite3* db, const std::filesystem::path& p, const char* sql) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) fail(p, sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(s); }
+  std::string text(int col) const {
+    auto* t = sqlite3_column_text(s, col);
+    return t ? reinterpret_cast<const char*>(t) : "";
+  }
+};
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& meta,
+                         const std::vector<ChannelInfo>& channels)
+    : path_(path), n_channels_(channels.size()) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  std::filesystem::remove(path.string() + "-wal", ec);
+  std::filesystem::remove(path.string() + "-shm", ec);
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    fail(path, "cannot create store: " + msg);
+  }
+  exec(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  exec(db_, path_,
+       "BEGIN;"
+       "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+       "CREATE TABLE probes(name TEXT PRIMARY KEY, available INTEGER NOT NULL, reason TEXT NOT NULL,"
+       " n_channels INTEGER NOT NULL);"
+       "CREATE TABLE channels(id INTEGER PRIMARY KEY, name TEXT NOT NULL, unit TEXT NOT NULL,"
+       " kind TEXT NOT NULL, subsystem TEXT NOT NULL, counter_bits INTEGER NOT NULL, help TEXT NOT NULL);"
+       "CREATE TABLE samples(seq INTEGER PRIMARY KEY, t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL);");
+  set_meta("schema_version", std::to_string(kStoreSchemaVersion));
+  set_meta("hostname", meta.hostname);
+  set_meta("kernel", meta.kernel);
+  set_meta("cpu_model", meta.cpu_model);
+  set_meta("cores", std::to_string(meta.cores));
+  set_meta("interval_s", fmt_double(meta.interval_s));
+  set_meta("start_unix_ns", str(meta.start_unix_ns));
+  set_meta("end_unix_ns", "0");
+  set_meta("command", meta.command);
+  set_meta("exit_code", "0");
+  set_meta("root", meta.root);
+  set_meta("reveal_version", meta.reveal_version);
+  {
+    Stmt st(db_, path_, "INSERT INTO probes VALUES(?,?,?,?)");
+    for (const auto& p : meta.probes) {
+      sqlite3_bind_text(st.s, 1, p.name.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int(st.s, 2, p.available ? 1 : 0);
+      sqlite3_bind_text(st.s, 3, p.reason.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(st.s, 4, static_cast<sqlite3_int64>(p.n_channels));
+      if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, sqlite3_errmsg(db_));
+      sqlite3_reset(st.s);
+    }
+  }
+  {
+    Stmt st(db_, path_, "INSERT INTO channels VALUES(?,?,?,?,?,?,?)");
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+      const auto& c = channels[i];
+      sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(i));
+      sqlite3_bind_text(st.s, 2, c.name.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(st.s, 3, c.unit.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(st.s, 4, std::string(to_string(c.kind)).c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(st.s, 5, std::string(to_string(c.subsystem)).c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int(st.s, 6, c.counter_bits);
+      sqlite3_bind_text(st.s, 7, c.help.c_str(), -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, sqlite3_errmsg(db_));
+      sqlite3_reset(st.s);
+    }
+  }
+  exec(db_, path_, "COMMIT;");
+  if (sqlite3_prepare_v2(db_, "INSERT INTO samples VALUES(?,?,?)", -1, &insert_, nullptr) != SQLITE_OK)
+    fail(path_, sqlite3_errmsg(db_));
+  compressed_.resize(ZSTD_compressBound(n_channels_ * sizeof(double)));
+  cctx_ = ZSTD_createCCtx();
+}
+
+StoreWriter::~StoreWriter() {
+  sqlite3_finalize(insert_);
+  sqlite3_close(db_);
+  ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_));
+}
+
+std::string StoreWriter::fmt_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void StoreWriter::set_meta(const std::string& key, const std::string& value) {
+  Stmt st(db_, path_, "INSERT OR REPLACE INTO meta VALUES(?,?)");
+  sqlite3_bind_text(st.s, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 2, value.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, sqlite3_errmsg(db_));
+}
+
+void StoreWriter::append(std::int64_t t_unix_ns, std::span<const double> row) {
+  if (row.size() != n_channels_) fail(path_, "sample width does not match channel count");
+  std::size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), compressed_.data(),
+                                    compressed_.size(), row.data(), row.size() * sizeof(double), 3);
+  if (ZSTD_isError(n)) fail(path_, std::string("zstd: ") + ZSTD_getErrorName(n));
+  sqlite3_bind_int64(insert_, 1, static_cast<sqlite3_int64>(seq_));
+  sqlite3_bind_int64(insert_, 2, t_unix_ns);
+  sqlite3_bind_blob(insert_, 3, compressed_.data(), static_cast<int>(n), SQLITE_STATIC);
+  int rc = sqlite3_step(insert_);
+  sqlite3_reset(insert_);
+  if (rc != SQLITE_DONE) fail(path_, std::string("append failed: ") + sqlite3_errmsg(db_));
+  ++seq_;
+}
+
+void StoreWriter::finish(std::int64_t end_unix_ns, int exit_code) {
+  exec(db_, path_, "BEGIN;");
+  set_meta("end_unix_ns", str(end_unix_ns));
+  set_meta("exit_code", std::to_string(exit_code));
+  exec(db_, path_, "COMMIT;");
+  // Back to a single self-contained file now that nothing more is appended.
+  exec(db_, path_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+}
+
+Recording load_recording(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
+  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a store");
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec || size == 0) fail(path, "empty file, not a Reveal store");
+  {
+    char magic[16] = {};
+    std::ifstream f(path, std::ios::binary);
+    f.read(magic, sizeof magic);
+    if (std::memcmp(magic, "SQLite format 3", 16) != 0) fail(path, "not a Reveal store (not an SQLite file)");
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "cannot open";
+    sqlite3_close(db);
+    fail(path, msg);
+  }
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> guard(db, sqlite3_close);
+  Recording rec;
+  try {
+    std::map<std::string, std::string> meta;
+    {
+      Stmt st(db, path, "SELECT key, value FROM meta");
+      int rc;
+      while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) meta[st.text(0)] = st.text(1);
+      if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+    }
+    auto get = [&](const char* k) -> std::string {
+      auto it = meta.find(k);
+      if (it == meta.end()) fail(path, std::string("corrupt store: metadata key '") + k + "' missing");
+      return it->second;
+    };
+    int version = std::atoi(get("schema_version").c_str());
+    if (version > kStoreSchemaVersion)
+      fail(path, "store schema version " + std::to_string(version) + " is newer than this reveal (" +
+                     std::to_string(kStoreSchemaVersion) + "); upgrade reveal");
+    if (version < 1) fail(path, "corrupt store: bad schema_version");
+    auto& m = rec.meta;
+    m.hostname = get("hostname");
+    m.kernel = get("kernel");
+    m.cpu_model = get("cpu_model");
+    m.cores = std::atoi(get("cores").c_str());
+    m.interval_s = std::atof(get("interval_s").c_str());
+    m.start_unix_ns = std::atoll(get("start_unix_ns").c_str());
+    m.end_unix_ns = std::atoll(get("end_unix_ns").c_str());
+    m.command = get("command");
+    m.exit_code = std::atoi(get("exit_code").c_str());
+    m.root = get("root");
+    m.reveal_version = get("reveal_version");
+    {
+      Stmt st(db, path, "SELECT name, available, reason, n_channels FROM probes ORDER BY rowid");
+      while (sqlite3_step(st.s) == SQLITE_ROW)
+        m.probes.push_back({st.text(0), sqlite3_column_int(st.s, 1) != 0, st.text(2),
+                            static_cast<std::size_t>(sqlite3_column_int64(st.s, 3))});
+    }
+    {
+      Stmt st(db, path, "SELECT id, name, unit, kind, subsystem, counter_bits, help FROM channels ORDER BY id");
+      while (sqlite3_step(st.s) == SQLITE_ROW) {
+        if (sqlite3_column_int64(st.s, 0) != static_cast<sqlite3_int64>(rec.channels.size()))
+          fail(path, "corrupt store: channel ids are not contiguous");
+        ChannelInfo c;
+        c.name = st.text(1);
+        c.unit = st.text(2);
+        auto k = parse_kind(st.text(3));
+        auto s = parse_subsystem(st.text(4));
+        if (!k || !s) fail(path, "corrupt store: channel '" + c.name + "' has unknown kind or subsystem");
+        c.kind = *k;
+        c.subsystem = *s;
+        c.counter_bits = static_cast<std::uint8_t>(sqlite3_column_int(st.s, 5));
+        c.help = st.text(6);
+        rec.channels.push_back(std::move(c));
+      }
+    }
+    const std::size_t nc = rec.channels.size();
+    rec.values = Matrix(0, nc);
+    std::vector<double> row(nc);
+    Stmt st(db, path, "SELECT seq, t_unix_ns, data FROM samples ORDER BY seq");
+    ZSTD_DCtx* dctx = ZSTD_createDCtx();
+    std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> dguard(dctx, ZSTD_freeDCtx);
+    int rc;
+    while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+      const void* blob = sqlite3_column_blob(st.s, 2);
+      int len = sqlite3_column_bytes(st.s, 2);
+      std::size_t n = ZSTD_decompressDCtx(dctx, row.data(), nc * sizeof(double), blob, len);
+      if (ZSTD_isError(n) || n != nc * sizeof(double))
+        fail(path, "corrupt store: sample " + std::to_string(sqlite3_column_int64(st.s, 0)) +
+                       " does not decode to " + std::to_string(nc) + " values");
+      rec.t_unix_ns.push_back(sqlite3_column_int64(st.s, 1));
+      if (nc) rec.values.append_row(row);
+    }
+    if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+    if (nc == 0) rec.values = Matrix(rec.t_unix_ns.size(), 0);
+  } catch (const StoreError&) {
+    throw;
+  }
+  return rec;
+}
+
+}  // namespace reveal

@@ -1,0 +1,165 @@
+#include "telemetry/file_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <system_error>
+
+namespace reveal::telemetry {
+namespace {
+constexpr long kProcSuperMagic = 0x9fa0;
+constexpr long kSysfsMagic = 0x62656572;
+
+int open_ro(const std::filesystem::path& p) {
+  int fd;
+  do fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+// Reads from offset 0 until EOF or `cap` bytes; returns bytes read or -1 (errno set).
+ssize_t pread_all(int fd, char* buf, std::size_t cap) {
+  std::size_t n = 0;
+  while (n < cap) {
+    ssize_t r = ::pread(fd, buf + n, cap - n, static_cast<off_t>(n));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (r == 0) break;
+    n += static_cast<std::size_t>(r);
+  }
+  return static_cast<ssize_t>(n);
+}
+}  // namespace
+
+void UniqueFd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+bool FileReader::open(const std::filesystem::path& path, std::string* error) {
+  path_ = path;
+  grown_ = false;
+  fd_.reset(open_ro(path));
+  if (!fd_) {
+    if (error) *error = path.string() + ": " + errno_message(errno);
+    return false;
+  }
+  struct statfs sfs {};
+  check_unlinked_ =
+      ::fstatfs(fd_.get(), &sfs) == 0 && sfs.f_type != kProcSuperMagic && sfs.f_type != kSysfsMagic;
+  // Size the buffer from one full read (procfs reports st_size 0, so read to learn it).
+  std::size_t cap = kMinCapacity;
+  for (;;) {
+    auto buf = std::make_unique<char[]>(cap);
+    ssize_t n = pread_all(fd_.get(), buf.get(), cap);
+    if (n < 0) {
+      if (error) *error = path.string() + ": " + errno_message(errno);
+      fd_.reset();
+      return false;
+    }
+    if (static_cast<std::size_t>(n) < cap) {
+      const std::size_t want = std::max(kMinCapacity, 2 * static_cast<std::size_t>(n));
+      if (want != cap) buf = std::make_unique<char[]>(want);
+      buf_ = std::move(buf);
+      cap_ = want;
+      return true;
+    }
+    cap *= 4;
+  }
+}
+
+bool FileReader::reopen() {
+  if (path_.empty() || !buf_) return false;
+  fd_.reset(open_ro(path_));
+  return static_cast<bool>(fd_);
+}
+
+std::optional<std::string_view> FileReader::read() {
+  if (!fd_ && !reopen()) return std::nullopt;
+  if (check_unlinked_) {
+    // A regular file keeps its content after unlink; treat unlink/replace as "gone".
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) != 0 || st.st_nlink == 0) {
+      fd_.reset();
+      if (!reopen()) return std::nullopt;
+    }
+  }
+  ssize_t n = pread_all(fd_.get(), buf_.get(), cap_);
+  if (n < 0) {
+    fd_.reset();  // e.g. ENODEV from a removed sysfs node: reopen next tick
+    return std::nullopt;
+  }
+  if (static_cast<std::size_t>(n) >= cap_) {  // may be truncated: a gap this tick
+    if (!grown_) {  // the one allowed growth, so a file that outgrew 2x recovers next tick
+      grown_ = true;
+      cap_ *= 4;
+      buf_ = std::make_unique<char[]>(cap_);
+    }
+    return std::nullopt;
+  }
+  return std::string_view(buf_.get(), static_cast<std::size_t>(n));
+}
+
+double next_u64_as_double(std::string_view& s) {
+  auto v = parse_u64(next_token(s));
+  return v ? static_cast<double>(*v) : std::nan("");
+}
+
+double next_i64_as_double(std::string_view& s) {
+  auto v = parse_i64(next_token(s));
+  return v ? static_cast<double>(*v) : std::nan("");
+}
+
+std::size_t KeyIndex::add(std::string key, std::size_t slot, std::size_t count) {
+  entries_.push_back(Entry{std::move(key), slot, count});
+  return entries_.size() - 1;
+}
+
+std::size_t KeyIndex::find(std::string_view key) {
+  const std::size_t n = entries_.size();
+  if (n == 0) return npos;
+  if (next_ >= n) next_ = 0;
+  for (std::size_t k = 0, i = next_; k < n; ++k, i = (i + 1 == n ? 0 : i + 1)) {
+    if (entries_[i].key == key) {
+      next_ = i + 1;
+      return i;
+    }
+  }
+  return npos;
+}
+
+std::string channel_name(std::string_view source, std::string_view field, std::string_view index) {
+  std::string s;
+  s.reserve(source.size() + field.size() + index.size() + 2);
+  s.append(source).append(":").append(field);
+  if (!index.empty()) s.append(".").append(index);
+  return s;
+}
+
+std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {
+  std::vector<int> cpus;
+  text = trim(text);
+  if (text.empty()) return cpus;
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    std::string_view part = text.substr(0, comma);
+    text.remove_prefix(comma == std::string_view::npos ? text.size() : comma + 1);
+    auto dash = part.find('-');
+    auto lo = parse_u64(part.substr(0, dash));
+    auto hi = dash == std::string_view::npos ? lo : parse_u64(part.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo || *hi > 1u << 20) return std::nullopt;
+    for (auto c = *lo; c <= *hi; ++c) cpus.push_back(static_cast<int>(c));
+  }
+  return cpus;
+}
+
+std::string errno_message(int err) { return std::generic_category().message(err); }
+
+}  // namespace reveal::telemetry

@@ -1,0 +1,69 @@
+#include "telemetry/procfs/net_dev.h"
+
+#include <array>
+#include <cmath>
+
+namespace reveal::telemetry {
+namespace {
+constexpr std::string_view kSource = "proc.net.dev";
+constexpr std::array<std::string_view, 16> kColumns{
+    "rx_bytes",      "rx_packets",   "rx_errs",    "rx_drop",      "rx_fifo", "rx_frame",
+    "rx_compressed", "rx_multicast", "tx_bytes",   "tx_packets",   "tx_errs", "tx_drop",
+    "tx_fifo",       "tx_colls",     "tx_carrier", "tx_compressed"};
+
+std::string_view unit_of(std::string_view col) {
+  if (col.ends_with("_bytes")) return "bytes";
+  if (col.ends_with("_packets")) return "packets";
+  return "count";
+}
+
+// "  eth0: 1 2 3" -> iface "eth0", rest " 1 2 3"; false for header lines.
+bool split_iface(std::string_view line, std::string_view& iface, std::string_view& rest) {
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos) return false;
+  iface = trim(line.substr(0, colon));
+  rest = line.substr(colon + 1);
+  return !iface.empty() && iface.find('|') == std::string_view::npos;
+}
+}  // namespace
+
+ProbeStatus ProcNetDevProbe::open(const std::filesystem::path& root) {
+  channels_.clear();
+  ifaces_ = {};
+  std::string err;
+  if (!file_.open(root / "proc/net/dev", &err)) return {false, err};
+  auto text = file_.read();
+  if (!text) return {false, file_.path().string() + ": unreadable or too large"};
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    std::string_view iface, values;
+    if (!split_iface(next_line(rest), iface, values)) continue;
+    std::size_t n = 0;
+    while (n < kColumns.size() && parse_u64(next_token(values))) ++n;
+    if (n == 0) continue;
+    ifaces_.add(std::string(iface), channels_.size(), n);
+    for (std::size_t c = 0; c < n; ++c)
+      channels_.push_back({channel_name(kSource, kColumns[c], iface),
+                           std::string(unit_of(kColumns[c])), Kind::counter, Subsystem::network, 64,
+                           "/proc/net/dev " + std::string(kColumns[c])});
+  }
+  if (channels_.empty()) return {false, file_.path().string() + ": no interfaces"};
+  return {true, {}};
+}
+
+void ProcNetDevProbe::sample(std::span<double> out) {
+  for (double& v : out) v = std::nan("");
+  auto text = file_.read();
+  if (!text) return;
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    std::string_view iface, values;
+    if (!split_iface(next_line(rest), iface, values)) continue;
+    const std::size_t i = ifaces_.find(iface);
+    if (i == KeyIndex::npos) continue;
+    const auto& e = ifaces_[i];
+    for (std::size_t c = 0; c < e.count; ++c) out[e.slot + c] = next_u64_as_double(values);
+  }
+}
+
+}  // namespace reveal::telemetry

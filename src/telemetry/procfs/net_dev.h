@@ -1,0 +1,33 @@
+// proc.net.dev — per-interface traffic counters from /proc/net/dev (two header lines, then
+// "  eth0: rx_bytes rx_packets ... tx_compressed", 8 receive + 8 transmit columns).
+//
+// Channels: proc.net.dev:<column>.<interface>, e.g. "proc.net.dev:rx_bytes.eth0", for every
+// interface present at open. Columns: rx_/tx_ bytes packets errs drop fifo, rx_frame
+// rx_compressed rx_multicast, tx_colls tx_carrier tx_compressed. Counters, unit "bytes"
+// (*_bytes), "packets" (*_packets) or "count"; Subsystem::network. counter_bits stays 64
+// although some drivers wrap at 32 bits: the rate stage treats a decrease as a reset.
+// The file is per network namespace (of the reading process).
+#pragma once
+
+#include "reveal/probe.h"
+#include "telemetry/file_reader.h"
+
+namespace reveal::telemetry {
+
+class ProcNetDevProbe final : public Probe {
+ public:
+  std::string_view name() const override { return "proc.net.dev"; }
+  std::string_view description() const override {
+    return "Per-interface bytes, packets, errors, drops (/proc/net/dev)";
+  }
+  ProbeStatus open(const std::filesystem::path& root) override;
+  const std::vector<ChannelInfo>& channels() const override { return channels_; }
+  void sample(std::span<double> out) override;
+
+ private:
+  std::vector<ChannelInfo> channels_;
+  FileReader file_;
+  KeyIndex ifaces_;
+};
+
+}  // namespace reveal::telemetry

@@ -1,0 +1,31 @@
+// proc.vmstat — every field of /proc/vmstat (virtual memory statistics, "key value" lines).
+//
+// Channels: proc.vmstat:<key> for each key present at open.
+//   nr_*            gauges, unit "pages" (current counts of pages in a state)
+//   pgpgin/pgpgout  counters, unit "kB" (KiB paged in/out from block devices), Subsystem::storage
+//   everything else counters, unit "count" (pgfault, pgmajfault, pswpin, ...)
+// Subsystem::memory unless noted. Keys are re-found by name every sample.
+#pragma once
+
+#include "reveal/probe.h"
+#include "telemetry/file_reader.h"
+
+namespace reveal::telemetry {
+
+class ProcVmstatProbe final : public Probe {
+ public:
+  std::string_view name() const override { return "proc.vmstat"; }
+  std::string_view description() const override {
+    return "Virtual memory event counters and page-state gauges (/proc/vmstat)";
+  }
+  ProbeStatus open(const std::filesystem::path& root) override;
+  const std::vector<ChannelInfo>& channels() const override { return channels_; }
+  void sample(std::span<double> out) override;
+
+ private:
+  std::vector<ChannelInfo> channels_;
+  FileReader file_;
+  KeyIndex keys_;
+};
+
+}  // namespace reveal::telemetry

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Bad input to the CLI: each case must exit with the documented code and print exactly one
+# "reveal: error:" line on stderr, never crash.  usage: bad_input_test.sh REVEAL FIXTURES
+set -uo pipefail
+REVEAL=$1
+FIX=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+
+expect() {  # expect CODE NEEDLE -- ARGS...
+  local code=$1 needle=$2; shift 3
+  "$REVEAL" "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  local lines; lines=$(grep -c . "$T/err")
+  if [[ $rc -ne $code || $lines -ne 1 ]] || ! grep -q -- "$needle" "$T/err"; then
+    echo "FAIL: reveal $* -> rc=$rc (want $code), stderr ($lines lines):"; sed 's/^/  /' "$T/err"
+    fails=$((fails + 1))
+  else
+    echo "ok:   reveal $* -> $rc: $(cat "$T/err")"
+  fi
+}
+
+# Usage errors: exit 2.
+expect 2 "error" -- --no-such-flag
+expect 2 "error" -- detect
+expect 2 "error" -- detect x.db --no-such-flag
+expect 2 "error" -- record
+expect 2 "interval" -- record -o "$T/x.db" --interval 0s --duration 1s
+expect 2 "duration" -- record -o "$T/x.db" --duration banana
+expect 2 "unknown probe" -- probes --probes no.such.probe
+expect 2 "error" -- nosuchcommand
+
+# Input errors: exit 3.
+expect 3 "no such file" -- detect "$T/missing.db"
+: >"$T/empty.db"
+expect 3 "empty" -- detect "$T/empty.db"
+echo "not a database" >"$T/text.db"
+expect 3 "not a Reveal store" -- detect "$T/text.db"
+expect 3 "is a directory" -- detect "$T"
+
+# A real store, then broken copies of it.
+"$REVEAL" record -q -o "$T/good.db" --interval 100ms --duration 2s || {
+  echo "FAIL: could not record a fixture store"; exit 1; }
+"$REVEAL" detect "$T/good.db" >/dev/null || { echo "FAIL: detect on a good store"; fails=$((fails + 1)); }
+size=$(stat -c %s "$T/good.db")
+head -c $((size / 2)) "$T/good.db" >"$T/trunc.db"
+expect 3 "$T/trunc.db" -- detect "$T/trunc.db"
+cp "$T/good.db" "$T/corrupt.db"
+dd if=/dev/urandom of="$T/corrupt.db" bs=1024 seek=1 count=$(((size / 1024) - 2)) conv=notrunc status=none
+expect 3 "$T/corrupt.db" -- detect "$T/corrupt.db"
+"$REVEAL" record -q -o "$T/one.db" --root "$FIX/vm-2cpu" --exclude 'perf*' --interval 100ms --duration 1ms
+expect 3 "samples" -- detect "$T/one.db"
+expect 3 "no such file" -- detect "$T/good.db" --baseline "$T/missing.db"
+
+# An unwritable output path: one line, input error.
+expect 3 "cannot create store" -- record -o /proc/nope/x.db --duration 1s
+
+if ((fails)); then echo "$fails failure(s)"; exit 1; fi
+echo "all bad-input cases passed"

@@ -1,0 +1,148 @@
+#include "telemetry/file_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "probe_test_util.h"
+
+namespace reveal::telemetry {
+namespace {
+using reveal::testing::TempRoot;
+
+TEST(FileReader, ReadsWholeFileAndRereads) {
+  TempRoot root("edge-missing");
+  FileReader f;
+  ASSERT_TRUE(f.open(root.path() / "proc/stat"));
+  EXPECT_EQ(f.capacity(), FileReader::kMinCapacity);
+  auto t = f.read();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(*t, "cpu  10 0 5 100 1 0 0 0 0 0\nctxt 42\nprocesses 7\n");
+  root.write("proc/stat", "ctxt 43\n");  // same inode, rewritten in place
+  t = f.read();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(*t, "ctxt 43\n");
+}
+
+TEST(FileReader, OpenFailureGivesReason) {
+  FileReader f;
+  std::string err;
+  EXPECT_FALSE(f.open("/nonexistent/reveal/file", &err));
+  EXPECT_NE(err.find("/nonexistent/reveal/file"), std::string::npos);
+  EXPECT_NE(err.find("No such file"), std::string::npos) << err;
+  EXPECT_FALSE(f.read());
+}
+
+TEST(FileReader, CapacityIsTwiceTheSizeSeen) {
+  TempRoot root("edge-missing");
+  root.write("big", std::string(10000, 'x'));
+  FileReader f;
+  ASSERT_TRUE(f.open(root.path() / "big"));
+  EXPECT_EQ(f.capacity(), 20000u);
+  ASSERT_TRUE(f.read());
+  EXPECT_EQ(f.read()->size(), 10000u);
+}
+
+TEST(FileReader, ContentFillingTheBufferIsAGapThenGrowsOnce) {
+  TempRoot root("edge-missing");
+  root.write("f", "small\n");
+  FileReader f;
+  ASSERT_TRUE(f.open(root.path() / "f"));
+  ASSERT_EQ(f.capacity(), FileReader::kMinCapacity);
+  const std::string big(FileReader::kMinCapacity, 'y');
+  root.write("f", big);
+  EXPECT_FALSE(f.read());  // possibly truncated: no value rather than a wrong one
+  EXPECT_EQ(f.capacity(), 4 * FileReader::kMinCapacity);  // the one growth
+  ASSERT_TRUE(f.read());
+  EXPECT_EQ(f.read()->size(), big.size());
+  root.write("f", std::string(4 * FileReader::kMinCapacity, 'z'));
+  EXPECT_FALSE(f.read());
+  EXPECT_FALSE(f.read());  // no second growth: stays a gap
+  EXPECT_EQ(f.capacity(), 4 * FileReader::kMinCapacity);
+  root.write("f", "small again\n");
+  ASSERT_TRUE(f.read());
+  EXPECT_EQ(*f.read(), "small again\n");
+}
+
+TEST(FileReader, VanishesAndComesBack) {
+  TempRoot root("edge-missing");
+  FileReader f;
+  ASSERT_TRUE(f.open(root.path() / "proc/stat"));
+  root.remove("proc/stat");
+  EXPECT_FALSE(f.read());
+  EXPECT_FALSE(f.read());
+  root.write("proc/stat", "ctxt 1\n");
+  auto t = f.read();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(*t, "ctxt 1\n");
+  root.replace("proc/stat", "ctxt 2\n");  // new inode under the same name
+  t = f.read();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(*t, "ctxt 2\n");
+}
+
+TEST(FileReader, ReadsProcfs) {
+  FileReader f;
+  ASSERT_TRUE(f.open("/proc/self/stat"));
+  auto t = f.read();
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(t->empty());
+}
+
+TEST(FileReaderParse, LinesAndTokens) {
+  std::string_view text = "a 1\n\nb  2 3";
+  EXPECT_EQ(next_line(text), "a 1");
+  EXPECT_EQ(next_line(text), "");
+  std::string_view line = next_line(text);
+  EXPECT_TRUE(text.empty());
+  EXPECT_EQ(next_token(line), "b");
+  EXPECT_EQ(next_token(line), "2");
+  EXPECT_EQ(next_token(line), "3");
+  EXPECT_EQ(next_token(line), "");
+  EXPECT_EQ(trim("  x y \n"), "x y");
+}
+
+TEST(FileReaderParse, Numbers) {
+  EXPECT_EQ(parse_u64("18446744073709551615"), 18446744073709551615ull);
+  EXPECT_FALSE(parse_u64("18446744073709551616"));
+  EXPECT_FALSE(parse_u64("-1"));
+  EXPECT_FALSE(parse_u64("12kB"));
+  EXPECT_FALSE(parse_u64(""));
+  EXPECT_EQ(parse_i64("-1"), -1);
+  EXPECT_EQ(parse_double("2.25"), 2.25);
+  EXPECT_FALSE(parse_double("x"));
+  std::string_view s = " 7 x";
+  EXPECT_EQ(next_u64_as_double(s), 7.0);
+  EXPECT_TRUE(std::isnan(next_u64_as_double(s)));
+  EXPECT_TRUE(std::isnan(next_u64_as_double(s)));
+}
+
+TEST(FileReaderParse, CpuList) {
+  EXPECT_EQ(parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parse_cpu_list("0\n"), std::vector<int>{0});
+  EXPECT_FALSE(parse_cpu_list("3-1"));
+  EXPECT_FALSE(parse_cpu_list("a"));
+}
+
+TEST(FileReaderKeyIndex, FindsInOrderAndOutOfOrder) {
+  KeyIndex k;
+  k.add("a", 0, 2);
+  k.add("b", 2);
+  k.add("c", 3);
+  EXPECT_EQ(k.find("a"), 0u);
+  EXPECT_EQ(k.find("b"), 1u);
+  EXPECT_EQ(k.find("c"), 2u);
+  EXPECT_EQ(k.find("b"), 1u);
+  EXPECT_EQ(k.find("zz"), KeyIndex::npos);
+  EXPECT_EQ(k.find("a"), 0u);
+  EXPECT_EQ(k[0].count, 2u);
+  EXPECT_EQ(k[2].slot, 3u);
+}
+
+TEST(FileReaderMisc, ChannelName) {
+  EXPECT_EQ(channel_name("proc.stat", "user"), "proc.stat:user");
+  EXPECT_EQ(channel_name("proc.stat", "user", "cpu3"), "proc.stat:user.cpu3");
+}
+
+}  // namespace
+}  // namespace reveal::telemetry

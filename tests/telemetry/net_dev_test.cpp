@@ -1,0 +1,73 @@
+#include "telemetry/procfs/net_dev.h"
+
+#include <gtest/gtest.h>
+
+#include "probe_test_util.h"
+
+namespace reveal::telemetry {
+namespace {
+using namespace reveal::testing;
+
+TEST(ProcNetDevProbe, ChannelsAndValuesFromVmFixture) {
+  ProcNetDevProbe p;
+  auto st = p.open(fixture("vm-2cpu"));
+  ASSERT_TRUE(st.available) << st.reason;
+  ASSERT_EQ(p.channels().size(), 4u * 16);  // lo, ifb0, ifb1, eth0
+  auto n = names(p);
+  EXPECT_EQ(n[0], "proc.net.dev:rx_bytes.lo");
+  EXPECT_EQ(n[15], "proc.net.dev:tx_compressed.lo");
+  EXPECT_EQ(n[48], "proc.net.dev:rx_bytes.eth0");
+  EXPECT_EQ(n[48 + 13], "proc.net.dev:tx_colls.eth0");
+  expect_names_follow_rule(p, "proc.net.dev");
+  const auto& rx = info(p, "proc.net.dev:rx_bytes.eth0");
+  EXPECT_EQ(rx.unit, "bytes");
+  EXPECT_EQ(rx.kind, Kind::counter);
+  EXPECT_EQ(rx.subsystem, Subsystem::network);
+  EXPECT_EQ(rx.counter_bits, 64);
+  EXPECT_EQ(info(p, "proc.net.dev:tx_packets.eth0").unit, "packets");
+  EXPECT_EQ(info(p, "proc.net.dev:rx_drop.eth0").unit, "count");
+  auto v = sample(p);
+  EXPECT_EQ(value(p, v, "proc.net.dev:rx_bytes.eth0"), 71070505);
+  EXPECT_EQ(value(p, v, "proc.net.dev:rx_packets.eth0"), 1634);
+  EXPECT_EQ(value(p, v, "proc.net.dev:tx_bytes.eth0"), 74946);
+  EXPECT_EQ(value(p, v, "proc.net.dev:tx_packets.eth0"), 992);
+  EXPECT_EQ(value(p, v, "proc.net.dev:rx_bytes.lo"), 16921284);
+  EXPECT_TRUE(all_finite(v));
+}
+
+TEST(ProcNetDevProbe, ExtraColumnAndNoSpaceAfterColon) {
+  ProcNetDevProbe p;
+  ASSERT_TRUE(p.open(fixture("edge-extra-columns")).available);
+  EXPECT_EQ(p.channels().size(), 2u * 16);
+  auto v = sample(p);
+  EXPECT_EQ(value(p, v, "proc.net.dev:rx_bytes.eth0"), 4294967296.0);
+  EXPECT_EQ(value(p, v, "proc.net.dev:rx_multicast.eth0"), 6);
+  EXPECT_EQ(value(p, v, "proc.net.dev:tx_compressed.eth0"), 12);
+  EXPECT_EQ(value(p, v, "proc.net.dev:tx_compressed.lo"), 0);
+}
+
+TEST(ProcNetDevProbe, InterfaceGoneIsNanOthersKeepValues) {
+  TempRoot root("edge-extra-columns");
+  ProcNetDevProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  root.write("proc/net/dev",
+             "Inter-|\n face |\n  veth9: 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n"
+             "  eth0: 5 6 0 0 0 0 0 0 7 8 0 0 0 0 0 0\n");
+  auto v = sample(p);
+  EXPECT_EQ(v.size(), 32u);
+  EXPECT_EQ(value(p, v, "proc.net.dev:rx_bytes.eth0"), 5);
+  EXPECT_EQ(value(p, v, "proc.net.dev:tx_packets.eth0"), 8);
+  EXPECT_TRUE(std::isnan(value(p, v, "proc.net.dev:rx_bytes.lo")));
+  root.remove("proc/net/dev");
+  EXPECT_TRUE(all_nan(sample(p)));
+}
+
+TEST(ProcNetDevProbe, NoInterfacesIsUnavailable) {
+  ProcNetDevProbe p;
+  auto st = p.open(fixture("edge-missing"));
+  EXPECT_FALSE(st.available);
+  EXPECT_FALSE(st.reason.empty());
+}
+
+}  // namespace
+}  // namespace reveal::telemetry

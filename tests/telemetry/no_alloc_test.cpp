@@ -1,0 +1,67 @@
+// sample() must not allocate (GUIDE §5, reveal/probe.h). Counts calls to the global
+// operator new while each probe samples. This file replaces the global operator
+// new/delete for the whole test binary: it only counts, then defers to malloc/free.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "probe_test_util.h"
+#include "reveal/registry.h"
+
+namespace {
+std::atomic<long> g_allocs{0};
+thread_local bool t_counting = false;
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (t_counting) g_allocs.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace reveal {
+namespace {
+using namespace reveal::testing;
+
+long allocations_during_sample(Probe& p, std::vector<double>& out) {
+  g_allocs = 0;
+  t_counting = true;
+  p.sample(out);
+  t_counting = false;
+  return g_allocs.load();
+}
+
+TEST(ProbeNoAlloc, SampleAllocatesNothing) {
+  for (const char* root : {"/", "vm-2cpu", "edge-extra-columns", "host-cpufreq-4cpu"}) {
+    const auto path = std::string(root) == "/" ? std::filesystem::path("/") : fixture(root);
+    for (const auto& f : probe_registry()) {
+      auto p = f.make();
+      if (!p->open(path).available) continue;
+      std::vector<double> out(p->channels().size());
+      p->sample(out);
+      EXPECT_EQ(allocations_during_sample(*p, out), 0) << f.name << " on " << root;
+    }
+  }
+}
+
+TEST(ProbeNoAlloc, VanishedFileAllocatesNothing) {
+  TempRoot root("vm-2cpu");
+  auto p = probe_registry()[0].make();  // proc.stat
+  ASSERT_TRUE(p->open(root.path()).available);
+  std::vector<double> out(p->channels().size());
+  root.remove("proc/stat");
+  EXPECT_EQ(allocations_during_sample(*p, out), 0);
+  root.write("proc/stat", "cpu  1 2 3 4 5 6 7 8\n");
+  EXPECT_EQ(allocations_during_sample(*p, out), 0);
+  EXPECT_EQ(out[0], 1);
+}
+
+}  // namespace
+}  // namespace reveal
