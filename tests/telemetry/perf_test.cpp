@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include "probe_test_util.h"
 #include "telemetry/perf/hardware.h"
@@ -22,8 +23,12 @@ TEST(PerfSoftwareProbe, CountsContextSwitchesSystemWide) {
   EXPECT_EQ(info(p, "perf:context-switches").subsystem, Subsystem::cpu);
   EXPECT_EQ(info(p, "perf:page-faults").subsystem, Subsystem::memory);
   auto a = sample(p);
-  std::vector<char> touch(1 << 22, 1);  // fault in fresh pages between the samples
-  for (std::size_t i = 0; i < touch.size(); i += 4096) touch[i] = 2;
+  // Fault in fresh anonymous pages between the samples (mmap: malloc may reuse warm pages).
+  const std::size_t len = 4 << 20;
+  void* mem = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  for (std::size_t i = 0; i < len; i += 4096) static_cast<volatile char*>(mem)[i] = 1;
+  ::munmap(mem, len);
   auto b = sample(p);
   EXPECT_TRUE(all_finite(a));
   EXPECT_TRUE(all_finite(b));
