@@ -4,7 +4,7 @@
 #
 #   scripts/demo.sh            (installs, builds, runs; about 3 minutes)
 # Environment: DEMO_OUT (default demo/out), DEMO_RECORD_S (120), DEMO_FAULT_AT_S (45),
-#              DEMO_FAULT_S (30), DEMO_FAULT (cpu|membw).
+#              DEMO_FAULT_S (30), DEMO_FAULT (cpu|membw|none), BUILD_DIR (build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -37,6 +37,7 @@ sleep "$FAULT_AT"
 case "$FAULT" in
   cpu)   STRESS=(stress-ng --cpu 4 --timeout "${FAULT_S}s" --quiet) ;;
   membw) STRESS=(stress-ng --stream 2 --timeout "${FAULT_S}s" --quiet) ;;
+  none)  STRESS=(sleep "$FAULT_S") ;;  # a clean run: any incident is a false alarm
   *) echo "unknown DEMO_FAULT=$FAULT" >&2; exit 2 ;;
 esac
 F0=$(date +%s.%N)

@@ -3,7 +3,8 @@
 // floored so that near-constant reference channels do not turn noise into huge z.
 //
 // fit(ref): ref is n×d; per column median and scale over finite values.
-//   scale = max(1.4826·MAD, (q90 − q10)/2.563, rel_floor·|median|, abs_floor)
+//   scale = max(1.4826·MAD, rel_floor·|median|, abs_floor), and when MAD = 0 (over half the
+//   values tie: quantised or sparse channels) also ≥ (q90 − q10)/2.563.
 //   A column with no finite value gets median NaN and yields z = 0 (no evidence).
 // z(x, out): out[j] = (x[j] − median[j]) / scale[j]; NaN input gives 0. Allocates nothing.
 #pragma once
@@ -26,6 +27,8 @@ class RobustZ {
   void fit(const Matrix& ref);
   void z(std::span<const double> x, std::span<double> out) const;
   std::size_t n_features() const { return median_.size(); }
+  // Raises each column's scale to at least floors[j] (e.g. a unit's resolution); call after fit.
+  void floor_scale(std::span<const double> floors);
   const std::vector<double>& median() const { return median_; }
   const std::vector<double>& scale() const { return scale_; }
 

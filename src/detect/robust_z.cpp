@@ -88,12 +88,20 @@ void RobustZ::fit(const Matrix& ref) {
     dev.clear();
     for (double x : col) dev.push_back(std::fabs(x - med));
     const double mad = quantile_inplace(dev, 0.5);
-    const double q90 = quantile_inplace(col, 0.9);
-    const double q10 = quantile_inplace(col, 0.1);
+    // The inter-decile fallback applies only when MAD = 0 (over half the values tie at the
+    // median: quantised or sparse channels). Otherwise it would let a contaminated reference
+    // (a fault covering > 10 % of a self-referenced run) cap every z near 2.6.
+    double spread = 0.0;
+    if (mad == 0.0) spread = (quantile_inplace(col, 0.9) - quantile_inplace(col, 0.1)) / kInterDecileToSigma;
     median_[j] = med;
-    scale_[j] = std::max({kMadToSigma * mad, (q90 - q10) / kInterDecileToSigma,
-                          opts_.rel_floor * std::fabs(med), opts_.abs_floor});
+    scale_[j] = std::max({kMadToSigma * mad, spread, opts_.rel_floor * std::fabs(med), opts_.abs_floor});
   }
+}
+
+void RobustZ::floor_scale(std::span<const double> floors) {
+  if (floors.size() != scale_.size()) throw std::invalid_argument("RobustZ::floor_scale: size mismatch");
+  for (std::size_t j = 0; j < scale_.size(); ++j)
+    if (floors[j] > scale_[j]) scale_[j] = floors[j];
 }
 
 void RobustZ::z(std::span<const double> x, std::span<double> out) const {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "reveal/incident.h"
+#include "reveal/report.h"
 
 namespace reveal {
 
@@ -39,10 +40,10 @@ std::string suggest_action(Subsystem s, const ChannelEvidence& top) {
       what = "host-wide change: check what else started on the host at this time";
       break;
   }
-  char lead[256];
-  std::snprintf(lead, sizeof lead, "%s moved %.1f robust SDs from reference — ", top.name.c_str(),
-                std::fabs(top.z));
-  return lead + what;
+  char z[32];
+  std::snprintf(z, sizeof z, "%+.1f", top.z);
+  return top.name + " " + format_value(top.value, top.unit) + " vs " + format_value(top.reference, top.unit) +
+         " (robust z " + z + "): " + what;
 }
 
 }  // namespace reveal

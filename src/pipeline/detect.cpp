@@ -14,6 +14,7 @@ namespace reveal {
 namespace {
 
 constexpr double kZClip = 50.0;
+constexpr double kFallWeight = 0.25;
 constexpr double kNaN = __builtin_nan("");
 
 Series prepare(const Recording& r) {
@@ -80,6 +81,19 @@ Calibration calibrate(const std::vector<double>& ref) {
   const double mad = mad_of(ref, c.median);
   c.scale = std::max({1.4826 * mad, 1e-3 * std::fabs(c.median), 1e-9});
   return c;
+}
+
+// The smallest deviation worth a robust SD, by unit: below it a change is noise however
+// quiet the reference was (a channel idle at 0 that moves by 1 page is not an incident).
+double unit_floor(const std::string& unit) {
+  static const std::map<std::string, double> floors = {
+      {"%", 1.0},           {"kB", 4096.0},        {"pages", 1024.0},     {"bytes", 4.0e6},
+      {"bytes/s", 65536.0}, {"kB/s", 64.0},        {"pages/s", 16.0},     {"sectors/s", 128.0},
+      {"ticks/s", 1.0},     {"us/s", 1000.0},      {"ms/s", 5.0},         {"count", 0.5},
+      {"count/s", 1.0},     {"packets/s", 10.0},   {"ops/s", 1.0},        {"kHz", 50000.0},
+  };
+  auto it = floors.find(unit);
+  return it == floors.end() ? 1e-9 : it->second;
 }
 
 // RMS of the three largest |z| in a row.
@@ -175,6 +189,11 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   // sees it through the window std); a level shift scores its full size.
   RobustZ rz;
   rz.fit(ref_means);
+  {
+    std::vector<double> floors(nc);
+    for (std::size_t j = 0; j < nc; ++j) floors[j] = unit_floor(s.channels[run_cols[j]].unit);
+    rz.floor_scale(floors);
+  }
   std::vector<double> zlo(nc), zhi(nc), vlo(nc), vhi(nc);
   auto sustained_z = [&](const Windows& win, const std::vector<int>& cols, std::size_t k,
                          std::span<double> out) {
@@ -284,12 +303,17 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     });
     std::map<Subsystem, double> share;
     double total = 0;
+    // Subsystem evidence: Σ min(|z|, clip) over channels with |z| ≥ 3, rises weighted 1 and
+    // falls kFallWeight. A fault adds load or errors (rises: stall time, run queue, bytes
+    // moved by the intruder, retransmits); the victim workload slowing down shows as falls
+    // spread over every subsystem it uses, which must not outvote the cause.
     for (std::size_t j : order) {
       const double az = std::fabs(zbar[j]);
       if (az < 3.0) break;
+      const double e = std::min(az, kZClip) * (zbar[j] > 0 ? 1.0 : kFallWeight);
       const Subsystem sub = s.channels[run_cols[j]].subsystem;
-      share[sub] += az;
-      total += az;
+      share[sub] += e;
+      total += e;
     }
     for (auto& [sub, v] : share) inc.subsystem_shares.emplace_back(sub, v / total);
     std::sort(inc.subsystem_shares.begin(), inc.subsystem_shares.end(),

@@ -13,6 +13,7 @@ std::string format_value(double v, const std::string& unit) {
   const std::string base = per_s ? unit.substr(0, unit.size() - 2) : unit;
   const std::string suffix = per_s ? "/s" : "";
   if (unit == "%") return fmt::format("{:.1f} %", v);
+  if (unit == "count") return v == std::floor(v) && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}", v);
   if (base == "bytes" || base == "kB") {
     double b = base == "kB" ? v * 1024.0 : v;
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
