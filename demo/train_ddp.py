@@ -8,6 +8,7 @@ Uses only Debian's python3-torch; one intra-op thread per rank.
 """
 import argparse
 import os
+import socket
 import time
 
 import torch
@@ -67,9 +68,13 @@ def main():
     p.add_argument("--world-size", type=int, default=2)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--seq", type=int, default=32)
-    p.add_argument("--port", type=int, default=29511)
+    p.add_argument("--port", type=int, default=0, help="rendezvous port on 127.0.0.1 (0: pick a free one)")
     p.add_argument("--step-log", default="")
     args = p.parse_args()
+    if args.port == 0:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            args.port = s.getsockname()[1]
     if args.step_log and os.path.exists(args.step_log):
         os.remove(args.step_log)
     mp.spawn(run, args=(args,), nprocs=args.world_size, join=True)

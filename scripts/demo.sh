@@ -21,9 +21,10 @@ rm -f "$OUT"/demo.db* "$OUT"/steps.log "$OUT"/fault.txt
 
 echo "== 1. training: 2-rank DDP Transformer encoder over gloo (python3-torch), synthetic data"
 TRAIN_S=$((RECORD_S + 40))
-/usr/bin/python3 demo/train_ddp.py --duration "$TRAIN_S" --step-log "$OUT/steps.log" &
+PYTHONWARNINGS=ignore setsid /usr/bin/python3 demo/train_ddp.py --duration "$TRAIN_S" --step-log "$OUT/steps.log" &
 TRAIN_PID=$!
-trap 'kill $TRAIN_PID 2>/dev/null || true' EXIT
+stop_training() { kill -- -"$TRAIN_PID" 2>/dev/null || true; wait "$TRAIN_PID" 2>/dev/null || true; }
+trap stop_training EXIT
 for _ in $(seq 1 120); do  # wait for warm-up: 10 steps done
   [[ -f "$OUT/steps.log" && $(wc -l <"$OUT/steps.log") -ge 10 ]] && break
   kill -0 $TRAIN_PID 2>/dev/null || { echo "training failed to start" >&2; exit 1; }
@@ -46,7 +47,7 @@ F1=$(date +%s.%N)
 echo "$FAULT $F0 $F1" >"$OUT/fault.txt"
 echo "   injected: ${STRESS[*]}  ($(date -u -d @"${F0%.*}" +%H:%M:%SZ) → $(date -u -d @"${F1%.*}" +%H:%M:%SZ))"
 wait $REC_PID
-kill $TRAIN_PID 2>/dev/null || true; wait $TRAIN_PID 2>/dev/null || true
+stop_training
 trap - EXIT
 
 echo "== 3. training step time (rank 0)"

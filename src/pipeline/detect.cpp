@@ -13,7 +13,7 @@
 namespace reveal {
 namespace {
 
-constexpr double kZClip = 50.0;
+constexpr double kZClip = 200.0;
 constexpr double kFallWeight = 0.25;
 constexpr double kNaN = __builtin_nan("");
 

@@ -24,6 +24,12 @@ python3 - "$T/report.json" "$F0" "$F1" <<'PY'
 import json, sys
 rep = json.load(open(sys.argv[1])); f0, f1 = float(sys.argv[2]), float(sys.argv[3])
 hits = [i for i in rep["incidents"] if i["start_unix_ns"] / 1e9 <= f1 and i["end_unix_ns"] / 1e9 >= f0]
+if not hits:  # explain the miss: per-window scores around the fault
+    w, t0 = rep["windows"], rep["run"]["start_unix_ns"] / 1e9
+    print(f"fault at +{f0 - t0:.1f}s..+{f1 - t0:.1f}s")
+    for k, s in enumerate(w["start_s"]):
+        print(f"  window +{s:.0f}s fused {w['fused'][k]:.2f} "
+              f"{[round(d['calibrated'][k], 1) for d in w['detectors']]} {w['top_channel'][k]} {w['top_z'][k]:.1f}")
 assert hits, "no incident overlaps the injected CPU contention"
 assert hits[0]["subsystem"] == "cpu", f"attributed to {hits[0]['subsystem']}, expected cpu"
 others = len(rep["incidents"]) - len(hits)

@@ -1,0 +1,103 @@
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "reveal/detect.h"
+
+namespace reveal {
+namespace {
+
+// A synthetic 1 Hz recording: a few noisy gauges in different subsystems and one counter.
+// Between [fault_from, fault_to) the cpu gauge shifts up by `shift` noise SDs.
+Recording synth(std::size_t n, std::size_t fault_from, std::size_t fault_to, double shift, std::uint64_t seed) {
+  Recording r;
+  r.meta.hostname = "synthetic";
+  r.meta.interval_s = 1.0;
+  r.channels = {{"derived.test:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                {"test:mem_used", "%", Kind::gauge, Subsystem::memory},
+                {"test:rx_bytes", "bytes", Kind::counter, Subsystem::network},
+                {"test:disk_util", "%", Kind::gauge, Subsystem::storage}};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  double rx = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool fault = i >= fault_from && i < fault_to;
+    rx += 5e6 + 2e5 * noise(rng);
+    const double row[] = {50 + 3 * noise(rng) + (fault ? shift * 3 : 0), 40 + 2 * noise(rng), rx,
+                          10 + 2 * noise(rng)};
+    r.values.append_row(row);
+    r.t_unix_ns.push_back(std::int64_t(1'700'000'000) * 1'000'000'000 + std::int64_t(i) * 1'000'000'000);
+  }
+  r.meta.start_unix_ns = r.t_unix_ns.front();
+  r.meta.end_unix_ns = r.t_unix_ns.back();
+  return r;
+}
+
+TEST(Detect, LevelShiftBecomesOneIncidentOnTheRightSubsystem) {
+  const Recording run = synth(120, 50, 80, 12.0, 1);
+  DetectResult res = detect(run, {}, {});
+  EXPECT_EQ(res.mode, "self");
+  ASSERT_EQ(res.incidents.size(), 1u);
+  const Incident& inc = res.incidents[0];
+  EXPECT_EQ(inc.subsystem, Subsystem::cpu);
+  EXPECT_GT(inc.confidence, 0.5);
+  EXPECT_LE(inc.start_s, 52.0);
+  EXPECT_GE(inc.start_s, 47.0);
+  EXPECT_GE(inc.end_s, 77.0);
+  EXPECT_LE(inc.end_s, 82.0);
+  ASSERT_FALSE(inc.top.empty());
+  EXPECT_EQ(inc.top[0].name, "derived.test:cpu_busy");
+  EXPECT_NEAR(inc.top[0].value, 50 + 36, 3.0);
+  EXPECT_NEAR(inc.top[0].reference, 50, 3.0);
+  EXPECT_GT(inc.peak_score, 1.0);
+  EXPECT_FALSE(inc.action.empty());
+}
+
+TEST(Detect, CleanRunHasNoIncident) {
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const Recording run = synth(300, 0, 0, 0.0, seed);
+    EXPECT_TRUE(detect(run, {}, {}).incidents.empty()) << "seed " << seed;
+  }
+}
+
+TEST(Detect, BaselineModeFindsAPersistentShift) {
+  // The whole run is shifted: invisible to self reference, obvious against a good baseline.
+  const Recording run = synth(120, 0, 120, 12.0, 2);
+  EXPECT_TRUE(detect(run, {}, {}).incidents.empty());
+  const Recording good = synth(200, 0, 0, 0.0, 3);
+  DetectResult res = detect(run, {good}, {});
+  EXPECT_EQ(res.mode, "baseline");
+  ASSERT_FALSE(res.incidents.empty());
+  EXPECT_EQ(res.incidents[0].subsystem, Subsystem::cpu);
+  EXPECT_LE(res.incidents[0].start_s, 3.0);
+}
+
+TEST(Detect, DeterministicForASeed) {
+  const Recording run = synth(120, 50, 80, 8.0, 4);
+  DetectOptions o;
+  o.seed = 7;
+  DetectResult a = detect(run, {}, o), b = detect(run, {}, o);
+  ASSERT_EQ(a.fused.size(), b.fused.size());
+  for (std::size_t k = 0; k < a.fused.size(); ++k) EXPECT_EQ(a.fused[k], b.fused[k]);
+}
+
+TEST(Detect, TooShortOrEmptyInputIsAClearError) {
+  const Recording run = synth(3, 0, 0, 0.0, 5);
+  EXPECT_THROW(detect(run, {}, {}), DetectError);
+  Recording flat = synth(50, 0, 0, 0.0, 6);
+  for (std::size_t r = 0; r < flat.values.rows(); ++r)
+    for (std::size_t c = 0; c < flat.values.cols(); ++c) flat.values(r, c) = 1.0;
+  EXPECT_THROW(detect(flat, {}, {}), DetectError);
+}
+
+TEST(Detect, GapsDoNotBreakScoring) {
+  Recording run = synth(120, 50, 80, 12.0, 8);
+  for (std::size_t r = 10; r < 120; r += 7) run.values(r, 1) = std::nan("");
+  DetectResult res = detect(run, {}, {});
+  ASSERT_EQ(res.incidents.size(), 1u);
+  for (double f : res.fused) EXPECT_TRUE(std::isfinite(f));
+}
+
+}  // namespace
+}  // namespace reveal

@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "reveal/report.h"
+
+namespace reveal {
+namespace {
+
+DetectResult sample_result() {
+  DetectResult r;
+  r.mode = "self";
+  r.meta.hostname = "h";
+  r.meta.start_unix_ns = 1'764'504'000'000'000'000;
+  r.n_samples = 10;
+  r.window_start_s = {0, 1};
+  r.window_end_s = {2, 3};
+  r.fused = {0.5, 2.0};
+  r.window_top_channel = {"a", "b"};
+  r.window_top_z = {1, 9};
+  Incident inc;
+  inc.start_unix_ns = r.meta.start_unix_ns + 1'000'000'000;
+  inc.end_unix_ns = inc.start_unix_ns + 2'000'000'000;
+  inc.subsystem = Subsystem::cpu;
+  inc.confidence = 0.8;
+  inc.subsystem_shares = {{Subsystem::cpu, 0.8}, {Subsystem::memory, 0.2}};
+  inc.top = {{"derived:cpu_steal_pct", "%", Subsystem::cpu, 41.0, 0.2, 30}};
+  inc.action = "check";
+  r.incidents.push_back(inc);
+  return r;
+}
+
+TEST(Format, ValuesWithUnits) {
+  EXPECT_EQ(format_value(41.04, "%"), "41.0 %");
+  EXPECT_EQ(format_value(3 * 1024 * 1024, "bytes/s"), "3.0 MiB/s");
+  EXPECT_EQ(format_value(2048, "kB"), "2.0 MiB");
+  EXPECT_EQ(format_value(7, "count"), "7");
+  EXPECT_EQ(format_value(std::nan(""), "%"), "n/a");
+  EXPECT_EQ(format_utc(0), "1970-01-01T00:00:00Z");
+}
+
+TEST(Report, TextSummaryComesFirstAndNamesTheEvidence) {
+  const std::string t = render_text(sample_result(), "run.db");
+  const auto summary = t.find("SUMMARY: 1 incident");
+  const auto detail = t.find("INCIDENT #1");
+  ASSERT_NE(summary, std::string::npos);
+  ASSERT_NE(detail, std::string::npos);
+  EXPECT_LT(summary, detail);
+  EXPECT_NE(t.find("41.0 % vs 0.2 %"), std::string::npos);
+  EXPECT_NE(t.find("cpu (confidence 80 %; memory 20 %)"), std::string::npos);
+}
+
+TEST(Report, JsonCarriesTheSameContent) {
+  auto j = nlohmann::json::parse(render_json(sample_result(), "run.db"));
+  EXPECT_EQ(j["schema"], "reveal.detect/1");
+  ASSERT_EQ(j["incidents"].size(), 1u);
+  EXPECT_EQ(j["incidents"][0]["subsystem"], "cpu");
+  EXPECT_EQ(j["incidents"][0]["top_channels"][0]["text"], "41.0 % vs 0.2 %");
+  EXPECT_EQ(j["incidents"][0]["start"], "2025-11-30T12:00:01Z");
+  EXPECT_EQ(j["windows"]["fused"][1], 2.0);
+  EXPECT_EQ(j["reference"]["mode"], "self");
+}
+
+}  // namespace
+}  // namespace reveal
