@@ -23,8 +23,9 @@ struct Series {
 
 // Counters become per-second rates: rate[i] = Δvalue / Δt with Δt from the stored timestamps.
 // Row 0 and any row whose Δt ≤ 0, whose value or previous value is NaN, or whose Δ is
-// negative (a reset) is NaN. A counter narrower than 64 bits (counter_bits) that decreased is
-// a wrap when Δ + 2^bits < 2^(bits−1), and then contributes that Δ. Unit becomes "<unit>/s".
+// negative (a reset) is NaN. A counter narrower than 64 bits (counter_bits) or with a
+// wrap_range W that decreased is a wrap when Δ + W < W/2 (W = 2^bits by default), and then
+// contributes Δ + W. Unit becomes "<unit>/s".
 // Gauges and states are copied unchanged.
 Series to_rates(const Recording& rec);
 

@@ -11,6 +11,7 @@
 //    never a zero. sample() must not allocate: open files once, re-read with pread.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "reveal/channel.h"
+#include "reveal/recording.h"
 
 namespace reveal {
 
@@ -38,6 +40,10 @@ class Probe {
   virtual ProbeStatus open(const std::filesystem::path& root) = 0;
   virtual const std::vector<ChannelInfo>& channels() const = 0;
   virtual void sample(std::span<double> out) = 0;
+  // Appends discrete events seen since the last call (e.g. GPU XID errors), stamped `now`
+  // unless the source gives its own time. Called after every sample(); events are rare, so
+  // this may allocate. Default: none.
+  virtual void poll_events(std::int64_t now_unix_ns, std::vector<Event>& out) {}
 };
 
 }  // namespace reveal

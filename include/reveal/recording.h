@@ -32,11 +32,22 @@ struct RunMetadata {
   std::vector<ProbeRecord> probes;
 };
 
+// A discrete occurrence reported by a probe or the recorder, kept with its time: a GPU XID
+// error, a link going down, a configuration change. Not a time series.
+struct Event {
+  std::int64_t t_unix_ns = 0;
+  std::string source;  // probe or component, e.g. "nvml", "config"
+  std::string kind;    // e.g. "xid", "link_down", "config_change"
+  double value = 0;    // kind-specific number (XID code, new value), 0 if none
+  std::string detail;  // one human-readable line
+};
+
 struct Recording {
   RunMetadata meta;
   std::vector<ChannelInfo> channels;
   std::vector<std::int64_t> t_unix_ns;  // one per sample (row of `values`)
   Matrix values;                        // samples × channels, raw values, NaN = gap
+  std::vector<Event> events;            // in time order
 };
 
 }  // namespace reveal

@@ -32,8 +32,11 @@ class Sampler {
   const std::vector<ChannelInfo>& channels() const { return channels_; }
   const std::vector<ProbeRecord>& probe_records() const { return records_; }
 
-  // Reads all available probes once into the internal row and returns it (size = channels()).
-  std::span<const double> sample_once();
+  // Reads all available probes once into the internal row and returns it (size = channels()),
+  // then collects their events (see events()), stamped `t_unix_ns`.
+  std::span<const double> sample_once(std::int64_t t_unix_ns = 0);
+  // Events polled at the last sample_once(); cleared at the next one.
+  const std::vector<Event>& events() const { return events_; }
 
   // Samples every `interval` until `stop` becomes true or `max_samples` are taken (0 = no limit),
   // calling on_sample(t_unix_ns, row) after each. Returns the number of samples taken.
@@ -47,6 +50,7 @@ class Sampler {
   std::vector<ChannelInfo> channels_;
   std::vector<ProbeRecord> records_;
   std::vector<double> row_;
+  std::vector<Event> events_;
 };
 
 // Probes selected from the registry: `include` (names or prefixes ending in '*'; empty = all

@@ -3,9 +3,10 @@
 // Schema v1:
 //   meta(key TEXT PRIMARY KEY, value TEXT)   -- RunMetadata fields, "schema_version" = "1"
 //   probes(name, available, reason, n_channels)
-//   channels(id INTEGER PRIMARY KEY, name, unit, kind, subsystem, counter_bits, help)
+//   channels(id INTEGER PRIMARY KEY, name, unit, kind, subsystem, counter_bits, help, wrap_range)
 //   samples(seq INTEGER PRIMARY KEY, t_unix_ns INTEGER, data BLOB)
 //     data = zstd(little-endian float64[n_channels]) for one sample; NaN = gap.
+//   events(t_unix_ns INTEGER, source, kind, value REAL, detail)  -- discrete events
 // Every append commits its own transaction, so a crash loses at most the sample being written;
 // the file always opens. (A chunked columnar encoding is planned to reach ≤ 2 KB/s.)
 //
@@ -43,6 +44,8 @@ class StoreWriter {
 
   // Appends one sample; row.size() must equal the channel count.
   void append(std::int64_t t_unix_ns, std::span<const double> row);
+  // Appends one discrete event (committed immediately).
+  void append_event(const Event& e);
   // Records end time and exit code and checkpoints the WAL into the main file.
   void finish(std::int64_t end_unix_ns, int exit_code);
   std::size_t samples_written() const { return seq_; }

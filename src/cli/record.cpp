@@ -146,6 +146,7 @@ Action add_record(CLI::App& app) {
       if (!write_error.empty()) return;
       try {
         store.append(t, row);
+        for (const auto& e : sampler.events()) store.append_event(e);
         last_t = t;
       } catch (const std::exception& e) {
         write_error = e.what();

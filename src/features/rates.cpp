@@ -12,12 +12,12 @@ int Series::find(const std::string& name) const {
 }
 
 namespace {
-double counter_delta(double prev, double cur, int bits) {
+double counter_delta(double prev, double cur, int bits, double wrap_range) {
   if (!std::isfinite(prev) || !std::isfinite(cur)) return std::nan("");
   double d = cur - prev;
   if (d >= 0) return d;
-  if (bits > 0 && bits < 64) {
-    const double span = std::ldexp(1.0, bits);
+  if (wrap_range > 0 || (bits > 0 && bits < 64)) {
+    const double span = wrap_range > 0 ? wrap_range : std::ldexp(1.0, bits);
     const double wrapped = d + span;
     if (wrapped >= 0 && wrapped < span / 2) return wrapped;
   }
@@ -41,7 +41,7 @@ Series to_rates(const Recording& rec) {
     for (std::size_t i = 1; i < n; ++i) {
       const double dt = s.t_s[i] - s.t_s[i - 1];
       if (!(dt > 0)) continue;
-      s.values(i, c) = counter_delta(rec.values(i - 1, c), rec.values(i, c), ch.counter_bits) / dt;
+      s.values(i, c) = counter_delta(rec.values(i - 1, c), rec.values(i, c), ch.counter_bits, ch.wrap_range) / dt;
     }
     ch.kind = Kind::gauge;
     ch.unit += "/s";

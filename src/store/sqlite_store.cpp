@@ -66,8 +66,11 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
        "CREATE TABLE probes(name TEXT PRIMARY KEY, available INTEGER NOT NULL, reason TEXT NOT NULL,"
        " n_channels INTEGER NOT NULL);"
        "CREATE TABLE channels(id INTEGER PRIMARY KEY, name TEXT NOT NULL, unit TEXT NOT NULL,"
-       " kind TEXT NOT NULL, subsystem TEXT NOT NULL, counter_bits INTEGER NOT NULL, help TEXT NOT NULL);"
-       "CREATE TABLE samples(seq INTEGER PRIMARY KEY, t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL);");
+       " kind TEXT NOT NULL, subsystem TEXT NOT NULL, counter_bits INTEGER NOT NULL, help TEXT NOT NULL,"
+       " wrap_range REAL NOT NULL DEFAULT 0);"
+       "CREATE TABLE samples(seq INTEGER PRIMARY KEY, t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL);"
+       "CREATE TABLE events(t_unix_ns INTEGER NOT NULL, source TEXT NOT NULL, kind TEXT NOT NULL,"
+       " value REAL NOT NULL, detail TEXT NOT NULL);");
   set_meta("schema_version", std::to_string(kStoreSchemaVersion));
   set_meta("hostname", meta.hostname);
   set_meta("kernel", meta.kernel);
@@ -92,7 +95,7 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
     }
   }
   {
-    Stmt st(db_, path_, "INSERT INTO channels VALUES(?,?,?,?,?,?,?)");
+    Stmt st(db_, path_, "INSERT INTO channels VALUES(?,?,?,?,?,?,?,?)");
     for (std::size_t i = 0; i < channels.size(); ++i) {
       const auto& c = channels[i];
       sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(i));
@@ -102,6 +105,7 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
       sqlite3_bind_text(st.s, 5, std::string(to_string(c.subsystem)).c_str(), -1, SQLITE_TRANSIENT);
       sqlite3_bind_int(st.s, 6, c.counter_bits);
       sqlite3_bind_text(st.s, 7, c.help.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_double(st.s, 8, c.wrap_range);
       if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, sqlite3_errmsg(db_));
       sqlite3_reset(st.s);
     }
@@ -144,6 +148,16 @@ void StoreWriter::append(std::int64_t t_unix_ns, std::span<const double> row) {
   sqlite3_reset(insert_);
   if (rc != SQLITE_DONE) fail(path_, std::string("append failed: ") + sqlite3_errmsg(db_));
   ++seq_;
+}
+
+void StoreWriter::append_event(const Event& e) {
+  Stmt st(db_, path_, "INSERT INTO events VALUES(?,?,?,?,?)");
+  sqlite3_bind_int64(st.s, 1, e.t_unix_ns);
+  sqlite3_bind_text(st.s, 2, e.source.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 3, e.kind.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double(st.s, 4, e.value);
+  sqlite3_bind_text(st.s, 5, e.detail.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, std::string("event append failed: ") + sqlite3_errmsg(db_));
 }
 
 void StoreWriter::finish(std::int64_t end_unix_ns, int exit_code) {
@@ -212,7 +226,7 @@ Recording load_recording(const std::filesystem::path& path) {
                             static_cast<std::size_t>(sqlite3_column_int64(st.s, 3))});
     }
     {
-      Stmt st(db, path, "SELECT id, name, unit, kind, subsystem, counter_bits, help FROM channels ORDER BY id");
+      Stmt st(db, path, "SELECT id, name, unit, kind, subsystem, counter_bits, help, wrap_range FROM channels ORDER BY id");
       while (sqlite3_step(st.s) == SQLITE_ROW) {
         if (sqlite3_column_int64(st.s, 0) != static_cast<sqlite3_int64>(rec.channels.size()))
           fail(path, "corrupt store: channel ids are not contiguous");
@@ -226,6 +240,7 @@ Recording load_recording(const std::filesystem::path& path) {
         c.subsystem = *s;
         c.counter_bits = static_cast<std::uint8_t>(sqlite3_column_int(st.s, 5));
         c.help = st.text(6);
+        c.wrap_range = sqlite3_column_double(st.s, 7);
         rec.channels.push_back(std::move(c));
       }
     }
@@ -247,6 +262,13 @@ Recording load_recording(const std::filesystem::path& path) {
       if (nc) rec.values.append_row(row);
     }
     if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+    {
+      Stmt ev(db, path, "SELECT t_unix_ns, source, kind, value, detail FROM events ORDER BY t_unix_ns, rowid");
+      while ((rc = sqlite3_step(ev.s)) == SQLITE_ROW)
+        rec.events.push_back({sqlite3_column_int64(ev.s, 0), ev.text(1), ev.text(2),
+                              sqlite3_column_double(ev.s, 3), ev.text(4)});
+      if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+    }
     if (nc == 0) rec.values = Matrix(rec.t_unix_ns.size(), 0);
   } catch (const StoreError&) {
     throw;

@@ -11,26 +11,27 @@
 #include "telemetry/procfs/pressure.h"
 #include "telemetry/procfs/stat.h"
 #include "telemetry/procfs/vmstat.h"
-#include "telemetry/sysfs/cpufreq.h"
+#include "telemetry/registry_parts.h"
 
 namespace reveal {
-namespace {
-template <class P>
-ProbeFactory entry(std::string name, bool enabled_by_default = true) {
-  return {std::move(name), enabled_by_default, [] { return std::make_unique<P>(); }};
-}
-}  // namespace
 
 const std::vector<ProbeFactory>& probe_registry() {
   using namespace telemetry;
-  static const std::vector<ProbeFactory> registry{
-      entry<ProcStatProbe>("proc.stat"),         entry<ProcMeminfoProbe>("proc.meminfo"),
-      entry<ProcVmstatProbe>("proc.vmstat"),     entry<ProcPressureProbe>("proc.pressure"),
-      entry<ProcLoadavgProbe>("proc.loadavg"),   entry<ProcNetDevProbe>("proc.net.dev"),
-      entry<ProcNetSnmpProbe>("proc.net.snmp"),  entry<ProcDiskstatsProbe>("proc.diskstats"),
-      entry<SysCpufreqProbe>("sys.cpufreq"),     entry<PerfSoftwareProbe>("perf.software"),
-      entry<PerfHardwareProbe>("perf.hardware"),
-  };
+  static const std::vector<ProbeFactory> registry = [] {
+    std::vector<ProbeFactory> r{
+        registry_entry<ProcStatProbe>("proc.stat"),       registry_entry<ProcMeminfoProbe>("proc.meminfo"),
+        registry_entry<ProcVmstatProbe>("proc.vmstat"),   registry_entry<ProcPressureProbe>("proc.pressure"),
+        registry_entry<ProcLoadavgProbe>("proc.loadavg"), registry_entry<ProcNetDevProbe>("proc.net.dev"),
+        registry_entry<ProcNetSnmpProbe>("proc.net.snmp"), registry_entry<ProcDiskstatsProbe>("proc.diskstats"),
+    };
+    add_sysfs_probes(r);
+    add_rdma_probes(r);
+    add_cgroup_probes(r);
+    add_nvml_probes(r);
+    r.push_back(registry_entry<PerfSoftwareProbe>("perf.software"));
+    r.push_back(registry_entry<PerfHardwareProbe>("perf.hardware"));
+    return r;
+  }();
   return registry;
 }
 

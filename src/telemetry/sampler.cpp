@@ -48,9 +48,11 @@ Sampler::Sampler(std::vector<std::unique_ptr<Probe>> probes, const std::filesyst
   row_.assign(channels_.size(), std::nan(""));
 }
 
-std::span<const double> Sampler::sample_once() {
+std::span<const double> Sampler::sample_once(std::int64_t t_unix_ns) {
   std::span<double> row(row_);
   for (auto& s : slots_) s.probe->sample(row.subspan(s.offset, s.count));
+  events_.clear();
+  for (auto& s : slots_) s.probe->poll_events(t_unix_ns, events_);
   return row_;
 }
 
@@ -69,8 +71,9 @@ std::size_t Sampler::run(std::chrono::nanoseconds interval, std::size_t max_samp
       if (stop.load(std::memory_order_relaxed)) return taken;
     }
     if (stop.load(std::memory_order_relaxed)) break;
-    auto row = sample_once();
-    on_sample(wall0 + (monotonic_ns() - t0), row);
+    const std::int64_t t = wall0 + (monotonic_ns() - t0);
+    auto row = sample_once(t);
+    on_sample(t, row);
     ++taken;
     // Next tick strictly in the future; skip (do not bunch) ticks missed by a stall.
     const std::int64_t now = monotonic_ns();

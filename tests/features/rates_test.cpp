@@ -49,6 +49,15 @@ TEST(Rates, ThirtyTwoBitWrapIsUnwrapped) {
   EXPECT_DOUBLE_EQ(s.values(1, 0), 30.0);
 }
 
+TEST(Rates, WrapRangeCounterIsUnwrapped) {
+  ChannelInfo c = counter("energy_uj");
+  c.wrap_range = 262143328850.0;  // a RAPL max_energy_range_uj
+  auto rec = make({c}, {0, 1'000'000'000, 2'000'000'000}, {{262143328000.0}, {1150.0}, {100.0}});
+  Series s = to_rates(rec);
+  EXPECT_NEAR(s.values(1, 0), 2000.0, 1e-3);
+  EXPECT_TRUE(std::isnan(s.values(2, 0)));  // a drop of 1050 from 1150 is not a wrap
+}
+
 TEST(Rates, NaNAndNonIncreasingTimeGiveGaps) {
   auto rec = make({counter("a")}, {0, 1'000'000'000, 1'000'000'000, 2'000'000'000},
                   {{1}, {std::nan("")}, {5}, {9}});

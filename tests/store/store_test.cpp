@@ -36,7 +36,7 @@ RunMetadata meta() {
 }
 
 std::vector<ChannelInfo> channels() {
-  return {{"proc.stat:user", "ticks", Kind::counter, Subsystem::cpu, 64, "user time"},
+  return {{"proc.stat:user", "ticks", Kind::counter, Subsystem::cpu, 64, "user time", 4096.0},
           {"proc.meminfo:MemFree", "kB", Kind::gauge, Subsystem::memory, 64, ""}};
 }
 
@@ -48,6 +48,7 @@ TEST_F(StoreTest, RoundTripKeepsMetadataChannelsAndValues) {
     const double r1[] = {2.5, 1e15};
     w.append(1'000, r0);
     w.append(2'000, r1);
+    w.append_event({2'000, "nvml", "xid", 79, "GPU 1 fell off the bus"});
     w.finish(2'000, 7);
   }
   Recording r = load_recording(p);
@@ -62,10 +63,15 @@ TEST_F(StoreTest, RoundTripKeepsMetadataChannelsAndValues) {
   EXPECT_EQ(r.meta.probes[1].reason, "no PMU exposed");
   ASSERT_EQ(r.channels.size(), 2u);
   EXPECT_EQ(r.channels[0].kind, Kind::counter);
+  EXPECT_DOUBLE_EQ(r.channels[0].wrap_range, 4096.0);
   EXPECT_EQ(r.channels[1].subsystem, Subsystem::memory);
   ASSERT_EQ(r.t_unix_ns.size(), 2u);
   EXPECT_TRUE(std::isnan(r.values(0, 1)));
   EXPECT_DOUBLE_EQ(r.values(1, 1), 1e15);
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].kind, "xid");
+  EXPECT_DOUBLE_EQ(r.events[0].value, 79);
+  EXPECT_EQ(r.events[0].detail, "GPU 1 fell off the bus");
 }
 
 TEST_F(StoreTest, UnfinishedStoreStillOpens) {
