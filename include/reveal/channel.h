@@ -44,9 +44,9 @@ struct ChannelInfo {
   Kind kind = Kind::gauge;
   Subsystem subsystem = Subsystem::system;
   std::uint8_t counter_bits = 64;  // width of a counter; a 32-bit counter may wrap
+  std::string help;                // one-line meaning, for `reveal probes` and docs
   double wrap_range = 0;           // > 0: the counter wraps modulo this value instead of 2^bits
                                    // (e.g. RAPL energy_uj wraps at max_energy_range_uj)
-  std::string help;                // one-line meaning, for `reveal probes` and docs
 };
 
 }  // namespace reveal
