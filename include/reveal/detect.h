@@ -9,7 +9,9 @@
 //   iforest   Isolation Forest (Liu et al. 2008) on window mean and std of a pruned channel set
 //             (channels dropped when Pearson |r| ≥ prune_r with one already kept, paper §4).
 // Calibration: each detector's score stream is standardised on its reference scores,
-//   c = (s − median) / (1.4826·MAD); fused = max_d c_d / cut_d, anomalous when fused ≥ 1.
+//   c = (s − median) / max(1.4826·MAD, floor); fused = max_d c_d / cut_d, anomalous when fused ≥ 1.
+// Self mode reweights: windows with fused ≥ 0.5 (± one window length) leave the reference and
+//   the run is scored again, up to 3 passes, while at least half the windows remain.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +47,7 @@ struct DetectResult {
   RunMetadata meta;
   std::vector<std::string> baseline_hosts;
   std::size_t n_samples = 0, n_channels_recorded = 0, n_channels_used = 0, n_channels_model = 0;
+  std::size_t reference_windows = 0;  // windows the reference was fitted on (self mode: after reweighting)
   std::vector<double> window_start_s, window_end_s, fused;  // per window
   std::vector<std::string> window_top_channel;  // per window: channel with the largest |z|
   std::vector<double> window_top_z;             // its robust z

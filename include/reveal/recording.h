@@ -25,6 +25,8 @@ struct RunMetadata {
   double interval_s = 1.0;
   std::int64_t start_unix_ns = 0;  // CLOCK_REALTIME at the first sample
   std::int64_t end_unix_ns = 0;    // at the last sample; 0 while recording
+  bool complete = true;            // false when the recorder never finished (killed, crashed):
+                                   // load_recording then sets end_unix_ns from the last sample
   std::string command;             // the monitored command line, "" if none
   int exit_code = 0;               // the command's exit status (or 128+signal)
   std::string root = "/";          // --root the probes read under
@@ -42,12 +44,24 @@ struct Event {
   std::string detail;  // one human-readable line
 };
 
+// Host configuration (see reveal/config.h): key -> value, e.g. "net.eth0.mtu" -> "9000".
+using ConfigSnapshot = std::map<std::string, std::string>;
+
+// One configuration key that changed during a run. `value` is "" when the key disappeared,
+// `old_value` is "" when it appeared.
+struct ConfigChange {
+  std::int64_t t_unix_ns = 0;
+  std::string key, old_value, value;
+};
+
 struct Recording {
   RunMetadata meta;
   std::vector<ChannelInfo> channels;
   std::vector<std::int64_t> t_unix_ns;  // one per sample (row of `values`)
   Matrix values;                        // samples × channels, raw values, NaN = gap
   std::vector<Event> events;            // in time order
+  ConfigSnapshot config;                // host configuration at the start of the run
+  std::vector<ConfigChange> config_changes;  // in time order
 };
 
 }  // namespace reveal

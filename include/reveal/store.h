@@ -7,6 +7,9 @@
 //   samples(seq INTEGER PRIMARY KEY, t_unix_ns INTEGER, data BLOB)
 //     data = zstd(little-endian float64[n_channels]) for one sample; NaN = gap.
 //   events(t_unix_ns INTEGER, source, kind, value REAL, detail)  -- discrete events
+//   config(t_unix_ns INTEGER, key, value)  -- host configuration (reveal/config.h): the snapshot
+//     at start (rows stamped <= meta start_unix_ns), then one row per changed key at the time of
+//     the change (value "" = key removed). Stores written before this table load an empty one.
 // Every append commits its own transaction, so a crash loses at most the sample being written;
 // the file always opens. (A chunked columnar encoding is planned to reach ≤ 2 KB/s.)
 //
@@ -46,6 +49,10 @@ class StoreWriter {
   void append(std::int64_t t_unix_ns, std::span<const double> row);
   // Appends one discrete event (committed immediately).
   void append_event(const Event& e);
+  // Configuration: the snapshot stamped `t_unix_ns` (<= meta.start_unix_ns), then changes as
+  // they happen (stamped later). Each call is one transaction.
+  void append_config(std::int64_t t_unix_ns, const ConfigSnapshot& snapshot);
+  void append_config_changes(const std::vector<ConfigChange>& changes);
   // Records end time and exit code and checkpoints the WAL into the main file.
   void finish(std::int64_t end_unix_ns, int exit_code);
   std::size_t samples_written() const { return seq_; }

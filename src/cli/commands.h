@@ -25,10 +25,19 @@ using Action = std::function<int()>;
 Action add_probes(CLI::App& app);
 Action add_record(CLI::App& app);
 Action add_detect(CLI::App& app);
+Action add_config(CLI::App& app);  // config.cpp: config show|diff
+Action add_docs(CLI::App& app);    // docs.cpp: docs metrics (hidden)
 
 // make_probes() with an unknown name reported as a UsageError.
 std::vector<std::unique_ptr<Probe>> select_probes(const std::vector<std::string>& include,
                                                   const std::vector<std::string>& exclude);
+
+// Throws std::runtime_error (exit 3) unless `root` is an existing directory.
+void check_root(const std::string& root);
+
+// Writes `text` to stdout and flushes; throws std::runtime_error (exit 3) when the write fails
+// (a full disk, a closed pipe), so a truncated report never exits 0.
+void write_stdout(const std::string& text);
 
 // Prints "reveal: error: <msg>" on one line to stderr.
 void error(const std::string& msg);

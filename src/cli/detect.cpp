@@ -36,7 +36,7 @@ Action add_detect(CLI::App& app) {
     for (const auto& b : o->baselines) refs.push_back(load_recording(b));
     DetectResult r = detect(run, refs, o->d);
     const std::string out = o->json ? render_json(r, o->run) : render_text(r, o->run);
-    std::fputs(out.c_str(), stdout);
+    write_stdout(out);
     return kExitOk;
   };
 }

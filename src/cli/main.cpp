@@ -1,12 +1,25 @@
 // reveal: anomaly detection for ML infrastructure from hardware telemetry.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <map>
 
 #include "commands.h"
 
 namespace reveal::cli {
 void error(const std::string& msg) { std::fprintf(stderr, "reveal: error: %s\n", msg.c_str()); }
+void write_stdout(const std::string& text) {
+  errno = 0;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0;
+  if (!ok) throw std::runtime_error(std::string("cannot write to standard output: ") + std::strerror(errno ? errno : EIO));
+}
+void check_root(const std::string& root) {
+  std::error_code ec;
+  if (root.empty() || !std::filesystem::is_directory(root, ec))
+    throw std::runtime_error("--root '" + root + "' is not a directory");
+}
 std::vector<std::unique_ptr<Probe>> select_probes(const std::vector<std::string>& include,
                                                   const std::vector<std::string>& exclude) {
   try {
@@ -22,7 +35,7 @@ int main(int argc, char** argv) {
   CLI::App app{"reveal: finds anomalies in ML infrastructure from hardware telemetry alone"};
   app.require_subcommand(1);
   std::map<CLI::App*, Action> actions;
-  for (auto add : {add_probes, add_record, add_detect}) {
+  for (auto add : {add_probes, add_record, add_detect, add_config, add_docs}) {
     const std::size_t before = app.get_subcommands({}).size();
     Action a = add(app);
     actions[app.get_subcommands({}).at(before)] = std::move(a);

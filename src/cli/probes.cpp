@@ -19,6 +19,7 @@ Action add_probes(CLI::App& app) {
   sub->add_option("--probes", o->include, "Only these probes (names, or prefixes ending in *)")->delimiter(',');
   sub->add_option("--exclude", o->exclude, "Skip these probes")->delimiter(',');
   return [o]() {
+    check_root(o->root);
     std::vector<std::unique_ptr<Probe>> probes = select_probes(o->include, o->exclude);
     std::vector<std::string> descriptions;
     for (auto& p : probes) descriptions.emplace_back(p->description());
@@ -45,10 +46,9 @@ Action add_probes(CLI::App& app) {
     }
     if (o->json) {
       nlohmann::json doc = {{"schema", "reveal.probes/1"}, {"root", o->root}, {"probes", out}};
-      std::fputs((doc.dump(2) + "\n").c_str(), stdout);
+      write_stdout(doc.dump(2) + "\n");
     } else {
-      std::fputs(text.c_str(), stdout);
-      std::fputs(fmt::format("{} channels from {} probes\n", sampler.channels().size(), recs.size()).c_str(), stdout);
+      write_stdout(text + fmt::format("{} channels from {} probes\n", sampler.channels().size(), recs.size()));
     }
     return kExitOk;
   };

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "reveal/config.h"
 #include "reveal/host_info.h"
 #include "reveal/sampler.h"
 #include "reveal/store.h"
@@ -28,7 +29,7 @@ std::atomic<pid_t> g_child{0};
 void on_signal(int sig) {
   g_signal.store(sig);
   g_stop.store(true);
-  if (pid_t c = g_child.load(); c > 0 && sig == SIGTERM) kill(c, SIGTERM);
+  if (pid_t c = g_child.load(); c > 0 && sig != SIGINT) kill(c, SIGTERM);  // SIGINT reaches the group
 }
 
 void install_handlers() {
@@ -38,6 +39,7 @@ void install_handlers() {
   sa.sa_flags = 0;  // no SA_RESTART: interrupt the sampler's sleep
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);  // a closed terminal or ssh session ends the run cleanly
 }
 
 std::string join_command(const std::vector<std::string>& cmd) {
@@ -108,6 +110,8 @@ Action add_record(CLI::App& app) {
     if (o->command.empty() && duration.count() == 0 && !o->quiet)
       std::fprintf(stderr, "reveal: recording until SIGINT (Ctrl-C) or SIGTERM\n");
 
+    if (o->out.empty()) throw UsageError("--output: empty path");
+    check_root(o->root);
     Sampler sampler(select_probes(o->include, o->exclude), o->root);
     RunMetadata meta;
     fill_host_info(o->root, meta);
@@ -116,18 +120,16 @@ Action add_record(CLI::App& app) {
     meta.root = o->root;
     meta.reveal_version = "0.1.0";
     meta.probes = sampler.probe_records();
-    meta.start_unix_ns = realtime_ns();
-    StoreWriter store(o->out, meta, sampler.channels());
-    if (!o->quiet) {
-      std::size_t avail = 0;
-      for (auto& p : meta.probes) avail += p.available;
-      std::fprintf(stderr, "reveal: recording %zu channels from %zu/%zu probes every %s into %s\n",
-                   sampler.channels().size(), avail, meta.probes.size(), o->interval.c_str(), o->out.c_str());
-    }
-
+    // Start the command before touching the store: a command that cannot run leaves an
+    // existing store at -o intact.
     install_handlers();
     std::thread waiter;
     std::atomic<int> child_status{-1};
+    auto stop_child = [&] {
+      if (!waiter.joinable()) return;
+      if (child_status.load() < 0) kill(g_child.load(), SIGTERM);  // duration ended or signalled
+      waiter.join();
+    };
     if (!o->command.empty()) {
       pid_t pid = spawn(o->command);
       g_child.store(pid);
@@ -138,6 +140,24 @@ Action add_record(CLI::App& app) {
         g_stop.store(true);
       });
     }
+    meta.start_unix_ns = realtime_ns();
+    std::unique_ptr<StoreWriter> store_ptr;
+    try {
+      store_ptr = std::make_unique<StoreWriter>(o->out, meta, sampler.channels());
+    } catch (...) {
+      stop_child();
+      throw;
+    }
+    StoreWriter& store = *store_ptr;
+    ConfigWatcher config(o->root, 10);  // config: snapshot now, re-read every 10 samples
+    store.append_config(meta.start_unix_ns, config.snapshot());
+    if (!o->quiet) {
+      std::size_t avail = 0;
+      for (auto& p : meta.probes) avail += p.available;
+      std::fprintf(stderr, "reveal: recording %zu channels from %zu/%zu probes every %s into %s\n",
+                   sampler.channels().size(), avail, meta.probes.size(), o->interval.c_str(), o->out.c_str());
+    }
+
     const std::size_t max_samples =
         duration.count() ? std::size_t(duration.count() / interval->count()) + 1 : 0;
     std::int64_t last_t = meta.start_unix_ns;
@@ -147,6 +167,10 @@ Action add_record(CLI::App& app) {
       try {
         store.append(t, row);
         for (const auto& e : sampler.events()) store.append_event(e);
+        if (auto changes = config.tick(t); !changes.empty()) {  // config: store changed keys + events
+          store.append_config_changes(changes);
+          for (const auto& c : changes) store.append_event(config_event(c));
+        }
         last_t = t;
       } catch (const std::exception& e) {
         write_error = e.what();
@@ -155,10 +179,7 @@ Action add_record(CLI::App& app) {
     });
     int exit_code = 0;
     if (waiter.joinable()) {
-      if (child_status.load() < 0) {  // duration ended or we were signalled: stop the command
-        kill(g_child.load(), SIGTERM);
-      }
-      waiter.join();
+      stop_child();
       exit_code = child_status.load();
     }
     store.finish(last_t, exit_code);
@@ -167,7 +188,8 @@ Action add_record(CLI::App& app) {
       return kExitInput;
     }
     if (!o->quiet)
-      std::fprintf(stderr, "reveal: wrote %zu samples to %s\n", store.samples_written(), o->out.c_str());
+      std::fprintf(stderr, "reveal: wrote %zu sample%s to %s\n", store.samples_written(),
+                   store.samples_written() == 1 ? "" : "s", o->out.c_str());
     if (!o->command.empty()) return exit_code;
     return kExitOk;  // SIGINT/SIGTERM is the normal way to end an open-ended recording
   };

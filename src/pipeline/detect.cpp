@@ -15,6 +15,10 @@ namespace {
 
 constexpr double kZClip = 200.0;
 constexpr double kFallWeight = 0.25;
+constexpr double kZStreamFloor = 1.0;   // robust SDs: the z stream's scale is at least one z unit
+constexpr double kIfStreamFloor = 0.01; // Isolation Forest score units (scores live in (0, 1])
+constexpr double kSuspect = 0.5;        // fused score that removes a window from a self reference
+constexpr int kSelfPasses = 3;
 constexpr double kNaN = __builtin_nan("");
 
 Series prepare(const Recording& r) {
@@ -75,11 +79,11 @@ std::vector<std::size_t> prune_correlated(const Matrix& ref, double cut) {
 }
 
 struct Calibration { double median = 0, scale = 1; };
-Calibration calibrate(const std::vector<double>& ref) {
+Calibration calibrate(const std::vector<double>& ref, double floor) {
   Calibration c;
   c.median = median_of(ref);
   const double mad = mad_of(ref, c.median);
-  c.scale = std::max({1.4826 * mad, 1e-3 * std::fabs(c.median), 1e-9});
+  c.scale = std::max({1.4826 * mad, 1e-3 * std::fabs(c.median), floor});
   return c;
 }
 
@@ -122,6 +126,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   res.mode = baselines.empty() ? "self" : "baseline";
   res.n_samples = run.t_unix_ns.size();
   res.n_channels_recorded = run.channels.size();
+  if (!run.meta.complete)
+    res.notes.push_back("the recording did not finish cleanly (recorder killed or crashed); its end is the last sample stored");
 
   const Series s = prepare(run);
   std::vector<Series> refs;
@@ -170,30 +176,21 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   const std::size_t nw = w.first_row.size();
   const std::size_t nc = run_cols.size();
   const Matrix run_means = window_means(w, run_cols);
-  Matrix ref_means;
+  if (nw == 0) throw DetectError("no complete window in the run");
   std::vector<Windows> ref_windows;
-  if (refs.empty()) {
-    ref_means = run_means;
-  } else {
-    std::vector<Matrix> parts;
-    for (std::size_t k = 0; k < refs.size(); ++k) {
-      ref_windows.push_back(make_windows(refs[k], opts.window));
-      parts.push_back(window_means(ref_windows.back(), ref_cols[k]));
-    }
-    ref_means = vstack(parts, nc);
+  std::vector<Matrix> ref_parts;
+  for (std::size_t k = 0; k < refs.size(); ++k) {
+    ref_windows.push_back(make_windows(refs[k], opts.window));
+    ref_parts.push_back(window_means(ref_windows.back(), ref_cols[k]));
   }
+  std::vector<double> floors(nc);
+  for (std::size_t j = 0; j < nc; ++j) floors[j] = unit_floor(s.channels[run_cols[j]].unit);
 
   // Detector 1: per-channel robust z of the deviation sustained over the whole window:
   // z(min) when the window lies entirely above the reference median, z(max) when entirely
   // below, else 0. A spike shorter than the window scores nothing here (Isolation Forest
   // sees it through the window std); a level shift scores its full size.
   RobustZ rz;
-  rz.fit(ref_means);
-  {
-    std::vector<double> floors(nc);
-    for (std::size_t j = 0; j < nc; ++j) floors[j] = unit_floor(s.channels[run_cols[j]].unit);
-    rz.floor_scale(floors);
-  }
   std::vector<double> zlo(nc), zhi(nc), vlo(nc), vhi(nc);
   auto sustained_z = [&](const Windows& win, const std::vector<int>& cols, std::size_t k,
                          std::span<double> out) {
@@ -206,26 +203,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     for (std::size_t j = 0; j < nc; ++j)
       out[j] = std::clamp(zlo[j] > 0 ? zlo[j] : zhi[j] < 0 ? zhi[j] : 0.0, -kZClip, kZClip);
   };
-  Matrix z(nw, nc);
-  DetectorTrace tz{"robust_z", std::vector<double>(nw), {}, opts.z_cut};
-  for (std::size_t k = 0; k < nw; ++k) {
-    sustained_z(w, run_cols, k, z.row(k));
-    tz.raw[k] = top3_rms(z.row(k));
-  }
-  std::vector<double> tz_ref = tz.raw;
-  if (!refs.empty()) {
-    tz_ref.clear();
-    std::vector<double> zr(nc);
-    for (std::size_t b = 0; b < refs.size(); ++b)
-      for (std::size_t k = 0; k < ref_windows[b].first_row.size(); ++k) {
-        sustained_z(ref_windows[b], ref_cols[b], k, zr);
-        tz_ref.push_back(top3_rms(zr));
-      }
-  }
-
   // Detector 2: Isolation Forest on robust-standardised mean and std of pruned channels.
-  const std::vector<std::size_t> kept = prune_correlated(ref_means, opts.prune_r);
-  res.n_channels_model = kept.size();
+  std::vector<std::size_t> kept;
   auto if_features = [&](const Windows& win, const std::vector<int>& cols) {
     Matrix f(win.first_row.size(), kept.size() * 2, kNaN);
     for (std::size_t k = 0; k < win.first_row.size(); ++k)
@@ -237,34 +216,86 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
       }
     return f;
   };
-  const Matrix run_f = if_features(w, run_cols);
-  Matrix ref_f;
-  if (refs.empty()) {
-    ref_f = run_f;
-  } else {
-    std::vector<Matrix> parts;
-    for (std::size_t k = 0; k < refs.size(); ++k) parts.push_back(if_features(ref_windows[k], ref_cols[k]));
-    ref_f = vstack(parts, kept.size() * 2);
-  }
-  IsolationForest forest({.n_trees = 100, .max_samples = 256, .seed = opts.seed});
-  forest.fit(ref_f);
-  DetectorTrace tif{"iforest", std::vector<double>(nw), {}, opts.if_cut};
-  for (std::size_t k = 0; k < nw; ++k) tif.raw[k] = forest.score(run_f.row(k));
-  std::vector<double> tif_ref(ref_f.rows());
-  if (refs.empty()) tif_ref = tif.raw;
-  else for (std::size_t k = 0; k < ref_f.rows(); ++k) tif_ref[k] = forest.score(ref_f.row(k));
+  auto rows_where = [](const Matrix& m, const std::vector<char>& keep) {
+    Matrix out(0, m.cols());
+    for (std::size_t r = 0; r < m.rows(); ++r)
+      if (keep[r]) out.append_row(m.row(r));
+    return out;
+  };
 
-  // Calibrated fusion.
-  res.fused.assign(nw, 0.0);
-  for (auto* t : {&tz, &tif}) {
-    const auto& ref = t == &tz ? tz_ref : tif_ref;
-    const Calibration cal = calibrate(ref);
-    t->calibrated.resize(nw);
+  // One scoring pass against a reference: the baselines, or (self mode) the run's windows
+  // flagged in `keep`.
+  Matrix z(nw, nc);
+  DetectorTrace tz, tif;
+  auto score_pass = [&](const std::vector<char>& keep) {
+    const Matrix ref_means = refs.empty() ? rows_where(run_means, keep) : vstack(ref_parts, nc);
+    rz.fit(ref_means);
+    rz.floor_scale(floors);
+    tz = {"robust_z", std::vector<double>(nw), {}, opts.z_cut};
     for (std::size_t k = 0; k < nw; ++k) {
-      t->calibrated[k] = (t->raw[k] - cal.median) / cal.scale;
-      res.fused[k] = std::max(res.fused[k], t->calibrated[k] / t->cut);
+      sustained_z(w, run_cols, k, z.row(k));
+      tz.raw[k] = top3_rms(z.row(k));
     }
+    std::vector<double> tz_ref;
+    if (refs.empty()) {
+      for (std::size_t k = 0; k < nw; ++k) if (keep[k]) tz_ref.push_back(tz.raw[k]);
+    } else {
+      std::vector<double> zr(nc);
+      for (std::size_t b = 0; b < refs.size(); ++b)
+        for (std::size_t k = 0; k < ref_windows[b].first_row.size(); ++k) {
+          sustained_z(ref_windows[b], ref_cols[b], k, zr);
+          tz_ref.push_back(top3_rms(zr));
+        }
+    }
+    kept = prune_correlated(ref_means, opts.prune_r);
+    res.n_channels_model = kept.size();
+    const Matrix run_f = if_features(w, run_cols);
+    Matrix ref_f;
+    if (refs.empty()) {
+      ref_f = rows_where(run_f, keep);
+    } else {
+      std::vector<Matrix> parts;
+      for (std::size_t k = 0; k < refs.size(); ++k) parts.push_back(if_features(ref_windows[k], ref_cols[k]));
+      ref_f = vstack(parts, kept.size() * 2);
+    }
+    IsolationForest forest({.n_trees = 100, .max_samples = 256, .seed = opts.seed});
+    forest.fit(ref_f);
+    tif = {"iforest", std::vector<double>(nw), {}, opts.if_cut};
+    for (std::size_t k = 0; k < nw; ++k) tif.raw[k] = forest.score(run_f.row(k));
+    std::vector<double> tif_ref(ref_f.rows());
+    for (std::size_t k = 0; k < ref_f.rows(); ++k) tif_ref[k] = forest.score(ref_f.row(k));
+
+    // Calibrated fusion. Each stream's scale has a floor in its own units so that a
+    // reference of near-identical scores cannot turn a tiny change into a huge one.
+    res.fused.assign(nw, 0.0);
+    for (auto* t : {&tz, &tif}) {
+      const Calibration cal = calibrate(t == &tz ? tz_ref : tif_ref, t == &tz ? kZStreamFloor : kIfStreamFloor);
+      t->calibrated.resize(nw);
+      for (std::size_t k = 0; k < nw; ++k) {
+        t->calibrated[k] = (t->raw[k] - cal.median) / cal.scale;
+        res.fused[k] = std::max(res.fused[k], t->calibrated[k] / t->cut);
+      }
+    }
+  };
+
+  // Self reference is contaminated by the faults it should find (a 30 s fault is a quarter of
+  // a 2-minute run, which inflates medians and MADs). Iteratively reweighted reference: after
+  // each pass, drop the windows that look suspicious (fused ≥ kSuspect, widened by one window
+  // length either side) from the reference and score again, while at least half remain.
+  std::vector<char> keep(nw, 1);
+  score_pass(keep);
+  for (int pass = 1; refs.empty() && pass < kSelfPasses; ++pass) {
+    std::vector<char> next(nw, 1);
+    for (std::size_t k = 0; k < nw; ++k)
+      if (res.fused[k] >= kSuspect)
+        for (std::size_t j = k >= L ? k - L : 0; j < std::min(nw, k + L + 1); ++j) next[j] = 0;
+    const std::size_t n_keep = std::count(next.begin(), next.end(), 1);
+    if (next == keep || n_keep * 2 < nw) break;
+    keep = std::move(next);
+    score_pass(keep);
   }
+  res.reference_windows = std::count(keep.begin(), keep.end(), 1);
+
   res.window_start_s = w.t_start_s;
   for (std::size_t k = 0; k < nw; ++k) {
     std::size_t best = 0;

@@ -49,6 +49,17 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
                          const std::vector<ChannelInfo>& channels)
     : path_(path), n_channels_(channels.size()) {
   std::error_code ec;
+  if (path.empty()) fail(path, "empty output path");
+  // Overwrite only a previous store: never a device, a directory or someone's other file.
+  const auto st = std::filesystem::symlink_status(path, ec);
+  if (!ec && std::filesystem::exists(st)) {
+    if (!std::filesystem::is_regular_file(st)) fail(path, "exists and is not a regular file; refusing to overwrite it");
+    char magic[16] = {};
+    std::ifstream f(path, std::ios::binary);
+    f.read(magic, sizeof magic);
+    if (f.gcount() > 0 && std::memcmp(magic, "SQLite format 3", 16) != 0)
+      fail(path, "exists and is not a Reveal store; refusing to overwrite it (remove it first)");
+  }
   std::filesystem::remove(path, ec);
   std::filesystem::remove(path.string() + "-wal", ec);
   std::filesystem::remove(path.string() + "-shm", ec);
@@ -70,7 +81,8 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
        " wrap_range REAL NOT NULL DEFAULT 0);"
        "CREATE TABLE samples(seq INTEGER PRIMARY KEY, t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL);"
        "CREATE TABLE events(t_unix_ns INTEGER NOT NULL, source TEXT NOT NULL, kind TEXT NOT NULL,"
-       " value REAL NOT NULL, detail TEXT NOT NULL);");
+       " value REAL NOT NULL, detail TEXT NOT NULL);"
+       "CREATE TABLE config(t_unix_ns INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);");
   set_meta("schema_version", std::to_string(kStoreSchemaVersion));
   set_meta("hostname", meta.hostname);
   set_meta("kernel", meta.kernel);
@@ -160,6 +172,33 @@ void StoreWriter::append_event(const Event& e) {
   if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, std::string("event append failed: ") + sqlite3_errmsg(db_));
 }
 
+// --- configuration snapshot and changes (table config) ---
+void StoreWriter::append_config(std::int64_t t_unix_ns, const ConfigSnapshot& snapshot) {
+  std::vector<ConfigChange> rows;
+  rows.reserve(snapshot.size());
+  for (const auto& [k, v] : snapshot) rows.push_back({t_unix_ns, k, "", v});
+  append_config_changes(rows);
+}
+
+void StoreWriter::append_config_changes(const std::vector<ConfigChange>& changes) {
+  if (changes.empty()) return;
+  exec(db_, path_, "BEGIN;");
+  try {
+    Stmt st(db_, path_, "INSERT INTO config VALUES(?,?,?)");
+    for (const auto& c : changes) {
+      sqlite3_bind_int64(st.s, 1, c.t_unix_ns);
+      sqlite3_bind_text(st.s, 2, c.key.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(st.s, 3, c.value.c_str(), -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, std::string("config append failed: ") + sqlite3_errmsg(db_));
+      sqlite3_reset(st.s);
+    }
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    throw;
+  }
+  exec(db_, path_, "COMMIT;");
+}
+
 void StoreWriter::finish(std::int64_t end_unix_ns, int exit_code) {
   exec(db_, path_, "BEGIN;");
   set_meta("end_unix_ns", str(end_unix_ns));
@@ -226,7 +265,14 @@ Recording load_recording(const std::filesystem::path& path) {
                             static_cast<std::size_t>(sqlite3_column_int64(st.s, 3))});
     }
     {
-      Stmt st(db, path, "SELECT id, name, unit, kind, subsystem, counter_bits, help, wrap_range FROM channels ORDER BY id");
+      // wrap_range came after the first pre-release stores: read 0 where the column is absent.
+      bool has_wrap = false;
+      {
+        Stmt cols(db, path, "PRAGMA table_info(channels)");
+        while (sqlite3_step(cols.s) == SQLITE_ROW) has_wrap = has_wrap || cols.text(1) == "wrap_range";
+      }
+      Stmt st(db, path, has_wrap ? "SELECT id, name, unit, kind, subsystem, counter_bits, help, wrap_range FROM channels ORDER BY id"
+                                 : "SELECT id, name, unit, kind, subsystem, counter_bits, help, 0 FROM channels ORDER BY id");
       while (sqlite3_step(st.s) == SQLITE_ROW) {
         if (sqlite3_column_int64(st.s, 0) != static_cast<sqlite3_int64>(rec.channels.size()))
           fail(path, "corrupt store: channel ids are not contiguous");
@@ -263,13 +309,48 @@ Recording load_recording(const std::filesystem::path& path) {
     }
     if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
     {
-      Stmt ev(db, path, "SELECT t_unix_ns, source, kind, value, detail FROM events ORDER BY t_unix_ns, rowid");
+      Stmt has_ev(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='events'");
+      const bool events = sqlite3_step(has_ev.s) == SQLITE_ROW;
+      Stmt ev(db, path, events ? "SELECT t_unix_ns, source, kind, value, detail FROM events ORDER BY t_unix_ns, rowid"
+                               : "SELECT 0, '', '', 0, '' WHERE 0");
       while ((rc = sqlite3_step(ev.s)) == SQLITE_ROW)
         rec.events.push_back({sqlite3_column_int64(ev.s, 0), ev.text(1), ev.text(2),
                               sqlite3_column_double(ev.s, 3), ev.text(4)});
       if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
     }
+    {  // configuration: snapshot rows stamped <= start, then changes (old values by replay)
+      Stmt has(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='config'");
+      if (sqlite3_step(has.s) == SQLITE_ROW) {
+        Stmt cf(db, path, "SELECT t_unix_ns, key, value FROM config ORDER BY t_unix_ns, rowid");
+        ConfigSnapshot now;
+        bool in_snapshot = true;
+        while ((rc = sqlite3_step(cf.s)) == SQLITE_ROW) {
+          const std::int64_t t = sqlite3_column_int64(cf.s, 0);
+          std::string key = cf.text(1), value = cf.text(2);
+          if (t <= m.start_unix_ns) {
+            if (!value.empty()) rec.config[key] = value;
+            continue;
+          }
+          if (in_snapshot) {
+            now = rec.config;
+            in_snapshot = false;
+          }
+          auto it = now.find(key);
+          std::string old = it == now.end() ? "" : it->second;
+          if (value.empty()) {
+            if (it != now.end()) now.erase(it);
+          } else {
+            now[key] = value;
+          }
+          rec.config_changes.push_back({t, std::move(key), std::move(old), std::move(value)});
+        }
+        if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+      }
+    }
     if (nc == 0) rec.values = Matrix(rec.t_unix_ns.size(), 0);
+    // A recorder that was killed never wrote its end: take it from the last sample.
+    rec.meta.complete = rec.meta.end_unix_ns != 0;
+    if (!rec.meta.complete && !rec.t_unix_ns.empty()) rec.meta.end_unix_ns = rec.t_unix_ns.back();
   } catch (const StoreError&) {
     throw;
   }

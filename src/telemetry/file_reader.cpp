@@ -17,8 +17,16 @@ constexpr long kSysfsMagic = 0x62656572;
 
 int open_ro(const std::filesystem::path& p) {
   int fd;
-  do fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO or device planted where a /proc file should be must not hang us.
+  do fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   while (fd < 0 && errno == EINTR);
+  if (fd < 0) return fd;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // /proc and /sys files are regular
+    ::close(fd);
+    errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    return -1;
+  }
   return fd;
 }
 
@@ -70,6 +78,11 @@ bool FileReader::open(const std::filesystem::path& path, std::string* error) {
       buf_ = std::move(buf);
       cap_ = want;
       return true;
+    }
+    if (cap >= kMaxCapacity) {  // no /proc or /sys file we read is this large
+      if (error) *error = path.string() + ": larger than " + std::to_string(kMaxCapacity >> 20) + " MiB, not a kernel statistics file";
+      fd_.reset();
+      return false;
     }
     cap *= 4;
   }

@@ -59,6 +59,7 @@ class UniqueFd {
 class FileReader {
  public:
   static constexpr std::size_t kMinCapacity = 4096;
+  static constexpr std::size_t kMaxCapacity = std::size_t{4} << 20;  // refuse larger files at open
 
   FileReader() = default;
   FileReader(FileReader&&) noexcept = default;

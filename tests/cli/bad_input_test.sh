@@ -53,6 +53,30 @@ expect 3 "$T/corrupt.db" -- detect "$T/corrupt.db"
 expect 3 "samples" -- detect "$T/one.db"
 expect 3 "no such file" -- detect "$T/good.db" --baseline "$T/missing.db"
 
+# -o never clobbers what is not a store, and a failed start leaves an existing store intact.
+echo "precious" >"$T/notes.txt"
+expect 3 "refusing to overwrite" -- record -o "$T/notes.txt" --duration 1s
+grep -q precious "$T/notes.txt" || { echo "FAIL: -o clobbered a non-store file"; fails=$((fails + 1)); }
+mkdir "$T/adir"
+expect 3 "not a regular file" -- record -o "$T/adir" --duration 1s
+expect 2 "empty" -- record -o "" --duration 1s
+cp "$T/good.db" "$T/keep.db"
+expect 3 "cannot run" -- record -o "$T/keep.db" --duration 1s -- /no/such/command
+"$REVEAL" detect "$T/keep.db" >/dev/null || { echo "FAIL: failed start destroyed an existing store"; fails=$((fails + 1)); }
+expect 3 "not a directory" -- probes --root "$T/no-such-root"
+expect 3 "not a directory" -- record -o "$T/r.db" --root /etc/passwd --duration 1s
+# A report that cannot be written is an error, not a silent truncation.
+if [[ -c /dev/full ]]; then
+  "$REVEAL" detect "$T/good.db" --json >/dev/full 2>"$T/err"; rc=$?
+  if [[ $rc -ne 3 ]] || ! grep -q "cannot write" "$T/err"; then
+    echo "FAIL: detect > /dev/full -> rc=$rc: $(cat "$T/err")"; fails=$((fails + 1))
+  else echo "ok:   reveal detect > /dev/full -> 3: $(cat "$T/err")"; fi
+fi
+# A killed recorder leaves a store that still opens, with a note.
+"$REVEAL" record -q -o "$T/killed.db" --interval 50ms --duration 30s &
+sleep 1.5; kill -9 $!; wait $! 2>/dev/null
+"$REVEAL" detect "$T/killed.db" | grep -q "did not finish cleanly" || { echo "FAIL: killed store not noted"; fails=$((fails + 1)); }
+
 # An unwritable output path: one line, input error.
 expect 3 "cannot create store" -- record -o /proc/nope/x.db --duration 1s
 

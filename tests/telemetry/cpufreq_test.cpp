@@ -24,6 +24,27 @@ TEST(SysCpufreqProbe, PerCpuFrequencies) {
   EXPECT_EQ(sample(p), (std::vector<double>{2400000, 3500000, 800000, 1200000}));
 }
 
+TEST(SysCpufreqProbe, PolicyMinMaxFollowCurrent) {
+  SysCpufreqProbe p;
+  auto st = p.open(fixture("host-2socket"));
+  ASSERT_TRUE(st.available) << st.reason;
+  const auto n = names(p);
+  ASSERT_EQ(n.size(), 12u);
+  EXPECT_EQ(n[0], "sys.cpufreq:scaling_cur_freq.cpu0");
+  EXPECT_EQ(n[3], "sys.cpufreq:scaling_cur_freq.cpu3");
+  EXPECT_EQ(n[4], "sys.cpufreq:scaling_min_freq.cpu0");
+  EXPECT_EQ(n[8], "sys.cpufreq:scaling_max_freq.cpu0");
+  EXPECT_EQ(n[11], "sys.cpufreq:scaling_max_freq.cpu3");
+  for (const auto& c : p.channels()) {
+    EXPECT_EQ(c.unit, "kHz");
+    EXPECT_EQ(c.kind, Kind::gauge);
+    EXPECT_EQ(c.subsystem, Subsystem::power_thermal);
+  }
+  EXPECT_EQ(sample(p), (std::vector<double>{2400000, 3500000, 800000, 1200000,   // cur
+                                            800000, 800000, 800000, 1000000,     // min
+                                            3500000, 3500000, 2000000, 3500000}));  // max
+}
+
 TEST(SysCpufreqProbe, CpuNumbersSortNumerically) {
   TempRoot root("host-cpufreq-4cpu");
   root.write("sys/devices/system/cpu/cpu10/cpufreq/scaling_cur_freq", "1000\n");

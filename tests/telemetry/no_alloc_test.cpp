@@ -39,7 +39,8 @@ long allocations_during_sample(Probe& p, std::vector<double>& out) {
 }
 
 TEST(ProbeNoAlloc, SampleAllocatesNothing) {
-  for (const char* root : {"/", "vm-2cpu", "edge-extra-columns", "host-cpufreq-4cpu"}) {
+  for (const char* root : {"/", "vm-2cpu", "edge-extra-columns", "host-cpufreq-4cpu", "host-2socket",
+                           "host-2hca", "host-cgroup2"}) {
     const auto path = std::string(root) == "/" ? std::filesystem::path("/") : fixture(root);
     for (const auto& f : probe_registry()) {
       auto p = f.make();

@@ -20,17 +20,19 @@ TEST(ProbeRegistry, ListsAllProbesInOrder) {
     EXPECT_EQ(p->name(), f.name);
     EXPECT_FALSE(p->description().empty()) << f.name;
   }
-  EXPECT_EQ(got, (std::vector<std::string>{"proc.stat", "proc.meminfo", "proc.vmstat",
-                                           "proc.pressure", "proc.loadavg", "proc.net.dev",
-                                           "proc.net.snmp", "proc.diskstats", "sys.cpufreq",
-                                           "perf.software", "perf.hardware"}));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "proc.stat", "proc.meminfo", "proc.vmstat", "proc.pressure", "proc.loadavg",
+                     "proc.net.dev", "proc.net.snmp", "proc.diskstats", "sys.cpufreq", "sys.net",
+                     "sys.rapl", "sys.hwmon", "sys.thermal", "sys.cpuidle", "rdma", "cgroup", "nvml",
+                     "perf.software", "perf.hardware"}));
 }
 
 // Every probe opens on every fixture without throwing; available probes have channels,
 // unique names, and sample exactly channels().size() values; unavailable ones say why.
 TEST(ProbeRegistry, EveryProbeOnEveryFixture) {
   for (const char* machine :
-       {"vm-2cpu", "edge-extra-columns", "edge-missing", "host-cpufreq-4cpu"}) {
+       {"vm-2cpu", "edge-extra-columns", "edge-missing", "host-cpufreq-4cpu", "host-2socket",
+        "host-2hca", "host-cgroup2"}) {
     for (const auto& f : probe_registry()) {
       SCOPED_TRACE(std::string(machine) + " " + f.name);
       auto p = f.make();

@@ -1,8 +1,11 @@
+#include "telemetry/cgroup/cgroup.h"
 #include "telemetry/registry_parts.h"
 
 namespace reveal::telemetry {
 
-// No cgroup probe yet.
-void add_cgroup_probes(std::vector<ProbeFactory>& out) {}
+// Default cgroup set, or REVEAL_CGROUP_PARENT (see cgroup/cgroup.h).
+void add_cgroup_probes(std::vector<ProbeFactory>& out) {
+  out.push_back(registry_entry<CgroupProbe>("cgroup"));
+}
 
 }  // namespace reveal::telemetry

@@ -1,8 +1,10 @@
+#include "telemetry/nvml/nvml_probe.h"
 #include "telemetry/registry_parts.h"
 
 namespace reveal::telemetry {
 
-// No nvml probe yet.
-void add_nvml_probes(std::vector<ProbeFactory>& out) {}
+void add_nvml_probes(std::vector<ProbeFactory>& out) {
+  out.push_back(registry_entry<NvmlProbe>("nvml"));
+}
 
 }  // namespace reveal::telemetry

@@ -1,8 +1,10 @@
+#include "telemetry/rdma/rdma.h"
 #include "telemetry/registry_parts.h"
 
 namespace reveal::telemetry {
 
-// No rdma probe yet.
-void add_rdma_probes(std::vector<ProbeFactory>& out) {}
+void add_rdma_probes(std::vector<ProbeFactory>& out) {
+  out.push_back(registry_entry<RdmaProbe>("rdma"));
+}
 
 }  // namespace reveal::telemetry

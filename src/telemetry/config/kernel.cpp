@@ -1,0 +1,28 @@
+// Kernel, VM and huge page settings: kernel.*, vm.*, hugepages.*, thp.* (see reveal/config.h).
+#include "telemetry/config/config_files.h"
+
+namespace reveal::telemetry::config {
+
+void read_kernel_config(const std::filesystem::path& root, ConfigSnapshot& out) {
+  put_value(out, "kernel.osrelease", root / "proc/sys/kernel/osrelease");
+  put_value(out, "kernel.cmdline", root / "proc/cmdline");
+  put_value(out, "kernel.numa_balancing", root / "proc/sys/kernel/numa_balancing");
+  put_value(out, "vm.swappiness", root / "proc/sys/vm/swappiness");
+  put_value(out, "vm.nr_hugepages", root / "proc/sys/vm/nr_hugepages");
+  // One directory per supported page size, e.g. hugepages-2048kB, hugepages-1048576kB.
+  const auto hp = root / "sys/kernel/mm/hugepages";
+  for (const auto& d : list_dir(hp)) {
+    constexpr std::string_view prefix = "hugepages-";
+    if (d.rfind(prefix, 0) != 0) continue;
+    put_value(out, "hugepages." + d.substr(prefix.size()) + ".nr_hugepages", hp / d / "nr_hugepages");
+  }
+  const auto thp = root / "sys/kernel/mm/transparent_hugepage";
+  for (const char* f : {"enabled", "defrag"}) {
+    auto text = read_file(thp / f, 4096);
+    if (!text) continue;
+    std::string v = bracketed_choice(*text);
+    if (!v.empty()) out[std::string("thp.") + f] = std::move(v);
+  }
+}
+
+}  // namespace reveal::telemetry::config

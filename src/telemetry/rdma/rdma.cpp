@@ -1,0 +1,129 @@
+#include "telemetry/rdma/rdma.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <system_error>
+
+#include "telemetry/rdma/port_files.h"
+
+namespace reveal::telemetry {
+namespace {
+constexpr std::string_view kSource = "rdma";
+namespace fs = std::filesystem;
+
+// "mlx5_2" < "mlx5_10": digit runs compare by value, everything else by character.
+bool natural_less(std::string_view a, std::string_view b) {
+  std::size_t i = 0, j = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+      while (na.size() > 1 && na[0] == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb[0] == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+// Entry names under `dir` (directories when `dirs`, else non-directories), sorted naturally.
+std::vector<std::string> list(const fs::path& dir, bool dirs) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ec2;
+    if (it->is_directory(ec2) == dirs) out.push_back(it->path().filename().string());
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return natural_less(a, b); });
+  return out;
+}
+}  // namespace
+
+ProbeStatus RdmaProbe::open(const fs::path& root) {
+  channels_.clear();
+  fields_.clear();
+  const auto base = root / "sys/class/infiniband";
+  const auto devices = list(base, true);
+  if (devices.empty()) return {false, "no RDMA devices (/sys/class/infiniband missing or empty)"};
+
+  // Adds a channel read from `path` if the file opens and parses at open.
+  auto add = [&](const fs::path& path, Format format, std::string field, std::string_view index,
+                 std::string unit, Kind kind, double scale, std::string help) {
+    Field f;
+    if (!f.file.open(path)) return;
+    auto text = f.file.read();
+    if (!text) return;
+    const bool ok = format == Format::enum_prefix ? rdma::parse_enum_prefix(*text).has_value()
+                    : format == Format::rate      ? rdma::parse_rate_gbps(*text).has_value()
+                                                  : rdma::parse_counter(*text).has_value();
+    if (!ok) return;  // e.g. "N/A" on iWARP devices
+    f.format = format;
+    f.scale = scale;
+    fields_.push_back(std::move(f));
+    channels_.push_back({channel_name(kSource, field, index), std::move(unit), kind,
+                         Subsystem::interconnect, 64, std::move(help)});
+  };
+
+  for (const auto& dev : devices) {
+    for (const auto& port : list(base / dev / "ports", true)) {
+      if (!parse_u64(port)) continue;
+      const auto dir = base / dev / "ports" / port;
+      const std::string index = dev + "." + port;
+      add(dir / "state", Format::enum_prefix, "state", index, "enum", Kind::state, 1,
+          "IB port state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER");
+      add(dir / "phys_state", Format::enum_prefix, "phys_state", index, "enum", Kind::state, 1,
+          "IB physical port state: 1 Sleep, 2 Polling, 3 Disabled, 4 Training, 5 LinkUp, "
+          "6 LinkErrorRecovery");
+      add(dir / "rate", Format::rate, "rate", index, "Gb/s", Kind::gauge, 1,
+          "active link rate (lanes x lane speed)");
+      std::set<std::string> pma;
+      for (const auto& name : list(dir / "counters", false)) {
+        const auto m = rdma::counter_meta(name, false);
+        std::string help = m.help.empty() ? name + " (IB port counter)" : std::string(m.help);
+        pma.insert(name);
+        add(dir / "counters" / name, Format::counter, name, index, std::string(m.unit),
+            Kind::counter, m.scale, std::move(help));
+      }
+      for (const auto& name : list(dir / "hw_counters", false)) {
+        if (name == "lifespan") continue;  // a setting (cache time, ms), not a counter
+        const auto m = rdma::counter_meta(name, true);
+        std::string help =
+            m.help.empty() ? name + " (driver hw counter)" : std::string(m.help);
+        add(dir / "hw_counters" / name, Format::counter, pma.count(name) ? "hw_" + name : name,
+            index, std::string(m.unit), Kind::counter, m.scale, std::move(help));
+      }
+    }
+  }
+  if (channels_.empty())
+    return {false, "no readable RDMA port files under " + base.string() + "/*/ports"};
+  return {true, {}};
+}
+
+void RdmaProbe::sample(std::span<double> out) {
+  for (std::size_t i = 0; i < fields_.size(); ++i) {
+    Field& f = fields_[i];
+    auto text = f.file.read();
+    std::optional<double> v;
+    if (text) {
+      switch (f.format) {
+        case Format::enum_prefix: v = rdma::parse_enum_prefix(*text); break;
+        case Format::rate: v = rdma::parse_rate_gbps(*text); break;
+        case Format::counter: v = rdma::parse_counter(*text); break;
+      }
+    }
+    out[i] = v ? *v * f.scale : std::nan("");
+  }
+}
+
+}  // namespace reveal::telemetry

@@ -1,0 +1,113 @@
+#include "telemetry/sysfs/hwmon.h"
+
+#include <gtest/gtest.h>
+
+#include "../probe_test_util.h"
+
+namespace reveal::telemetry {
+namespace {
+using namespace reveal::testing;
+
+TEST(SysHwmonProbe, SensorsConvertedToSiUnits) {
+  SysHwmonProbe p;
+  auto st = p.open(fixture("host-2socket"));
+  ASSERT_TRUE(st.available) << st.reason;
+  EXPECT_EQ(names(p), (std::vector<std::string>{
+                          "sys.hwmon:temp.coretemp.Package_id_0", "sys.hwmon:temp.coretemp.temp2",
+                          "sys.hwmon:power.power_meter.power1", "sys.hwmon:fan.nct6775.fan1",
+                          "sys.hwmon:in.nct6775.Vcore", "sys.hwmon:curr.nct6775.curr1"}));
+  EXPECT_EQ(info(p, "sys.hwmon:temp.coretemp.Package_id_0").unit, "celsius");
+  EXPECT_EQ(info(p, "sys.hwmon:power.power_meter.power1").unit, "W");
+  EXPECT_EQ(info(p, "sys.hwmon:fan.nct6775.fan1").unit, "rpm");
+  EXPECT_EQ(info(p, "sys.hwmon:in.nct6775.Vcore").unit, "V");
+  EXPECT_EQ(info(p, "sys.hwmon:curr.nct6775.curr1").unit, "A");
+  for (const auto& c : p.channels()) {
+    EXPECT_EQ(c.kind, Kind::gauge);
+    EXPECT_EQ(c.subsystem, Subsystem::power_thermal);
+  }
+  const auto v = sample(p);
+  EXPECT_DOUBLE_EQ(v[0], 45.0);    // 45000 m°C
+  EXPECT_DOUBLE_EQ(v[1], 43.5);    // 43500 m°C
+  EXPECT_DOUBLE_EQ(v[2], 215.5);   // 215500000 uW
+  EXPECT_DOUBLE_EQ(v[3], 1200);    // rpm
+  EXPECT_DOUBLE_EQ(v[4], 1.032);   // 1032 mV
+  EXPECT_DOUBLE_EQ(v[5], 2.5);     // 2500 mA
+  expect_names_follow_rule(p, "sys.hwmon");
+}
+
+TEST(SysHwmonProbe, DuplicateChipNamesGetSuffixesInHwmonOrder) {
+  TempRoot root("host-2socket");
+  root.write("sys/class/hwmon/hwmon10/name", "coretemp\n");
+  root.write("sys/class/hwmon/hwmon10/temp1_input", "-5000\n");
+  root.write("sys/class/hwmon/hwmon10/temp1_label", "Package id 1\n");
+  SysHwmonProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  const auto n = names(p);
+  EXPECT_EQ(n[0], "sys.hwmon:temp.coretemp_0.Package_id_0");
+  EXPECT_EQ(n[1], "sys.hwmon:temp.coretemp_0.temp2");
+  EXPECT_EQ(n.back(), "sys.hwmon:temp.coretemp_1.Package_id_1");  // hwmon10 after hwmon2
+  EXPECT_DOUBLE_EQ(sample(p).back(), -5.0);
+}
+
+TEST(SysHwmonProbe, RepeatedLabelFallsBackToStem) {
+  TempRoot root("host-2socket");
+  root.write("sys/class/hwmon/hwmon0/temp2_label", "Package id 0\n");
+  SysHwmonProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  EXPECT_EQ(p.channels()[0].name, "sys.hwmon:temp.coretemp.Package_id_0");
+  EXPECT_EQ(p.channels()[1].name, "sys.hwmon:temp.coretemp.temp2");
+}
+
+TEST(SysHwmonProbe, PowerAverageWhenNoInput) {
+  TempRoot root("host-2socket");
+  root.remove("sys/class/hwmon/hwmon1/power1_input");
+  root.write("sys/class/hwmon/hwmon1/power1_average", "180250000\n");  // ACPI power_meter
+  SysHwmonProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  EXPECT_DOUBLE_EQ(value(p, sample(p), "sys.hwmon:power.power_meter.power1"), 180.25);
+}
+
+TEST(SysHwmonProbe, OldLayoutUnderDevice) {
+  TempRoot root("host-2socket");
+  root.write("sys/class/hwmon/hwmon3/device/name", "it87\n");
+  root.write("sys/class/hwmon/hwmon3/device/fan2_input", "900\n");
+  SysHwmonProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  EXPECT_EQ(value(p, sample(p), "sys.hwmon:fan.it87.fan2"), 900);
+}
+
+TEST(SysHwmonProbe, RemovedChipIsNanSiblingsKeepValues) {
+  TempRoot root("host-2socket");
+  SysHwmonProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  root.remove("sys/class/hwmon/hwmon1");
+  root.write("sys/class/hwmon/hwmon2/fan1_input", "garbage\n");  // a bad read: that sensor only
+  const auto v = sample(p);
+  EXPECT_DOUBLE_EQ(v[0], 45.0);
+  EXPECT_DOUBLE_EQ(v[1], 43.5);
+  EXPECT_TRUE(std::isnan(v[2]));
+  EXPECT_TRUE(std::isnan(v[3]));
+  EXPECT_DOUBLE_EQ(v[4], 1.032);
+  EXPECT_DOUBLE_EQ(v[5], 2.5);
+}
+
+TEST(SysHwmonProbe, UnavailableWithoutHwmon) {
+  SysHwmonProbe p;
+  auto st = p.open(fixture("vm-2cpu"));
+  EXPECT_FALSE(st.available);
+  EXPECT_NE(st.reason.find("no hwmon chips"), std::string::npos) << st.reason;
+}
+
+TEST(SysHwmonProbe, LiveHostNeverThrows) {
+  SysHwmonProbe p;
+  ProbeStatus st;
+  ASSERT_NO_THROW(st = p.open("/"));
+  if (!st.available) {
+    EXPECT_FALSE(st.reason.empty());
+    return;
+  }
+  EXPECT_EQ(sample(p).size(), p.channels().size());
+}
+
+}  // namespace
+}  // namespace reveal::telemetry
