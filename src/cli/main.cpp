@@ -44,7 +44,10 @@ int main(int argc, char** argv) {
     bool known = false;
     for (auto* sub : app.get_subcommands({})) known = known || sub->get_name() == argv[1];
     if (!known) {
-      error(std::string("unknown command '") + argv[1] + "' (commands: probes, record, detect; see --help)");
+      std::string names;
+      for (auto* sub : app.get_subcommands({}))
+        if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
+      error(std::string("unknown command '") + argv[1] + "' (commands: " + names + "; see --help)");
       return kExitUsage;
     }
   }
