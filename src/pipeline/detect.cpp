@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -15,6 +16,8 @@ namespace {
 
 constexpr double kZClip = 200.0;
 constexpr double kFallWeight = 0.25;
+const double kMaxEffect = std::log(100.0);  // effect-size cap for attribution (100×)
+constexpr std::size_t kTopPerSubsystem = 3;
 constexpr double kZStreamFloor = 1.0;   // robust SDs: the z stream's scale is at least one z unit
 constexpr double kIfStreamFloor = 0.01; // Isolation Forest score units (scores live in (0, 1])
 constexpr double kSuspect = 0.5;        // fused score that removes a window from a self reference
@@ -334,18 +337,42 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     });
     std::map<Subsystem, double> share;
     double total = 0;
-    // Subsystem evidence: Σ min(|z|, clip) over channels with |z| ≥ 3, rises weighted 1 and
-    // falls kFallWeight. A fault adds load or errors (rises: stall time, run queue, bytes
-    // moved by the intruder, retransmits); the victim workload slowing down shows as falls
-    // spread over every subsystem it uses, which must not outvote the cause.
+    // Subsystem evidence. Significance comes from z (|z| ≥ 3); the weight of a significant
+    // channel is its effect size, |ln((|value| + ε) / (|reference| + ε))| capped at ln 100,
+    // with ε the channel's unit resolution. z alone would let a quiet but irrelevant channel
+    // (virtual memory committed by a newly started process) outvote a large move on a noisy
+    // one (CPU stall time 6 % → 82 %). Rises weigh 1 and falls kFallWeight: a fault adds load
+    // or errors, while the victim workload slowing down shows as falls spread over every
+    // subsystem it uses, which must not outvote the cause.
+    const std::size_t r0 = w.first_row[a], r1 = w.first_row[b] + w.length;
+    auto incident_mean = [&](int c) {
+      double sum = 0;
+      std::size_t n = 0;
+      for (std::size_t r = r0; r < r1; ++r)
+        if (std::isfinite(s.values(r, c))) { sum += s.values(r, c); ++n; }
+      return n ? sum / n : kNaN;
+    };
+    std::map<Subsystem, std::vector<double>> evidence;
     for (std::size_t j : order) {
       const double az = std::fabs(zbar[j]);
       if (az < 3.0) break;
-      const double e = std::min(az, kZClip) * (zbar[j] > 0 ? 1.0 : kFallWeight);
-      const Subsystem sub = s.channels[run_cols[j]].subsystem;
-      share[sub] += e;
-      total += e;
+      const double v = incident_mean(run_cols[j]), ref = rz.median()[j];
+      if (!std::isfinite(v) || !std::isfinite(ref)) continue;
+      const double eps = std::max(floors[j], 1e-9);
+      const double effect = std::min(std::fabs(std::log((std::fabs(v) + eps) / (std::fabs(ref) + eps))), kMaxEffect);
+      const double e = effect * (zbar[j] > 0 ? 1.0 : kFallWeight);
+      evidence[s.channels[run_cols[j]].subsystem].push_back(e);
     }
+    // Per subsystem, the sum of its kTopPerSubsystem strongest channels: one quantity seen
+    // through many channels (bytes, packets, segments of the same traffic) counts once-ish.
+    for (auto& [sub, es] : evidence) {
+      std::sort(es.begin(), es.end(), std::greater<>());
+      double sum = 0;
+      for (std::size_t i = 0; i < es.size() && i < kTopPerSubsystem; ++i) sum += es[i];
+      share[sub] = sum;
+      total += sum;
+    }
+    if (total <= 0) total = 1;
     for (auto& [sub, v] : share) inc.subsystem_shares.emplace_back(sub, v / total);
     std::sort(inc.subsystem_shares.begin(), inc.subsystem_shares.end(),
               [](auto& x, auto& y) { return x.second > y.second; });
@@ -353,7 +380,6 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
       inc.subsystem = inc.subsystem_shares.front().first;
       inc.confidence = inc.subsystem_shares.front().second;
     }
-    const std::size_t r0 = w.first_row[a], r1 = w.first_row[b] + w.length;
     for (std::size_t i = 0; i < order.size() && int(inc.top.size()) < opts.top_channels; ++i) {
       const std::size_t j = order[i];
       const int c = run_cols[j];
