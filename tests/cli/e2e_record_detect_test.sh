@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End to end: `reveal record` about 24 s of a real process (a steady CPU load) while
-# stress-ng injects CPU contention for a known 8 s interval; `reveal detect` must report an
+# stress-ng injects CPU contention for a known 10 s interval; `reveal detect` must report an
 # incident overlapping that interval and attribute it to cpu.
 #   usage: e2e_record_detect_test.sh REVEAL FIXTURES
 set -euo pipefail
@@ -9,12 +9,12 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"; kill $(jobs -p) 2>/dev/null || true' EXIT
 command -v stress-ng >/dev/null || { echo "stress-ng missing: run scripts/setup.sh"; exit 1; }
 
-"$REVEAL" record -q -o "$T/run.db" --interval 1s --duration 24s \
+"$REVEAL" record -q -o "$T/run.db" --interval 1s --duration 26s \
   -- stress-ng --cpu 1 --cpu-load 40 --timeout 30s --quiet &
 REC=$!
 sleep 9
 F0=$(date +%s.%N)
-stress-ng --cpu 4 --timeout 8s --quiet
+stress-ng --cpu 4 --timeout 10s --quiet
 F1=$(date +%s.%N)
 wait $REC || true   # the workload is stopped by the end of --duration
 echo "cpu $F0 $F1" >"$T/fault.txt"
