@@ -31,6 +31,7 @@ for _ in $(seq 1 120); do  # wait for warm-up: 10 steps done
   sleep 1
 done
 
+sync  # flush the build's dirty pages: their writeback would be a second, unrelated anomaly
 echo "== 2. reveal record for ${RECORD_S} s (fault: $FAULT for ${FAULT_S} s at +${FAULT_AT} s)"
 "$REVEAL" record -o "$OUT/demo.db" --interval 1s --duration "${RECORD_S}s" &
 REC_PID=$!
