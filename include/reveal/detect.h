@@ -11,8 +11,9 @@
 // Calibration: each detector's score stream is standardised on its reference scores,
 //   c = (s − median) / max(1.4826·MAD, floor); fused = max_d c_d / cut_d, anomalous when fused ≥ 1.
 // Attribution: among channels with mean |z| ≥ 3 over the incident, each weighs its effect size
-//   |ln((|v|+ε)/(|ref|+ε))| (ε = unit resolution, cap ln 100, falls ×0.25); a subsystem's
-//   evidence is the sum of its 3 strongest; confidence = its share of all evidence.
+//   |ln((|v|+ε)/(|ref|+ε))| (ε = unit resolution, 5 points for % and 0/1 states; cap ln 100;
+//   falls ×0.25; per-CPU channels ÷ number of CPUs); a subsystem's evidence is the sum of its
+//   3 strongest; confidence = its share of all evidence.
 // Self mode reweights: windows with fused ≥ 0.5 (± one window length) leave the reference and
 //   the run is scored again, up to 3 passes, while at least half the windows remain.
 #pragma once

@@ -34,7 +34,10 @@ Series to_rates(const Recording& rec);
 //   are then dropped), mem_used_pct, swap_used_pct, net_{rx,tx}_bytes_per_s (all interfaces),
 //   tcp_retrans_pct (RetransSegs / OutSegs), disk_{read,write}_bytes_per_s, disk_iops and
 //   disk_util_pct (per device), psi_<res>_<some|full>_pct (stall time share from PSI totals),
-//   ipc, branch_miss_pct, cache_miss_pct (when perf hardware events are present).
+//   from perf.hardware (when the events are present): ipc (host, and ipc.cpu<N> per core),
+//   branch_miss_pct, cache_miss_pct, l1d_load_miss_pct, llc_load_miss_pct, dtlb_load_miss_pct,
+//   l3_stall_pct (cycle_activity.stalls_l3_miss / cycles), frontend_stall_pct and
+//   backend_stall_pct (stalled-cycles-* / cycles); from perf.uncore: mem_bandwidth_bytes_per_s.
 // Missing inputs give NaN, never a division by zero.
 void add_derived(Series& s);
 

@@ -33,7 +33,7 @@ class Probe {
  public:
   virtual ~Probe() = default;
   // Dotted probe name, e.g. "proc.stat"; usually also the source prefix of its channels
-  // (the two perf probes, "perf.software" and "perf.hardware", both produce "perf:<event>").
+  // (the perf probes, "perf.software", "perf.hardware" and "perf.uncore", all produce "perf:<event>").
   virtual std::string_view name() const = 0;
   // One line for `reveal probes`, e.g. "CPU time per state, host and per CPU (/proc/stat)".
   virtual std::string_view description() const = 0;

@@ -82,7 +82,7 @@ pid_t spawn(const std::vector<std::string>& cmd) {
 
 Action add_record(CLI::App& app) {
   struct Opts {
-    std::string out, root = "/", interval = "1s", duration;
+    std::string out, root = "/", interval = "1s", duration, config_interval = "10s";
     std::vector<std::string> include, exclude, command;
     bool quiet = false;
   };
@@ -94,6 +94,9 @@ Action add_record(CLI::App& app) {
   sub->add_option("--root", o->root, "Read /proc and /sys under this directory (e.g. /host)")->capture_default_str();
   sub->add_option("--probes", o->include, "Only these probes (names, or prefixes ending in *)")->delimiter(',');
   sub->add_option("--exclude", o->exclude, "Skip these probes")->delimiter(',');
+  sub->add_option("--config-interval", o->config_interval,
+                  "Re-read the host configuration this often; a change is recorded as an event")
+      ->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "Print nothing but errors");
   sub->add_option("command", o->command, "Command to run and record (after --)");
   sub->positionals_at_end();
@@ -101,6 +104,10 @@ Action add_record(CLI::App& app) {
     auto interval = parse_duration(o->interval);
     if (!interval || interval->count() < 1'000'000)
       throw CLI::ValidationError("--interval", "'" + o->interval + "' is not a duration of at least 1ms (e.g. 1s, 100ms)");
+    const auto config_every = parse_duration(o->config_interval);
+    if (!config_every || config_every->count() < 1'000'000)
+      throw CLI::ValidationError("--config-interval", "'" + o->config_interval +
+                                                          "' is not a duration of at least 1ms (e.g. 10s)");
     std::chrono::nanoseconds duration{0};
     if (!o->duration.empty()) {
       auto d = parse_duration(o->duration);
@@ -149,7 +156,8 @@ Action add_record(CLI::App& app) {
       throw;
     }
     StoreWriter& store = *store_ptr;
-    ConfigWatcher config(o->root, 10);  // config: snapshot now, re-read every 10 samples
+    // Configuration: snapshot now, re-read every --config-interval (rounded to samples).
+    ConfigWatcher config(o->root, std::size_t(std::max<std::int64_t>(1, config_every->count() / interval->count())));
     store.append_config(meta.start_unix_ns, config.snapshot());
     if (!o->quiet) {
       std::size_t avail = 0;

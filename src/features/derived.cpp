@@ -182,16 +182,54 @@ void derive_psi(Builder& b) {
     }
 }
 
-void derive_perf(Builder& b) {
-  const int ins = b.col("perf:instructions"), cyc = b.col("perf:cycles");
-  const int br = b.col("perf:branches"), brm = b.col("perf:branch-misses");
-  const int cr = b.col("perf:cache-references"), cm = b.col("perf:cache-misses");
-  b.add("ipc", "instructions/cycle", Subsystem::cpu, "instructions per cycle",
-        [&b, ins, cyc](std::size_t r) { return ratio(b.v(ins, r), b.v(cyc, r), 1.0); });
-  b.add("branch_miss_pct", "%", Subsystem::cpu, "branch misses per branch",
-        [&b, br, brm](std::size_t r) { return ratio(b.v(brm, r), b.v(br, r), 100.0); });
-  b.add("cache_miss_pct", "%", Subsystem::memory, "cache misses per cache reference",
-        [&b, cr, cm](std::size_t r) { return ratio(b.v(cm, r), b.v(cr, r), 100.0); });
+// perf(1) event ratios from perf.hardware / perf.uncore (telemetry/perf/*.h). Each is a
+// ratio of two rates, i.e. of the counts in one interval; a ratio whose inputs are absent on
+// this host (event not defined by the PMU) yields no channel.
+void derive_perf(Builder& b, const Series& s) {
+  struct PerfRatio {
+    const char* name;
+    const char* num;
+    const char* den;
+    double scale;
+    const char* unit;
+    Subsystem sub;
+    const char* help;
+  };
+  static constexpr PerfRatio kRatios[] = {
+      {"ipc", "instructions", "cycles", 1.0, "instructions/cycle", Subsystem::cpu, "instructions per cycle"},
+      {"branch_miss_pct", "branch-misses", "branches", 100.0, "%", Subsystem::cpu, "branch misses per branch"},
+      {"cache_miss_pct", "cache-misses", "cache-references", 100.0, "%", Subsystem::memory,
+       "cache misses per cache reference"},
+      {"l1d_load_miss_pct", "L1-dcache-load-misses", "L1-dcache-loads", 100.0, "%", Subsystem::memory,
+       "L1 data cache load misses per load"},
+      {"llc_load_miss_pct", "LLC-load-misses", "LLC-loads", 100.0, "%", Subsystem::memory,
+       "last-level cache load misses per LLC load"},
+      {"dtlb_load_miss_pct", "dTLB-load-misses", "dTLB-loads", 100.0, "%", Subsystem::memory,
+       "data TLB load misses per dTLB load"},
+      {"l3_stall_pct", "cycle_activity.stalls_l3_miss", "cycles", 100.0, "%", Subsystem::memory,
+       "share of cycles stalled on an outstanding L3 miss"},
+      {"frontend_stall_pct", "stalled-cycles-frontend", "cycles", 100.0, "%", Subsystem::cpu,
+       "share of cycles the frontend delivered nothing"},
+      {"backend_stall_pct", "stalled-cycles-backend", "cycles", 100.0, "%", Subsystem::cpu,
+       "share of cycles the backend accepted nothing"},
+  };
+  for (const auto& r : kRatios) {
+    const int num = b.col(std::string("perf:") + r.num), den = b.col(std::string("perf:") + r.den);
+    const double k = r.scale;
+    b.add(r.name, r.unit, r.sub, r.help,
+          [&b, num, den, k](std::size_t row) { return ratio(b.v(num, row), b.v(den, row), k); });
+  }
+  // Per-core IPC from the per-CPU cycles/instructions channels.
+  for (const auto& l : labels_of(s, "perf:cycles")) {
+    const int ins = b.col("perf:instructions." + l), cyc = b.col("perf:cycles." + l);
+    b.add("ipc." + l, "instructions/cycle", Subsystem::cpu, "instructions per cycle (" + l + ")",
+          [&b, ins, cyc](std::size_t row) { return ratio(b.v(ins, row), b.v(cyc, row), 1.0); });
+  }
+  // DRAM bandwidth: Intel uncore IMC reads + writes, or AMD data fabric.
+  const int rd = b.col("perf:uncore_imc_read_bytes"), wr = b.col("perf:uncore_imc_write_bytes");
+  const int df = b.col("perf:amd_df_dram_bytes");
+  b.add("mem_bandwidth_bytes_per_s", "bytes/s", Subsystem::memory, "DRAM traffic, reads + writes, all sockets",
+        [&b, rd, wr, df](std::size_t row) { return df >= 0 ? b.v(df, row) : b.v(rd, row) + b.v(wr, row); });
 }
 
 }  // namespace
@@ -204,7 +242,7 @@ void add_derived(Series& s) {
   derive_network(b, s);
   derive_disk(b, s);
   derive_psi(b);
-  derive_perf(b);
+  derive_perf(b, s);
   b.commit();
 }
 

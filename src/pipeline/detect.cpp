@@ -103,6 +103,35 @@ double unit_floor(const std::string& unit) {
   return it == floors.end() ? 1e-9 : it->second;
 }
 
+// True for a per-CPU channel: its label (after the last '.') is "cpu<N>".
+bool is_per_cpu(const std::string& name) {
+  const auto dot = name.rfind('.');
+  if (dot == std::string::npos || name.compare(dot + 1, 3, "cpu") != 0 || dot + 4 >= name.size())
+    return false;
+  return std::all_of(name.begin() + long(dot) + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The ε of the attribution effect size: the unit's resolution, but 5 points for shares
+// (%, and 0/1 states averaged into the fraction of time true).
+double attribution_eps(const std::string& unit, double floor) {
+  if (unit == "%") return std::max(floor, 5.0);
+  if (unit == "bool") return std::max(floor, 0.05);
+  return std::max(floor, 1e-9);
+}
+
+// Fraction of the host's RAM below which a memory level shift is not scored (see detect()).
+constexpr double kRamFloorFraction = 0.005;
+
+// Median of the finite values of channel `name` in `s`, NaN when absent or empty.
+double median_of(const Series& s, const std::string& name) {
+  const int c = s.find(name);
+  if (c < 0) return kNaN;
+  auto v = finite_column(s.values, std::size_t(c));
+  if (v.empty()) return kNaN;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
 // RMS of the three largest |z| in a row.
 double top3_rms(std::span<const double> z) {
   double a = 0, b = 0, c = 0;
@@ -188,6 +217,18 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   }
   std::vector<double> floors(nc);
   for (std::size_t j = 0; j < nc; ++j) floors[j] = unit_floor(s.channels[run_cols[j]].unit);
+  // Memory-sized levels (kB, pages, bytes of the memory subsystem): a shift smaller than
+  // kRamFloorFraction of the host's RAM is operationally negligible however flat the channel
+  // was (e.g. page cache growing by 300 MB on a 128 GB host), so it cannot score high.
+  if (const double mem_total_kb = median_of(s, "proc.meminfo:MemTotal"); mem_total_kb > 0) {
+    const double kb = kRamFloorFraction * mem_total_kb;
+    for (std::size_t j = 0; j < nc; ++j) {
+      const ChannelInfo& ch = s.channels[run_cols[j]];
+      const double scale = ch.unit == "kB" ? 1.0 : ch.unit == "pages" ? 0.25
+                           : (ch.unit == "bytes" && ch.subsystem == Subsystem::memory) ? 1024.0 : 0.0;
+      floors[j] = std::max(floors[j], kb * scale);
+    }
+  }
 
   // Detector 1: per-channel robust z of the deviation sustained over the whole window:
   // z(min) when the window lies entirely above the reference median, z(max) when entirely
@@ -341,7 +382,11 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     // channel is its effect size, |ln((|value| + ε) / (|reference| + ε))| capped at ln 100,
     // with ε the channel's unit resolution. z alone would let a quiet but irrelevant channel
     // (virtual memory committed by a newly started process) outvote a large move on a noisy
-    // one (CPU stall time 6 % → 82 %). Rises weigh 1 and falls kFallWeight: a fault adds load
+    // one (CPU stall time 6 % → 82 %). Shares (%, 0/1 states) use ε = 5 points: a core going
+    // from 0 % to 95 % busy is a big move, not a 95-fold one. A per-CPU channel weighs 1/N of
+    // its effect on an N-CPU host: one core of sixteen is a sixteenth of the CPU (the host
+    // aggregate of the same quantity carries the host-level evidence). Rises weigh 1 and falls
+    // kFallWeight: a fault adds load
     // or errors, while the victim workload slowing down shows as falls spread over every
     // subsystem it uses, which must not outvote the cause.
     const std::size_t r0 = w.first_row[a], r1 = w.first_row[b] + w.length;
@@ -353,14 +398,16 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
       return n ? sum / n : kNaN;
     };
     std::map<Subsystem, std::vector<double>> evidence;
+    const double n_cpus = std::max(1, run.meta.cores);
     for (std::size_t j : order) {
       const double az = std::fabs(zbar[j]);
       if (az < 3.0) break;
       const double v = incident_mean(run_cols[j]), ref = rz.median()[j];
       if (!std::isfinite(v) || !std::isfinite(ref)) continue;
-      const double eps = std::max(floors[j], 1e-9);
+      const ChannelInfo& ch = s.channels[run_cols[j]];
+      const double eps = attribution_eps(ch.unit, floors[j]);
       const double effect = std::min(std::fabs(std::log((std::fabs(v) + eps) / (std::fabs(ref) + eps))), kMaxEffect);
-      const double e = effect * (zbar[j] > 0 ? 1.0 : kFallWeight);
+      const double e = effect * (zbar[j] > 0 ? 1.0 : kFallWeight) / (is_per_cpu(ch.name) ? n_cpus : 1.0);
       evidence[s.channels[run_cols[j]].subsystem].push_back(e);
     }
     // Per subsystem, the sum of its kTopPerSubsystem strongest channels: one quantity seen

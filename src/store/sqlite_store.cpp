@@ -13,6 +13,9 @@
 
 namespace reveal {
 namespace {
+// zstd level of each sample row: level 1 costs about half the CPU of the default 3 on a
+// ~800-double row for a few per cent more bytes (docs/BENCHMARKS.md).
+constexpr int kZstdLevel = 1;
 
 static_assert(std::endian::native == std::endian::little, "store format assumes little-endian");
 
@@ -151,7 +154,7 @@ void StoreWriter::set_meta(const std::string& key, const std::string& value) {
 void StoreWriter::append(std::int64_t t_unix_ns, std::span<const double> row) {
   if (row.size() != n_channels_) fail(path_, "sample width does not match channel count");
   std::size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), compressed_.data(),
-                                    compressed_.size(), row.data(), row.size() * sizeof(double), 3);
+                                    compressed_.size(), row.data(), row.size() * sizeof(double), kZstdLevel);
   if (ZSTD_isError(n)) fail(path_, std::string("zstd: ") + ZSTD_getErrorName(n));
   sqlite3_bind_int64(insert_, 1, static_cast<sqlite3_int64>(seq_));
   sqlite3_bind_int64(insert_, 2, t_unix_ns);

@@ -3,6 +3,7 @@
 
 #include "telemetry/perf/hardware.h"
 #include "telemetry/perf/software.h"
+#include "telemetry/perf/uncore.h"
 #include "telemetry/procfs/diskstats.h"
 #include "telemetry/procfs/loadavg.h"
 #include "telemetry/procfs/meminfo.h"
@@ -30,6 +31,7 @@ const std::vector<ProbeFactory>& probe_registry() {
     add_nvml_probes(r);
     r.push_back(registry_entry<PerfSoftwareProbe>("perf.software"));
     r.push_back(registry_entry<PerfHardwareProbe>("perf.hardware"));
+    r.push_back(registry_entry<PerfUncoreProbe>("perf.uncore"));
     return r;
   }();
   return registry;

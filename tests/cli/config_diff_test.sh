@@ -65,10 +65,10 @@ has "$T/show.txt" "^  net\.eth0\.pcie\.current_link_width +8$"
 has "$T/show.txt" "^  thp\.enabled +madvise$"
 has "$T/show.txt" "^changes during the run: 0$"
 
-# A change while recording (re-read every 10 samples): MTU 1500 -> 9000 shows up as a change
+# A change while recording (re-read every 200 ms = 10 samples): MTU 1500 -> 9000 shows up as a change
 # and as a config_change event.
 cp -r "$FIX/config-2socket" "$T/c"
-"$REVEAL" record -q -o "$T/c.db" --root "$T/c" --probes proc.stat --duration 3s --interval 20ms &
+"$REVEAL" record -q -o "$T/c.db" --root "$T/c" --probes proc.stat --duration 3s --interval 20ms --config-interval 200ms &
 pid=$!
 sleep 1
 echo 9000 >"$T/c/sys/class/net/eth0/mtu"

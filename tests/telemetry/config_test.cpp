@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "nvml/nvml_double_control.h"
 #include "probe_test_util.h"
 #include "reveal/config.h"
 
@@ -13,6 +14,15 @@ namespace {
 
 using reveal::testing::fixture;
 using reveal::testing::TempRoot;
+
+// The snapshot also holds what the registered NVML source reads from $REVEAL_NVML_LIBRARY
+// (the test double, in this binary): pin it to nothing so these tests see the files alone.
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ::setenv("REVEAL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1); }
+  reveal::testing::EnvGuard guard_{"REVEAL_NVML_LIBRARY"};
+};
+using ConfigWatcherTest = ConfigTest;
 
 const ConfigSnapshot& fixture_config() {
   static const ConfigSnapshot c = read_config(fixture("config-2socket"));
@@ -24,7 +34,7 @@ std::string get(const ConfigSnapshot& c, const std::string& key) {
   return it == c.end() ? "<absent>" : it->second;
 }
 
-TEST(ConfigTest, ReadsKernelAndMemorySettings) {
+TEST_F(ConfigTest, ReadsKernelAndMemorySettings) {
   const auto& c = fixture_config();
   EXPECT_EQ(get(c, "kernel.osrelease"), "6.8.0-45-generic");
   EXPECT_EQ(get(c, "kernel.cmdline").rfind("BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic ", 0), 0u);
@@ -36,13 +46,13 @@ TEST(ConfigTest, ReadsKernelAndMemorySettings) {
   EXPECT_EQ(get(c, "hugepages.1048576kB.nr_hugepages"), "8");
 }
 
-TEST(ConfigTest, ThpIsTheBracketedChoice) {
+TEST_F(ConfigTest, ThpIsTheBracketedChoice) {
   const auto& c = fixture_config();
   EXPECT_EQ(get(c, "thp.enabled"), "madvise");
   EXPECT_EQ(get(c, "thp.defrag"), "madvise");  // not "defer+madvise"
 }
 
-TEST(ConfigTest, CpuModelMicrocodeSmtAndCollapsedGovernor) {
+TEST_F(ConfigTest, CpuModelMicrocodeSmtAndCollapsedGovernor) {
   const auto& c = fixture_config();
   EXPECT_EQ(get(c, "cpu.model"), "Intel(R) Xeon(R) Platinum 8480+");
   EXPECT_EQ(get(c, "cpu.microcode"), "0x2b000590");
@@ -52,7 +62,7 @@ TEST(ConfigTest, CpuModelMicrocodeSmtAndCollapsedGovernor) {
   for (const auto& [k, v] : c) EXPECT_EQ(k.rfind("cpu.cpu", 0), std::string::npos) << k;  // collapsed
 }
 
-TEST(ConfigTest, MixedGovernorsArePerCpu) {
+TEST_F(ConfigTest, MixedGovernorsArePerCpu) {
   TempRoot root("config-2socket");
   root.write("sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "powersave\n");
   const auto c = read_config(root.path());
@@ -63,7 +73,7 @@ TEST(ConfigTest, MixedGovernorsArePerCpu) {
   EXPECT_EQ(get(c, "cpu.cpu3.governor"), "performance");
 }
 
-TEST(ConfigTest, NicsWithPcieLinkAndRdmaPorts) {
+TEST_F(ConfigTest, NicsWithPcieLinkAndRdmaPorts) {
   const auto& c = fixture_config();
   EXPECT_EQ(get(c, "net.eth0.mtu"), "1500");
   EXPECT_EQ(get(c, "net.eth0.speed"), "100000");
@@ -80,7 +90,7 @@ TEST(ConfigTest, NicsWithPcieLinkAndRdmaPorts) {
   EXPECT_EQ(get(c, "rdma.mlx5_0.port1.link_layer"), "InfiniBand");
 }
 
-TEST(ConfigTest, DriverVersions) {
+TEST_F(ConfigTest, DriverVersions) {
   const auto& c = fixture_config();
   EXPECT_EQ(get(c, "driver.mlx5_core.version"), "24.04-0.6.6");
   EXPECT_EQ(get(c, "driver.nvidia.version"), "550.54.15");
@@ -88,7 +98,7 @@ TEST(ConfigTest, DriverVersions) {
             "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024");
 }
 
-TEST(ConfigTest, MissingOrEmptyFilesAreOmitted) {
+TEST_F(ConfigTest, MissingOrEmptyFilesAreOmitted) {
   const auto& c = fixture_config();
   for (const char* k : {"net.lo.mtu", "net.veth1.speed", "net.veth1.duplex", "net.veth1.pcie.current_link_speed",
                         "driver.ext4.version", "driver.tcp_cubic.version"})
@@ -109,7 +119,7 @@ TEST(ConfigTest, MissingOrEmptyFilesAreOmitted) {
   EXPECT_TRUE(read_config(fixture("no-such-root")).empty());
 }
 
-TEST(ConfigTest, ExtensionSourcesAddKeysAndFailAlone) {
+TEST_F(ConfigTest, ExtensionSourcesAddKeysAndFailAlone) {
   register_config_source("test.gpu", [](const std::filesystem::path&, ConfigSnapshot& out) {
     out["gpu.0.persistence_mode"] = "Enabled";
   });
@@ -124,7 +134,7 @@ TEST(ConfigTest, ExtensionSourcesAddKeysAndFailAlone) {
   register_config_source("test.gpu", [](const std::filesystem::path&, ConfigSnapshot&) {});
 }
 
-TEST(ConfigTest, DiffAndEndState) {
+TEST_F(ConfigTest, DiffAndEndState) {
   const ConfigSnapshot a{{"k1", "1"}, {"k2", "2"}, {"k3", "3"}};
   const ConfigSnapshot b{{"k1", "1"}, {"k2", "20"}, {"k4", "4"}};
   const auto d = diff_config(a, b, 7);
@@ -149,7 +159,7 @@ TEST(ConfigTest, DiffAndEndState) {
   EXPECT_EQ(config_event({5, "k", "", "x"}).detail, "k: (none) → x");
 }
 
-TEST(ConfigWatcherTest, SeesAnEditedFileAtTheNextReRead) {
+TEST_F(ConfigWatcherTest, SeesAnEditedFileAtTheNextReRead) {
   TempRoot root("config-2socket");
   ConfigWatcher w(root.path(), 3);
   EXPECT_EQ(get(w.snapshot(), "net.eth0.mtu"), "1500");

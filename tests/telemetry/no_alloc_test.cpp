@@ -7,8 +7,11 @@
 #include <cstdlib>
 #include <new>
 
+#include "perf_fake.h"
 #include "probe_test_util.h"
 #include "reveal/registry.h"
+#include "telemetry/perf/hardware.h"
+#include "telemetry/perf/uncore.h"
 
 namespace {
 std::atomic<long> g_allocs{0};
@@ -40,7 +43,7 @@ long allocations_during_sample(Probe& p, std::vector<double>& out) {
 
 TEST(ProbeNoAlloc, SampleAllocatesNothing) {
   for (const char* root : {"/", "vm-2cpu", "edge-extra-columns", "host-cpufreq-4cpu", "host-2socket",
-                           "host-2hca", "host-cgroup2"}) {
+                           "host-2hca", "host-cgroup2", "host-intel-pmu", "host-amd-pmu"}) {
     const auto path = std::string(root) == "/" ? std::filesystem::path("/") : fixture(root);
     for (const auto& f : probe_registry()) {
       auto p = f.make();
@@ -62,6 +65,33 @@ TEST(ProbeNoAlloc, VanishedFileAllocatesNothing) {
   root.write("proc/stat", "cpu  1 2 3 4 5 6 7 8\n");
   EXPECT_EQ(allocations_during_sample(*p, out), 0);
   EXPECT_EQ(out[0], 1);
+}
+
+// The perf probes on a scripted perf_event_open (no PMU needed): steady counting,
+// multiplexed, and the PMU taken away (the NaN and state paths).
+TEST(ProbeNoAlloc, PerfProbesOnTheFakeAllocateNothing) {
+  for (const char* root : {"host-intel-pmu", "host-amd-pmu"}) {
+    FakePerf fake;
+    telemetry::PerfEnv env;
+    env.sys = &fake;
+    env.encode = [](const std::string&, telemetry::PerfEvent& ev) {
+      ev.type = PERF_TYPE_RAW;
+      ev.config = 0x1234;
+      return std::string();
+    };
+    env.counters = [] { return std::optional<telemetry::PmuCounters>(telemetry::PmuCounters{4, 0, "test"}); };
+    telemetry::PerfHardwareProbe hw(env);
+    telemetry::PerfUncoreProbe uncore(env);
+    ASSERT_TRUE(hw.open(fixture(root)).available) << root;
+    ASSERT_TRUE(uncore.open(fixture(root)).available) << root;
+    std::vector<double> out_hw(hw.channels().size()), out_uncore(uncore.channels().size());
+    auto rate = [](const perf_event_attr&, int cpu) { return 1e6 * (cpu + 1); };
+    for (double share : {1.0, 0.5, 0.0, 0.0, 1.0}) {
+      fake.advance(1'000'000'000, [share](const FakePerf::Fd&) { return share; }, rate);
+      EXPECT_EQ(allocations_during_sample(hw, out_hw), 0) << root << " share " << share;
+      EXPECT_EQ(allocations_during_sample(uncore, out_uncore), 0) << root << " share " << share;
+    }
+  }
 }
 
 }  // namespace

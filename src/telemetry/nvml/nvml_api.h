@@ -102,7 +102,29 @@ inline constexpr unsigned NVML_GPM_SUPPORT_VERSION = 1;
 // is valid. We use the largest value seen so far.
 inline constexpr unsigned kGpmMetricCapacity = 333;
 
+// nvmlComputeMode_t
+inline constexpr int NVML_COMPUTEMODE_DEFAULT = 0;
+inline constexpr int NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1;  // deprecated by NVIDIA
+inline constexpr int NVML_COMPUTEMODE_PROHIBITED = 2;
+inline constexpr int NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3;
+
+// Field ids for nvmlDeviceGetFieldValues (scopeId = NVLink link): cumulative NVLink data
+// (payload, no protocol overhead) traffic of one link, in KiB.
+inline constexpr unsigned NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138;
+inline constexpr unsigned NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139;
+
+// nvmlValueType_t
+inline constexpr int NVML_VALUE_TYPE_DOUBLE = 0;
+inline constexpr int NVML_VALUE_TYPE_UNSIGNED_INT = 1;
+inline constexpr int NVML_VALUE_TYPE_UNSIGNED_LONG = 2;
+inline constexpr int NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3;
+inline constexpr int NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4;
+inline constexpr int NVML_VALUE_TYPE_SIGNED_INT = 5;
+
 inline constexpr unsigned NVML_DEVICE_UUID_BUFFER_SIZE = 80;
+inline constexpr unsigned NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
+inline constexpr unsigned NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE = 80;
+inline constexpr unsigned NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE = 32;
 inline constexpr unsigned NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
 
 // --- Structs ----------------------------------------------------------------------------
@@ -123,6 +145,25 @@ struct nvmlEventData_t {
   unsigned long long eventData;  // the XID code for nvmlEventTypeXidCriticalError
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
+};
+
+union nvmlValue_t {
+  double dVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  long long sllVal;
+  int siVal;
+};
+
+struct nvmlFieldValue_t {
+  unsigned int fieldId;     // in: NVML_FI_*
+  unsigned int scopeId;     // in: e.g. the NVLink link
+  long long timestamp;      // out: CPU time of the value, us since 1970
+  long long latencyUsec;    // out
+  int valueType;            // out: nvmlValueType_t
+  nvmlReturn_t nvmlReturn;  // out: value valid iff NVML_SUCCESS
+  nvmlValue_t value;        // out
 };
 
 struct nvmlGpmSupport_t {
@@ -182,6 +223,17 @@ using nvmlDeviceGetRemappedRows_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int
 using nvmlDeviceGetCurrentClocksThrottleReasons_fn = nvmlReturn_t (*)(nvmlDevice_t,
                                                                       unsigned long long*);
 using nvmlDeviceGetPerformanceState_fn = nvmlReturn_t (*)(nvmlDevice_t, int* /*pState*/);
+using nvmlDeviceGetFieldValues_fn = nvmlReturn_t (*)(nvmlDevice_t, int /*valuesCount*/,
+                                                    nvmlFieldValue_t*);
+// Configuration reads (the nvml config source, nvml_config.h).
+using nvmlSystemGetString_fn = nvmlReturn_t (*)(char*, unsigned int);  // driver / NVML version
+using nvmlSystemGetCudaDriverVersion_fn = nvmlReturn_t (*)(int*);      // e.g. 12040 = 12.4
+using nvmlDeviceGetString_fn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);  // VBIOS
+using nvmlDeviceGetEnableState_fn = nvmlReturn_t (*)(nvmlDevice_t, int* /*nvmlEnableState_t*/);
+using nvmlDeviceGetModePair_fn = nvmlReturn_t (*)(nvmlDevice_t, int* /*current*/, int* /*pending*/);
+using nvmlDeviceGetUintPair_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int* /*current*/,
+                                                  unsigned int* /*pending*/);  // MIG mode
+using nvmlDeviceGetComputeMode_fn = nvmlReturn_t (*)(nvmlDevice_t, int* /*nvmlComputeMode_t*/);
 using nvmlEventSetCreate_fn = nvmlReturn_t (*)(nvmlEventSet_t*);
 using nvmlEventSetFree_fn = nvmlReturn_t (*)(nvmlEventSet_t);
 using nvmlDeviceRegisterEvents_fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long,

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace reveal::telemetry::nvml {
@@ -11,6 +12,11 @@ void resolve(void* handle, const char* name, Fn& fn) {
   fn = reinterpret_cast<Fn>(::dlsym(handle, name));
 }
 }  // namespace
+
+std::string default_library_path() {
+  const char* env = std::getenv("REVEAL_NVML_LIBRARY");
+  return env && *env ? env : kDefaultLibrary;
+}
 
 bool NvmlLibrary::load(const std::string& path, std::string* error) {
   unload();
@@ -79,6 +85,19 @@ bool NvmlLibrary::load(const std::string& path, std::string* error) {
   resolve(handle_, "nvmlGpmSampleFree", GpmSampleFree);
   resolve(handle_, "nvmlGpmSampleGet", GpmSampleGet);
   resolve(handle_, "nvmlGpmMetricsGet", GpmMetricsGet);
+  resolve(handle_, "nvmlDeviceGetFieldValues", DeviceGetFieldValues);
+  resolve(handle_, "nvmlSystemGetDriverVersion", SystemGetDriverVersion);
+  resolve(handle_, "nvmlSystemGetNVMLVersion", SystemGetNVMLVersion);
+  resolve(handle_, "nvmlSystemGetCudaDriverVersion_v2", SystemGetCudaDriverVersion);
+  resolve(handle_, "nvmlDeviceGetVbiosVersion", DeviceGetVbiosVersion);
+  resolve(handle_, "nvmlDeviceGetPersistenceMode", DeviceGetPersistenceMode);
+  resolve(handle_, "nvmlDeviceGetEccMode", DeviceGetEccMode);
+  resolve(handle_, "nvmlDeviceGetMigMode", DeviceGetMigMode);
+  resolve(handle_, "nvmlDeviceGetComputeMode", DeviceGetComputeMode);
+  resolve(handle_, "nvmlDeviceGetPowerManagementLimit", DeviceGetPowerManagementLimit);
+  resolve(handle_, "nvmlDeviceGetPowerManagementDefaultLimit", DeviceGetPowerManagementDefaultLimit);
+  resolve(handle_, "nvmlDeviceGetApplicationsClock", DeviceGetApplicationsClock);
+  resolve(handle_, "nvmlDeviceGetDefaultApplicationsClock", DeviceGetDefaultApplicationsClock);
   return true;
 }
 

@@ -25,6 +25,9 @@ namespace reveal::telemetry::nvml {
 // The library name of the NVIDIA driver's NVML, as installed by every driver package.
 inline constexpr const char* kDefaultLibrary = "libnvidia-ml.so.1";
 
+// $REVEAL_NVML_LIBRARY when set and non-empty, else kDefaultLibrary.
+std::string default_library_path();
+
 // The entry points; null until resolved.
 struct NvmlFunctions {
   // Required.
@@ -66,6 +69,20 @@ struct NvmlFunctions {
   nvmlGpmSampleFree_fn GpmSampleFree = nullptr;
   nvmlGpmSampleGet_fn GpmSampleGet = nullptr;
   nvmlGpmMetricsGet_fn GpmMetricsGet = nullptr;
+  nvmlDeviceGetFieldValues_fn DeviceGetFieldValues = nullptr;
+  // Optional, configuration only (nvml_config.h).
+  nvmlSystemGetString_fn SystemGetDriverVersion = nullptr;
+  nvmlSystemGetString_fn SystemGetNVMLVersion = nullptr;
+  nvmlSystemGetCudaDriverVersion_fn SystemGetCudaDriverVersion = nullptr;  // _v2
+  nvmlDeviceGetString_fn DeviceGetVbiosVersion = nullptr;
+  nvmlDeviceGetEnableState_fn DeviceGetPersistenceMode = nullptr;
+  nvmlDeviceGetModePair_fn DeviceGetEccMode = nullptr;
+  nvmlDeviceGetUintPair_fn DeviceGetMigMode = nullptr;
+  nvmlDeviceGetComputeMode_fn DeviceGetComputeMode = nullptr;
+  nvmlDeviceGetPowerUsage_fn DeviceGetPowerManagementLimit = nullptr;         // mW
+  nvmlDeviceGetPowerUsage_fn DeviceGetPowerManagementDefaultLimit = nullptr;  // mW
+  nvmlDeviceGetClockInfo_fn DeviceGetApplicationsClock = nullptr;             // MHz
+  nvmlDeviceGetClockInfo_fn DeviceGetDefaultApplicationsClock = nullptr;      // MHz
 };
 
 class NvmlLibrary : public NvmlFunctions {

@@ -14,16 +14,11 @@ bool absent(nvmlReturn_t r) {
          r == NVML_ERROR_NO_PERMISSION || r == NVML_ERROR_INVALID_ARGUMENT;
 }
 
-std::string default_library() {
-  const char* env = std::getenv("REVEAL_NVML_LIBRARY");
-  return env && *env ? env : kDefaultLibrary;
-}
-
 // Upper bound on events taken in one poll_events(), in case a driver never answers TIMEOUT.
 constexpr int kMaxEventsPerPoll = 100000;
 }  // namespace
 
-NvmlProbe::NvmlProbe() : library_path_(default_library()) {}
+NvmlProbe::NvmlProbe() : library_path_(default_library_path()) {}
 NvmlProbe::NvmlProbe(std::string library_path) : library_path_(std::move(library_path)) {}
 NvmlProbe::~NvmlProbe() { close(); }
 
@@ -136,6 +131,8 @@ void NvmlProbe::discover(GpuState& gpu) {
       for (int c : {NVML_NVLINK_ERROR_DL_REPLAY, NVML_NVLINK_ERROR_DL_RECOVERY,
                     NVML_NVLINK_ERROR_DL_CRC_FLIT, NVML_NVLINK_ERROR_DL_CRC_DATA})
         add_read(gpu, {Op::nvlink_error, c, 0, link});
+      for (unsigned f : {NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX})
+        add_read(gpu, {Op::nvlink_throughput, int(f), 0, link});
     }
   }
   // gpu: memory errors

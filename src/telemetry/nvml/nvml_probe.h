@@ -34,6 +34,8 @@
 //                  pcie_link_width_max (lanes)
 //                  nvlink_{replay,recovery,crc_flit,crc_data}_error_count_l<L> (counter) for
 //                    every link L < NVML_NVLINK_MAX_LINKS active at open
+//                  nvlink_tx_bytes_l<L>, nvlink_rx_bytes_l<L> (counter, bytes) for the same
+//                    links: nvmlDeviceGetFieldValues NVLINK_THROUGHPUT_DATA_TX/RX (KiB × 1024)
 //
 // Events (poll_events): the XID event set is drained without blocking (nvmlEventSetWait_v2,
 // timeout 0, until TIMEOUT); each XID gives Event{source "nvml", kind "xid", value = XID code,

@@ -148,6 +148,16 @@ void describe(const Read& r, const GpuState& gpu, std::vector<ChannelInfo>& out)
                std::to_string(r.link) + " (nvmlDeviceGetNvLinkErrorCounter)");
       return;
     }
+    case Op::nvlink_throughput: {
+      const bool tx = unsigned(r.arg) == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
+      const std::string l = std::to_string(r.link);
+      push(out, gpu, std::string("nvlink_") + (tx ? "tx" : "rx") + "_bytes_l" + l, "bytes",
+           Kind::counter, IC,
+           std::string("NVLink data bytes ") + (tx ? "sent" : "received") + " on link " + l +
+               " (nvmlDeviceGetFieldValues NVLINK_THROUGHPUT_DATA_" + (tx ? "TX" : "RX") +
+               ", KiB x 1024)");
+      return;
+    }
     case Op::ecc: {
       const bool corrected = r.arg == NVML_MEMORY_ERROR_TYPE_CORRECTED;
       const bool vol = r.arg2 == NVML_VOLATILE_ECC;
@@ -242,6 +252,24 @@ nvmlReturn_t execute(const NvmlFunctions& lib, GpuState& gpu, const Read& r, dou
       if ((ret = lib.DeviceGetNvLinkErrorCounter(dev, r.link, r.arg, &ull)) == NVML_SUCCESS)
         out[0] = double(ull);
       return ret;
+    case Op::nvlink_throughput: {
+      if (!lib.DeviceGetFieldValues) return kMissing;
+      nvmlFieldValue_t v{};
+      v.fieldId = unsigned(r.arg);
+      v.scopeId = r.link;
+      if ((ret = lib.DeviceGetFieldValues(dev, 1, &v)) != NVML_SUCCESS) return ret;
+      if ((ret = v.nvmlReturn) != NVML_SUCCESS) return ret;
+      switch (v.valueType) {
+        case NVML_VALUE_TYPE_DOUBLE: out[0] = v.value.dVal; break;
+        case NVML_VALUE_TYPE_UNSIGNED_INT: out[0] = v.value.uiVal; break;
+        case NVML_VALUE_TYPE_UNSIGNED_LONG: out[0] = double(v.value.ulVal); break;
+        case NVML_VALUE_TYPE_SIGNED_LONG_LONG: out[0] = double(v.value.sllVal); break;
+        case NVML_VALUE_TYPE_SIGNED_INT: out[0] = v.value.siVal; break;
+        default: out[0] = double(v.value.ullVal); break;
+      }
+      out[0] *= 1024.0;  // KiB -> bytes
+      return ret;
+    }
     case Op::ecc:
       if (!lib.DeviceGetTotalEccErrors) return kMissing;
       if ((ret = lib.DeviceGetTotalEccErrors(dev, r.arg, r.arg2, &ull)) == NVML_SUCCESS)

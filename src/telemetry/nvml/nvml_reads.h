@@ -34,6 +34,7 @@ enum class Op : std::uint8_t {
   pcie_width_current,
   pcie_width_max,
   nvlink_error,   // arg: nvmlNvLinkErrorCounter_t, link: the link
+  nvlink_throughput,  // arg: NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX / _RX, link: the link (bytes)
   ecc,            // arg: memory error type, arg2: ECC counter type
   retired_pages,  // arg: retirement cause
   remapped_rows,  // corrected, uncorrected, pending, failure

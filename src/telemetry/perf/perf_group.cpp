@@ -1,10 +1,5 @@
 #include "telemetry/perf/perf_group.h"
 
-#include <linux/perf_event.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 
@@ -13,20 +8,6 @@ namespace {
 constexpr std::uint64_t kReadFormat =
     PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 
-int perf_event_open(const PerfEventSpec& ev, int cpu, int group_fd) {
-  perf_event_attr attr{};
-  attr.size = sizeof(attr);
-  attr.type = ev.type;
-  attr.config = ev.config;
-  attr.read_format = kReadFormat;
-  attr.disabled = 0;  // count from open; the rate stage differences the totals
-  return static_cast<int>(
-      ::syscall(SYS_perf_event_open, &attr, /*pid=*/-1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC));
-}
-
-bool unsupported(int err) { return err == ENOENT || err == EOPNOTSUPP || err == EINVAL; }
-bool cpu_gone(int err) { return err == ENODEV || err == ENXIO || err == EINVAL; }
-
 std::string read_paranoid() {
   FileReader f;
   if (!f.open("/proc/sys/kernel/perf_event_paranoid")) return "?";
@@ -34,6 +15,32 @@ std::string read_paranoid() {
   return t ? std::string(trim(*t)) : "?";
 }
 }  // namespace
+
+perf_event_attr perf_attr(const PerfEvent& ev) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = ev.type;
+  attr.config = ev.config;
+  attr.config1 = ev.config1;
+  attr.config2 = ev.config2;
+  attr.read_format = kReadFormat;
+  attr.disabled = 0;  // count from open; the rate stage differences the totals
+  return attr;
+}
+
+std::string_view pmu_state_reason(PmuState s) {
+  switch (s) {
+    case PmuState::ok: return "";
+    case PmuState::not_scheduled:
+      return "PMU counters not scheduled: another profiler or the NMI watchdog holds them";
+    case PmuState::zero_counts:
+      return "PMU counters read zero while scheduled: another agent programs the PMU directly";
+  }
+  return "";
+}
+
+bool perf_unsupported(int err) { return err == ENOENT || err == EOPNOTSUPP || err == EINVAL; }
+bool perf_cpu_gone(int err) { return err == ENODEV || err == ENXIO || err == EINVAL; }
 
 std::string perf_open_error(std::string_view event, int err, bool hardware) {
   const std::string what = "perf_event_open " + std::string(event) + ": " + errno_message(err);
@@ -58,78 +65,163 @@ std::vector<int> online_cpus(const std::filesystem::path& root) {
   return {};
 }
 
-std::string PerfGroups::open(std::span<const PerfEventSpec> events, const std::vector<int>& cpus,
-                             bool drop_unsupported) {
+int perf_probe_event(PerfSyscalls& sys, const PerfEvent& ev, int cpu) {
+  const int fd = sys.open(perf_attr(ev), cpu, -1);
+  if (fd < 0) return -fd;
+  sys.close(fd);
+  return 0;
+}
+
+PerfGroups::PerfGroups(PerfSyscalls* sys) : sys_(sys ? sys : &system_perf_syscalls()) {}
+
+PerfGroups::~PerfGroups() { clear(); }
+
+void PerfGroups::clear() {
+  for (auto& g : groups_)
+    for (int fd : g.fds) sys_->close(fd);
   groups_.clear();
-  active_.clear();
-  if (events.empty()) return "no events";
-  if (cpus.empty()) return "no online CPUs (sys/devices/system/cpu/online unreadable)";
-  for (std::size_t i = 0; i < events.size(); ++i) active_.push_back(i);
+  buf_.clear();
+  gap_.clear();
+  n_out_ = 0;
+  running_slot_ = PerfSlot::none;
+  state_ = PmuState::ok;
+  bad_ticks_ = 0;
+}
 
-  for (std::size_t c = 0; c < cpus.size(); ++c) {
-    const bool first = groups_.empty();
-    std::vector<UniqueFd> group;
-    UniqueFd leader(perf_event_open(events[0], cpus[c], -1));
-    if (!leader) {
-      const int err = errno;
-      if (!first && cpu_gone(err)) continue;
-      groups_.clear();
-      return perf_open_error(events[0].name, err, events[0].type != PERF_TYPE_SOFTWARE);
+void PerfGroups::truncate(std::size_t n) {
+  while (groups_.size() > n) {
+    for (int fd : groups_.back().fds) sys_->close(fd);
+    groups_.pop_back();
+  }
+}
+
+std::optional<PerfGroups::OpenError> PerfGroups::add(int cpu, std::span<const PerfEvent> events,
+                                                     std::span<const PerfSlot> slots) {
+  Group g;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const int fd = sys_->open(perf_attr(events[i]), cpu, i == 0 ? -1 : g.fds.front());
+    if (fd < 0) {
+      for (int f : g.fds) sys_->close(f);
+      return OpenError{i, -fd};
     }
-    const int leader_fd = leader.get();
-    group.push_back(std::move(leader));
-    std::vector<std::size_t> kept{0};
-    for (std::size_t k = 1; k < active_.size(); ++k) {
-      const PerfEventSpec& ev = events[active_[k]];
-      UniqueFd fd(perf_event_open(ev, cpus[c], leader_fd));
-      if (!fd) {
-        const int err = errno;
-        if (first && drop_unsupported && unsupported(err)) continue;
-        groups_.clear();
-        return perf_open_error(ev.name, err, ev.type != PERF_TYPE_SOFTWARE);
+    g.fds.push_back(fd);
+  }
+  g.slots.assign(slots.begin(), slots.end());
+  g.prev.assign(events.size(), 0);
+  g.est.assign(events.size(), 0.0);
+  groups_.push_back(std::move(g));
+  return std::nullopt;
+}
+
+void PerfGroups::finish(std::size_t n_out, std::size_t running_slot) {
+  std::size_t widest = 0;
+  for (const auto& g : groups_) widest = std::max(widest, g.fds.size());
+  buf_.assign(3 + widest, 0);
+  gap_.assign(n_out, 0);
+  n_out_ = n_out;
+  running_slot_ = running_slot;
+}
+
+void PerfGroups::read(std::span<double> out) {
+  const double nan = std::nan("");
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = 0;
+    gap_[i] = 0;
+  }
+  auto gap = [&](const Group& g) {
+    for (const auto& s : g.slots) {
+      if (s.host != PerfSlot::none) gap_[s.host] = 1;
+      if (s.cpu != PerfSlot::none) gap_[s.cpu] = 1;
+    }
+  };
+  double sum_enabled = 0, sum_running = 0, sentinel_delta = 0;
+  std::size_t enabled_groups = 0, unscheduled_groups = 0;
+  bool sentinel_seen = false, sentinel_ran = true;
+  for (auto& g : groups_) {
+    const std::size_t n = g.fds.size();
+    const long bytes = static_cast<long>((3 + n) * sizeof(std::uint64_t));
+    const long r = sys_->read(g.fds.front(), buf_.data(), static_cast<std::size_t>(bytes));
+    if (r != bytes || buf_[0] != n || buf_[1] < g.prev_enabled || buf_[2] < g.prev_running) {
+      gap(g);
+      continue;
+    }
+    const double d_enabled = static_cast<double>(buf_[1] - g.prev_enabled);
+    const double d_running = static_cast<double>(buf_[2] - g.prev_running);
+    g.prev_enabled = buf_[1];
+    g.prev_running = buf_[2];
+    const bool unscheduled = d_enabled > 0 && d_running == 0;
+    if (d_enabled > 0) {
+      ++enabled_groups;
+      sum_enabled += d_enabled;
+      sum_running += d_running;
+      if (unscheduled) ++unscheduled_groups;
+    }
+    const double factor = d_running > 0 && d_running < d_enabled ? d_enabled / d_running : 1.0;
+    bool member_gap = unscheduled;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint64_t v = buf_[3 + k];
+      if (v < g.prev[k]) {  // a hardware counter never steps back: distrust the group
+        member_gap = true;
+        g.prev[k] = v;
+        continue;
       }
-      group.push_back(std::move(fd));
-      kept.push_back(active_[k]);
+      const double delta = static_cast<double>(v - g.prev[k]);
+      g.prev[k] = v;
+      if (g.slots[k].sentinel && d_enabled > 0) {
+        sentinel_seen = true;
+        sentinel_ran = sentinel_ran && d_running > 0;
+        sentinel_delta += delta;
+      }
+      if (!unscheduled) g.est[k] += delta * factor;
     }
-    if (first) active_ = kept;
-    groups_.push_back(std::move(group));
+    if (member_gap) {
+      gap(g);
+      continue;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      const PerfSlot& s = g.slots[k];
+      const double x = g.est[k] * s.scale;
+      if (s.host != PerfSlot::none) out[s.host] += x;
+      if (s.cpu != PerfSlot::none) out[s.cpu] += x;
+    }
   }
-  if (groups_.empty()) return "perf_event_open: no CPU could be opened";
-  buf_.assign(3 + active_.size(), 0);
-  return {};
+
+  const bool starved = enabled_groups > 0 && unscheduled_groups == enabled_groups;
+  const bool zeros = sentinel_seen && sentinel_ran && sentinel_delta == 0;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (gap_[i] || zeros) out[i] = nan;
+  if (running_slot_ < out.size())
+    out[running_slot_] = sum_enabled > 0 ? 100.0 * sum_running / sum_enabled : nan;
+
+  if (starved || zeros) {
+    if (++bad_ticks_ >= kBadTicks) state_ = starved ? PmuState::not_scheduled : PmuState::zero_counts;
+  } else if (enabled_groups > 0) {
+    bad_ticks_ = 0;
+    state_ = PmuState::ok;
+  }
 }
 
-void PerfGroups::read_sum(std::span<double> out) {
-  for (double& v : out) v = 0;
-  const std::size_t n = active_.size();
-  const std::size_t bytes = buf_.size() * sizeof(std::uint64_t);
-  for (const auto& group : groups_) {
-    ssize_t r;
-    do r = ::read(group.front().get(), buf_.data(), bytes);
-    while (r < 0 && errno == EINTR);
-    const bool ok = r == static_cast<ssize_t>(bytes) && buf_[0] == n;
-    const double enabled = static_cast<double>(buf_[1]);
-    const double running = static_cast<double>(buf_[2]);
-    if (!ok || (running == 0 && enabled > 0)) {  // failed, or never scheduled: unknown
-      for (double& v : out) v = std::nan("");
-      return;
-    }
-    const double scale = running > 0 && running < enabled ? enabled / running : 1.0;
-    for (std::size_t k = 0; k < n; ++k) out[k] += static_cast<double>(buf_[3 + k]) * scale;
-  }
-}
-
-ProbeStatus open_perf_probe(std::span<const PerfEventSpec> events,
-                            const std::filesystem::path& root, bool drop_unsupported,
+ProbeStatus open_perf_probe(std::span<const PerfEvent> events, const std::filesystem::path& root,
                             PerfGroups& groups, std::vector<ChannelInfo>& channels) {
   channels.clear();
-  std::string err = groups.open(events, online_cpus(root), drop_unsupported);
-  if (!err.empty()) return {false, std::move(err)};
-  for (std::size_t i : groups.active()) {
-    const auto& ev = events[i];
-    channels.push_back({channel_name("perf", ev.name), std::string(ev.unit), Kind::counter,
-                        ev.subsystem, 64, std::string(ev.help)});
+  groups.clear();
+  if (events.empty()) return {false, "no events"};
+  const std::vector<int> cpus = online_cpus(root);
+  if (cpus.empty()) return {false, "no online CPUs (sys/devices/system/cpu/online unreadable)"};
+  std::vector<PerfSlot> slots(events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) slots[i].host = i;
+  for (int cpu : cpus) {
+    const bool first = groups.groups() == 0;
+    if (auto e = groups.add(cpu, events, slots)) {
+      if (!first && e->event == 0 && perf_cpu_gone(e->err)) continue;
+      groups.clear();
+      const auto& ev = events[e->event];
+      return {false, perf_open_error(ev.name, e->err, ev.type != PERF_TYPE_SOFTWARE)};
+    }
   }
+  groups.finish(events.size());
+  for (const auto& ev : events)
+    channels.push_back({channel_name("perf", ev.name), ev.unit, Kind::counter, ev.subsystem, 64, ev.help});
   return {true, {}};
 }
 

@@ -25,7 +25,7 @@ class PerfSoftwareProbe final : public Probe {
   }
   ProbeStatus open(const std::filesystem::path& root) override;
   const std::vector<ChannelInfo>& channels() const override { return channels_; }
-  void sample(std::span<double> out) override { groups_.read_sum(out); }
+  void sample(std::span<double> out) override { groups_.read(out); }
 
  private:
   std::vector<ChannelInfo> channels_;

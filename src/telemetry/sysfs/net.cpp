@@ -39,6 +39,17 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 24> kStatHel
     {"tx_window_errors", "transmit late collisions (window errors)"},
 }};
 
+// statistics/ files whose value /proc/net/dev already gives per interface (proc.net.dev
+// channels): not read again here, one pread each per tick saved.
+constexpr std::array<std::string_view, 14> kInProcNetDev{
+    "collisions",    "multicast",      "rx_bytes",      "rx_compressed", "rx_dropped",
+    "rx_errors",     "rx_fifo_errors", "rx_packets",    "tx_bytes",      "tx_compressed",
+    "tx_dropped",    "tx_errors",      "tx_fifo_errors", "tx_packets"};
+
+bool in_proc_net_dev(std::string_view file) {
+  return std::find(kInProcNetDev.begin(), kInProcNetDev.end(), file) != kInProcNetDev.end();
+}
+
 std::string stat_help(std::string_view file) {
   for (const auto& [k, h] : kStatHelp)
     if (k == file) return std::string(h) + " (statistics/" + std::string(file) + ")";
@@ -122,7 +133,8 @@ ProbeStatus SysNetProbe::open(const std::filesystem::path& root) {
     add(dir / "speed", "speed", iface, "Mb/s", Kind::gauge,
         "negotiated link speed (NaN when unknown or link down)", Decode::speed);
     for (const std::string& f : sorted_files(dir / "statistics"))
-      add(dir / "statistics" / f, f, iface, std::string(stat_unit(f)), Kind::counter, stat_help(f),
+      if (!in_proc_net_dev(f))
+        add(dir / "statistics" / f, f, iface, std::string(stat_unit(f)), Kind::counter, stat_help(f),
           Decode::integer);
   }
   if (channels_.empty())

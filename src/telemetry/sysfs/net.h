@@ -10,9 +10,15 @@
 //                                         unknown=4 dormant=5 notPresent=6 lowerLayerDown=7
 //   sys.net:speed.<if>      gauge "Mb/s"  NaN when unknown: -1 / 4294967295 (link down,
 //                                         virtual NICs) or EINVAL (lo, interface down)
-//   sys.net:<file>.<if>     counter, one per file in statistics/ in name order (rx_bytes,
-//                           rx_crc_errors, rx_missed_errors, tx_dropped, collisions, ...):
-//                           unit "bytes" (*_bytes), "packets" (*_packets, multicast), else "count"
+//   sys.net:<file>.<if>     counter, one per file in statistics/ in name order, except the 14
+//                           that /proc/net/dev already reports (rx/tx bytes, packets, errors,
+//                           dropped, fifo, compressed; multicast, collisions: proc.net.dev has
+//                           them), so the detailed error breakdown: rx_crc_errors,
+//                           rx_frame_errors, rx_length_errors, rx_missed_errors, rx_nohandler,
+//                           rx_over_errors, tx_aborted_errors, tx_carrier_errors,
+//                           tx_heartbeat_errors, tx_window_errors (and any file a newer kernel
+//                           adds). Unit "bytes" (*_bytes), "packets" (*_packets), else "count".
+//                           Skipping the duplicates halves this probe's reads per tick.
 // An attribute file absent at open has no channel. All Subsystem::network. Files are per
 // network namespace of the reading process, like /proc/net/dev.
 #pragma once

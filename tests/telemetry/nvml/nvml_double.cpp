@@ -7,6 +7,13 @@
 // Script (values asserted by tests/telemetry/nvml/nvml_probe_test.cpp):
 //   gpu0 "Reveal Double A": NVLink links 0-3 active, no fan (NOT_SUPPORTED), GPM supported.
 //   gpu1 "Reveal Double B": no NVLink (NOT_SUPPORTED), GPM not supported.
+//   NVLink data counters (nvmlDeviceGetFieldValues): gpu0 link L has sent (L+1)*1000*k KiB and
+//   received (L+1)*2000*k KiB after its k-th read of that link and direction.
+//   Configuration (nvml_config.h): driver "580.159.03", NVML "13.580.159.03", CUDA 13000;
+//   gpu0 persistence Enabled, ECC Enabled/pending Disabled, MIG Disabled/Disabled, compute
+//   Default, limits 700 W (default 700 W), application clocks 1980/2619 (default 1755/2619),
+//   VBIOS "96.00.89.00.01"; gpu1 persistence Disabled, no ECC/MIG/application clocks
+//   (NOT_SUPPORTED), compute Exclusive_Process, limit 312.5 W (default 300 W), no VBIOS entry.
 // Control functions (extern "C", looked up by the tests with dlsym on the same library):
 //   nvml_double_reset()                      default script, nothing lost, no XIDs queued
 //   nvml_double_set_lost_after(gpu, n)       gpu answers the next n utilisation calls (one
@@ -57,6 +64,7 @@ struct State {
   int n_xids = 0;
   int timeouts = 0;  // completed polls
   long gpm_seq = 0;
+  unsigned long long nvlink_reads[NVML_NVLINK_MAX_LINKS][2] = {};  // gpu0: per link, tx/rx
 };
 
 State g_state;
@@ -271,6 +279,105 @@ nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned int link
   if (gpu == 1) return NVML_ERROR_NOT_SUPPORTED;
   if (link >= 4 || counter < 0 || counter > 3) return NVML_ERROR_INVALID_ARGUMENT;
   *v = 100ull * link + unsigned(counter) + 1;
+  return NVML_SUCCESS;
+}
+
+// Per-field answers; the call itself succeeds when the arguments are sane.
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValue_t* values) {
+  GPU_OR_RETURN(dev, values);
+  if (count < 0) return NVML_ERROR_INVALID_ARGUMENT;
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t& v = values[i];
+    const bool tx = v.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
+    const bool rx = v.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
+    if (!tx && !rx) {
+      v.nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+      continue;
+    }
+    if (gpu == 1 || v.scopeId >= 4) {
+      v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+      continue;
+    }
+    const unsigned long long k = ++g_state.nvlink_reads[v.scopeId][tx ? 0 : 1];
+    v.nvmlReturn = NVML_SUCCESS;
+    v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+    v.value.ullVal = (v.scopeId + 1ull) * (tx ? 1000ull : 2000ull) * k;
+  }
+  return NVML_SUCCESS;
+}
+
+// --- configuration -----------------------------------------------------------------------
+nvmlReturn_t nvmlSystemGetDriverVersion(char* s, unsigned int len) {
+  if (g_state.refcount <= 0) return NVML_ERROR_UNINITIALIZED;
+  if (!s || len < 11) return NVML_ERROR_INSUFFICIENT_SIZE;
+  copy_str(s, len, "580.159.03");
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlSystemGetNVMLVersion(char* s, unsigned int len) {
+  if (g_state.refcount <= 0) return NVML_ERROR_UNINITIALIZED;
+  if (!s || len < 14) return NVML_ERROR_INSUFFICIENT_SIZE;
+  copy_str(s, len, "13.580.159.03");
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) {
+  if (!v) return NVML_ERROR_INVALID_ARGUMENT;
+  *v = 13000;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t dev, char* s, unsigned int len) {
+  GPU_OR_RETURN(dev, s);
+  if (gpu == 1) return NVML_ERROR_NOT_SUPPORTED;
+  copy_str(s, len, "96.00.89.00.01");
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t dev, int* mode) {
+  GPU_OR_RETURN(dev, mode);
+  *mode = gpu == 0 ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t dev, int* current, int* pending) {
+  GPU_OR_RETURN(dev, current);
+  if (gpu == 1) return NVML_ERROR_NOT_SUPPORTED;
+  *current = NVML_FEATURE_ENABLED;
+  if (pending) *pending = NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned int* current, unsigned int* pending) {
+  GPU_OR_RETURN(dev, current);
+  if (gpu == 1) return NVML_ERROR_NOT_SUPPORTED;
+  *current = 0;
+  if (pending) *pending = 0;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t dev, int* mode) {
+  GPU_OR_RETURN(dev, mode);
+  *mode = gpu == 0 ? NVML_COMPUTEMODE_DEFAULT : NVML_COMPUTEMODE_EXCLUSIVE_PROCESS;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t dev, unsigned int* mw) {
+  GPU_OR_RETURN(dev, mw);
+  *mw = gpu == 0 ? 700000 : 312500;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t dev, unsigned int* mw) {
+  GPU_OR_RETURN(dev, mw);
+  *mw = gpu == 0 ? 700000 : 300000;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t dev, int type, unsigned int* mhz) {
+  GPU_OR_RETURN(dev, mhz);
+  if (gpu == 1) return NVML_ERROR_NOT_SUPPORTED;
+  if (type == NVML_CLOCK_SM) *mhz = 1980;
+  else if (type == NVML_CLOCK_MEM) *mhz = 2619;
+  else return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t dev, int type, unsigned int* mhz) {
+  GPU_OR_RETURN(dev, mhz);
+  if (gpu == 1) return NVML_ERROR_NOT_SUPPORTED;
+  if (type == NVML_CLOCK_SM) *mhz = 1755;
+  else if (type == NVML_CLOCK_MEM) *mhz = 2619;
+  else return NVML_ERROR_INVALID_ARGUMENT;
   return NVML_SUCCESS;
 }
 

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "../probe_test_util.h"
+#include "nvml_double_control.h"
 #include "reveal/registry.h"
 
 namespace {
@@ -23,34 +24,8 @@ namespace reveal {
 namespace {
 using namespace reveal::testing;
 using telemetry::NvmlProbe;
-
-// The double's control functions, from the same handle the probe gets.
-struct Double {
-  void* handle = nullptr;
-  void (*reset)() = nullptr;
-  void (*set_lost_after)(int, int) = nullptr;
-  void (*add_xid)(int, unsigned long long, int) = nullptr;
-  void (*set_init_result)(int) = nullptr;
-  int (*init_refcount)() = nullptr;
-  int (*gpm_samples_in_use)() = nullptr;
-
-  static Double& get() {
-    static Double d = [] {
-      Double x;
-      x.handle = ::dlopen(REVEAL_NVML_DOUBLE_PATH, RTLD_NOW | RTLD_LOCAL);  // kept for the process
-      if (!x.handle) return x;
-      auto sym = [&](const char* n) { return ::dlsym(x.handle, n); };
-      x.reset = reinterpret_cast<void (*)()>(sym("nvml_double_reset"));
-      x.set_lost_after = reinterpret_cast<void (*)(int, int)>(sym("nvml_double_set_lost_after"));
-      x.add_xid = reinterpret_cast<void (*)(int, unsigned long long, int)>(sym("nvml_double_add_xid"));
-      x.set_init_result = reinterpret_cast<void (*)(int)>(sym("nvml_double_set_init_result"));
-      x.init_refcount = reinterpret_cast<int (*)()>(sym("nvml_double_init_refcount"));
-      x.gpm_samples_in_use = reinterpret_cast<int (*)()>(sym("nvml_double_gpm_samples_in_use"));
-      return x;
-    }();
-    return d;
-  }
-};
+using testing::EnvGuard;
+using testing::NvmlDouble;
 
 class NvmlProbeTest : public ::testing::Test {
  protected:
@@ -60,7 +35,7 @@ class NvmlProbeTest : public ::testing::Test {
                 d().init_refcount && d().gpm_samples_in_use);
     d().reset();
   }
-  static Double& d() { return Double::get(); }
+  static NvmlDouble& d() { return NvmlDouble::get(); }
 
   // An opened probe on the full double.
   static std::unique_ptr<NvmlProbe> opened() {
@@ -78,21 +53,6 @@ std::optional<std::size_t> find(const Probe& p, const std::string& name) {
   return std::nullopt;
 }
 
-// Restores an environment variable on scope exit.
-class EnvGuard {
- public:
-  explicit EnvGuard(const char* name) : name_(name) {
-    if (const char* v = std::getenv(name)) old_ = v;
-  }
-  ~EnvGuard() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST_F(NvmlProbeTest, ExactValuesForBothGpus) {
   auto p = opened();
@@ -200,13 +160,31 @@ TEST_F(NvmlProbeTest, UnsupportedFieldsAreAbsentPerGpu) {
     if (c.name.find("nvml:nvlink_") != 0) continue;
     (c.name.ends_with(".gpu0") ? links0 : links1)++;
   }
-  EXPECT_EQ(links0, 4u * 4u);  // links 0-3 active, four counters each
+  EXPECT_EQ(links0, 4u * 6u);  // links 0-3 active: four error counters, tx and rx bytes each
   EXPECT_EQ(links1, 0u);       // gpu1: NVLink NOT_SUPPORTED
   EXPECT_FALSE(find(*p, "nvml:nvlink_replay_error_count_l4.gpu0"));
   EXPECT_FALSE(find(*p, "nvml:fan_speed.gpu0"));  // NOT_SUPPORTED on gpu0 only
   EXPECT_TRUE(find(*p, "nvml:fan_speed.gpu1"));
   EXPECT_TRUE(find(*p, "nvml:gpm_sm_util.gpu0"));  // GPM on gpu0 only
   EXPECT_FALSE(find(*p, "nvml:gpm_sm_util.gpu1"));
+}
+
+TEST_F(NvmlProbeTest, NvlinkDataCountersPerLinkInBytes) {
+  auto p = opened();
+  const auto a = sample(*p);
+  const auto b = sample(*p);
+  // The double adds (L+1)*1000 KiB sent and (L+1)*2000 KiB received per read of link L.
+  EXPECT_DOUBLE_EQ(value(*p, b, "nvml:nvlink_tx_bytes_l0.gpu0") - value(*p, a, "nvml:nvlink_tx_bytes_l0.gpu0"),
+                   1000.0 * 1024);
+  EXPECT_DOUBLE_EQ(value(*p, b, "nvml:nvlink_rx_bytes_l3.gpu0") - value(*p, a, "nvml:nvlink_rx_bytes_l3.gpu0"),
+                   4 * 2000.0 * 1024);
+  EXPECT_GT(value(*p, a, "nvml:nvlink_tx_bytes_l2.gpu0"), 0);
+  const auto& tx = info(*p, "nvml:nvlink_tx_bytes_l1.gpu0");
+  EXPECT_EQ(tx.unit, "bytes");
+  EXPECT_EQ(tx.kind, Kind::counter);
+  EXPECT_EQ(tx.subsystem, Subsystem::interconnect);
+  EXPECT_FALSE(find(*p, "nvml:nvlink_tx_bytes_l4.gpu0"));  // link 4 inactive
+  EXPECT_FALSE(find(*p, "nvml:nvlink_tx_bytes_l0.gpu1"));  // no NVLink
 }
 
 TEST_F(NvmlProbeTest, GpmMetricsBetweenConsecutiveTicks) {
