@@ -5,6 +5,10 @@
 # GPU) from +50 s to +80 s, then `reveal detect`. Never changes clocks, power limits or modes.
 #
 # Usage (repo root, on the GPU machine): scripts/device/h200_record.sh REVEAL_BINARY OUT_DIR
+# Environment: H200_FAULT=contend (default) or none (a clean run, for false alarms);
+#   H200_DURATION (120), H200_FAULT_AT (50), H200_FAULT_LEN (30) in seconds;
+#   H200_SIDE_PROBES: when set (e.g. "nvml"), a second recorder with only those probes runs
+#   beside the main one and its CPU time is reported (cost of those probes alone).
 # Needs: python3 with PyTorch + CUDA, nvidia-smi (optional). Writes into OUT_DIR:
 #   run.log (everything printed, step-time summary), probes.txt, probes.json, config.txt,
 #   h200.db (the recording), detect.txt, detect.json, steps.log (one line per training step).
@@ -14,6 +18,8 @@ OUT=${2:?output dir}
 DUR=${H200_DURATION:-120}
 FAULT_AT=${H200_FAULT_AT:-50}
 FAULT_LEN=${H200_FAULT_LEN:-30}
+FAULT=${H200_FAULT:-contend}
+SIDE=${H200_SIDE_PROBES:-}
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/run.log") 2>&1
@@ -47,17 +53,37 @@ rc = subprocess.call([sys.argv[1], "record", "-o", sys.argv[2], "--duration", sy
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
 wall = time.time() - t
 cpu = u.ru_utime + u.ru_stime
-print(f"record rc={rc} wall_s={wall:.1f} cpu_s={cpu:.3f} cpu_s_per_hour={cpu / wall * 3600:.1f} "
+print(f"record rc={rc} wall_s={wall:.1f} user_s={u.ru_utime:.3f} sys_s={u.ru_stime:.3f} cpu_s_per_hour={cpu / wall * 3600:.1f} "
       f"core_pct={100 * cpu / wall:.3f} maxrss_kib={u.ru_maxrss}")
 PY
 REC=$!
+if [[ -n $SIDE ]]; then
+  python3 - "$REVEAL" "/tmp/side.db" "$DUR" "$SIDE" > /tmp/side_usage.txt <<'PY' &
+import resource, subprocess, sys, time
+t = time.time()
+rc = subprocess.call([sys.argv[1], "record", "-q", "-o", sys.argv[2], "--duration", sys.argv[3] + "s",
+                      "--probes", sys.argv[4]])
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+wall = time.time() - t
+cpu = u.ru_utime + u.ru_stime
+print(f"side recorder ({sys.argv[4]}) rc={rc} wall_s={wall:.1f} user_s={u.ru_utime:.3f} sys_s={u.ru_stime:.3f} "
+      f"cpu_s_per_hour={cpu / wall * 3600:.1f} core_pct={100 * cpu / wall:.3f} maxrss_kib={u.ru_maxrss}")
+PY
+  SIDEPID=$!
+fi
 F0=$(python3 -c "print($START + $FAULT_AT)")
 F1=$(python3 -c "print($START + $FAULT_AT + $FAULT_LEN)")
-python3 "$HERE/demo/gpu/contend.py" --start-at "$F0" --end-at "$F1" &
-CONT=$!
+if [[ $FAULT == contend ]]; then
+  python3 "$HERE/demo/gpu/contend.py" --start-at "$F0" --end-at "$F1" &
+  CONT=$!
+else
+  echo "no fault injected (H200_FAULT=$FAULT)"
+  CONT=
+fi
 wait $REC
 cat /tmp/record_usage.txt
-wait $CONT
+[[ -n $SIDE ]] && { wait $SIDEPID; cat /tmp/side_usage.txt; }
+[[ -n $CONT ]] && wait $CONT
 kill $TRAIN 2>/dev/null; wait $TRAIN 2>/dev/null
 echo "fault window (unix): $F0 .. $F1 ; recording start $START"
 ls -l "$OUT/h200.db"

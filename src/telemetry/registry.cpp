@@ -26,6 +26,7 @@ const std::vector<ProbeFactory>& probe_registry() {
         registry_entry<ProcNetSnmpProbe>("proc.net.snmp"), registry_entry<ProcDiskstatsProbe>("proc.diskstats"),
     };
     add_sysfs_probes(r);
+    add_ethtool_probes(r);
     add_rdma_probes(r);
     add_cgroup_probes(r);
     add_nvml_probes(r);

@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <new>
 
+#include "ethtool/ethtool_fake.h"
 #include "perf_fake.h"
 #include "probe_test_util.h"
 #include "reveal/registry.h"
+#include "telemetry/ethtool/ethtool.h"
 #include "telemetry/perf/hardware.h"
 #include "telemetry/perf/uncore.h"
 
@@ -43,7 +45,8 @@ long allocations_during_sample(Probe& p, std::vector<double>& out) {
 
 TEST(ProbeNoAlloc, SampleAllocatesNothing) {
   for (const char* root : {"/", "vm-2cpu", "edge-extra-columns", "host-cpufreq-4cpu", "host-2socket",
-                           "host-2hca", "host-cgroup2", "host-intel-pmu", "host-amd-pmu"}) {
+                           "host-2hca", "host-cgroup2", "host-intel-pmu", "host-amd-pmu",
+                           "host-ethtool-nics"}) {
     const auto path = std::string(root) == "/" ? std::filesystem::path("/") : fixture(root);
     for (const auto& f : probe_registry()) {
       auto p = f.make();
@@ -92,6 +95,25 @@ TEST(ProbeNoAlloc, PerfProbesOnTheFakeAllocateNothing) {
       EXPECT_EQ(allocations_during_sample(uncore, out_uncore), 0) << root << " share " << share;
     }
   }
+}
+
+// The ethtool probe on a scripted SIOCETHTOOL: steady values, a NIC failing (NaN), a NIC
+// whose driver changed its statistic count (NaN), a NIC gone from the kernel.
+TEST(ProbeNoAlloc, EthtoolProbeOnTheFakeAllocatesNothing) {
+  FakeEthtool fake;
+  script_fixture_host(fake);
+  telemetry::EthtoolProbe p(fake);
+  ASSERT_TRUE(p.open(fixture("host-ethtool-nics")).available);
+  std::vector<double> out(p.channels().size());
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  EXPECT_TRUE(std::isfinite(out[0]));
+  fake.nics["eno1"].stats_errno = EIO;
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  fake.nics["eth0"].values.push_back(1);
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  fake.nics.erase("eno1");
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  EXPECT_TRUE(std::isnan(out[0]));
 }
 
 }  // namespace

@@ -23,8 +23,8 @@ TEST(ProbeRegistry, ListsAllProbesInOrder) {
   EXPECT_EQ(got, (std::vector<std::string>{
                      "proc.stat", "proc.meminfo", "proc.vmstat", "proc.pressure", "proc.loadavg",
                      "proc.net.dev", "proc.net.snmp", "proc.diskstats", "sys.cpufreq", "sys.net",
-                     "sys.rapl", "sys.hwmon", "sys.thermal", "sys.cpuidle", "rdma", "cgroup", "nvml",
-                     "perf.software", "perf.hardware", "perf.uncore"}));
+                     "sys.rapl", "sys.hwmon", "sys.thermal", "sys.cpuidle", "ethtool", "rdma", "cgroup",
+                     "nvml", "perf.software", "perf.hardware", "perf.uncore"}));
 }
 
 // Every probe opens on every fixture without throwing; available probes have channels,
@@ -32,7 +32,7 @@ TEST(ProbeRegistry, ListsAllProbesInOrder) {
 TEST(ProbeRegistry, EveryProbeOnEveryFixture) {
   for (const char* machine :
        {"vm-2cpu", "edge-extra-columns", "edge-missing", "host-cpufreq-4cpu", "host-2socket",
-        "host-2hca", "host-cgroup2", "host-intel-pmu", "host-amd-pmu"}) {
+        "host-2hca", "host-cgroup2", "host-intel-pmu", "host-amd-pmu", "host-ethtool-nics"}) {
     for (const auto& f : probe_registry()) {
       SCOPED_TRACE(std::string(machine) + " " + f.name);
       auto p = f.make();

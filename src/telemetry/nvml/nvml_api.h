@@ -113,6 +113,12 @@ inline constexpr int NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3;
 inline constexpr unsigned NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138;
 inline constexpr unsigned NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139;
 
+// Field ids (scopeId unused): cumulative PCIe bytes moved by the GPU (NVML R535+, Hopper
+// and later boards), a cheap alternative to nvmlDeviceGetPcieThroughput, which samples for
+// ~20 ms inside the call (measured on an H200: ~0.85 ms of CPU per call, docs/BENCHMARKS.md).
+inline constexpr unsigned NVML_FI_DEV_PCIE_COUNT_TX_BYTES = 197;
+inline constexpr unsigned NVML_FI_DEV_PCIE_COUNT_RX_BYTES = 198;
+
 // nvmlValueType_t
 inline constexpr int NVML_VALUE_TYPE_DOUBLE = 0;
 inline constexpr int NVML_VALUE_TYPE_UNSIGNED_INT = 1;

@@ -2,6 +2,9 @@
 
 #include <array>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "telemetry/nvml/nvml_library.h"
@@ -85,13 +88,8 @@ void read_device(const NvmlFunctions& lib, nvmlDevice_t dev, const std::string& 
   number(lib.DeviceGetCurrPcieLinkWidth, "pcie.current_link_width");
 }
 
-}  // namespace
-
-void read_nvml_config(const std::string& library_path, ConfigSnapshot& out) {
-  NvmlLibrary lib;
-  if (!lib.load(library_path, nullptr)) return;
-  if (lib.Init() != NVML_SUCCESS) return;
-
+// The keys of an initialised library.
+void read_all(const NvmlFunctions& lib, ConfigSnapshot& out) {
   std::array<char, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE> buf{};
   if (lib.SystemGetDriverVersion && text(lib.SystemGetDriverVersion(buf.data(), buf.size() - 1), buf))
     out["gpu.driver_version"] = buf.data();
@@ -111,7 +109,30 @@ void read_nvml_config(const std::string& library_path, ConfigSnapshot& out) {
       read_device(lib, dev, "gpu." + std::to_string(i) + ".", out);
     }
   }
+}
+
+}  // namespace
+
+void read_nvml_config(const std::string& library_path, ConfigSnapshot& out) {
+  NvmlLibrary lib;
+  if (!lib.load(library_path, nullptr)) return;
+  if (lib.Init() != NVML_SUCCESS) return;
+  read_all(lib, out);
   lib.Shutdown();
+}
+
+void read_nvml_config_cached(const std::string& library_path, ConfigSnapshot& out) {
+  static std::mutex mu;
+  // Never destroyed: NVML stays initialised until the process exits.
+  static auto* sessions = new std::map<std::string, std::unique_ptr<NvmlLibrary>>();
+  std::lock_guard lock(mu);
+  auto& lib = (*sessions)[library_path];
+  if (!lib) {
+    auto fresh = std::make_unique<NvmlLibrary>();
+    if (!fresh->load(library_path, nullptr) || fresh->Init() != NVML_SUCCESS) return;
+    lib = std::move(fresh);
+  }
+  read_all(*lib, out);
 }
 
 }  // namespace reveal::telemetry::nvml

@@ -28,8 +28,11 @@
 //     maximum is a real misconfiguration (bad riser, wrong slot) and is kept.
 //
 // Watts are printed with up to three decimals, trailing zeros dropped ("700", "312.5").
-// Cost: one dlopen and nvmlInit_v2 per call, cheap while the nvml probe holds NVML
-// initialised; ConfigWatcher calls it every ~10 s, never on the per-sample path.
+// read_nvml_config() loads, initialises and shuts NVML down on every call (for one-off reads
+// and tests). The registered config source uses read_nvml_config_cached() instead: one NVML
+// session per library path, opened at the first read and kept for the process's life, since
+// re-initialising NVML every ~10 s costs far more CPU than the reads themselves; a failed
+// load or init is retried at the next read.
 #pragma once
 
 #include <string>
@@ -39,5 +42,6 @@
 namespace reveal::telemetry::nvml {
 
 void read_nvml_config(const std::string& library_path, ConfigSnapshot& out);
+void read_nvml_config_cached(const std::string& library_path, ConfigSnapshot& out);
 
 }  // namespace reveal::telemetry::nvml

@@ -116,8 +116,18 @@ void NvmlProbe::discover(GpuState& gpu) {
   add_read(gpu, {Op::fan_speed});
   add_read(gpu, {Op::throttle});
   // interconnect
-  add_read(gpu, {Op::pcie_throughput, NVML_PCIE_UTIL_TX_BYTES});
-  add_read(gpu, {Op::pcie_throughput, NVML_PCIE_UTIL_RX_BYTES});
+  // PCIe traffic: the cumulative byte counters where the driver has them (cheap, and exact over
+  // the whole interval); else nvmlDeviceGetPcieThroughput, a ~20 ms sample inside each call.
+  double v = 0;
+  int bits_tx = 64, bits_rx = 64;
+  if (read_field(lib_, gpu.device, NVML_FI_DEV_PCIE_COUNT_TX_BYTES, 0, v, bits_tx) == NVML_SUCCESS &&
+      read_field(lib_, gpu.device, NVML_FI_DEV_PCIE_COUNT_RX_BYTES, 0, v, bits_rx) == NVML_SUCCESS) {
+    add_read(gpu, {Op::pcie_bytes, int(NVML_FI_DEV_PCIE_COUNT_TX_BYTES), bits_tx});
+    add_read(gpu, {Op::pcie_bytes, int(NVML_FI_DEV_PCIE_COUNT_RX_BYTES), bits_rx});
+  } else {
+    add_read(gpu, {Op::pcie_throughput, NVML_PCIE_UTIL_TX_BYTES});
+    add_read(gpu, {Op::pcie_throughput, NVML_PCIE_UTIL_RX_BYTES});
+  }
   add_read(gpu, {Op::pcie_gen_current});
   add_read(gpu, {Op::pcie_gen_max});
   add_read(gpu, {Op::pcie_width_current});

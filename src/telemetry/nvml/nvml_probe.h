@@ -28,8 +28,12 @@
 //                    applications_clocks_setting, sw_power_cap, hw_slowdown, sync_boost,
 //                    sw_thermal_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown,
 //                    display_clock_setting
-//   interconnect:  pcie_tx_throughput, pcie_rx_throughput (bytes/s gauge, NVML KB/s × 1024;
-//                    NVML measures each over ~20 ms inside the call, so each costs ~20 ms)
+//   interconnect:  pcie_tx_bytes, pcie_rx_bytes (counter, bytes; 32-bit when NVML says so)
+//                    from nvmlDeviceGetFieldValues PCIE_COUNT_TX/RX_BYTES where the driver has
+//                    them (R535+, Hopper and later); otherwise
+//                  pcie_tx_throughput, pcie_rx_throughput (bytes/s gauge, NVML KB/s × 1024;
+//                    NVML measures each over ~20 ms inside the call: ~21 ms wall and ~0.85 ms
+//                    of CPU per call on an H200, 95 % of the probe's cost, docs/BENCHMARKS.md)
 //                  pcie_link_gen_current, pcie_link_gen_max (gen), pcie_link_width_current,
 //                  pcie_link_width_max (lanes)
 //                  nvlink_{replay,recovery,crc_flit,crc_data}_error_count_l<L> (counter) for

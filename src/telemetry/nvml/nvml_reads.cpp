@@ -77,6 +77,14 @@ Spec single_spec(const Read& r) {
                         "PCIe bytes sent by the GPU per s over ~20 ms (nvmlDeviceGetPcieThroughput TX)"}
                  : Spec{"pcie_rx_throughput", "bytes/s", Kind::gauge, IC,
                         "PCIe bytes received by the GPU per s over ~20 ms (nvmlDeviceGetPcieThroughput RX)"};
+    case Op::pcie_bytes:
+      return unsigned(r.arg) == NVML_FI_DEV_PCIE_COUNT_TX_BYTES
+                 ? Spec{"pcie_tx_bytes", "bytes", Kind::counter, IC,
+                        "PCIe bytes sent by the GPU (nvmlDeviceGetFieldValues PCIE_COUNT_TX_BYTES)",
+                        std::uint8_t(r.arg2)}
+                 : Spec{"pcie_rx_bytes", "bytes", Kind::counter, IC,
+                        "PCIe bytes received by the GPU (nvmlDeviceGetFieldValues PCIE_COUNT_RX_BYTES)",
+                        std::uint8_t(r.arg2)};
     case Op::pcie_gen_current:
       return {"pcie_link_gen_current", "gen", Kind::gauge, IC,
               "current PCIe link generation (nvmlDeviceGetCurrPcieLinkGeneration)"};
@@ -196,6 +204,27 @@ void describe(const Read& r, const GpuState& gpu, std::vector<ChannelInfo>& out)
   }
 }
 
+nvmlReturn_t read_field(const NvmlFunctions& lib, nvmlDevice_t dev, unsigned field, unsigned scope,
+                        double& value, int& bits) {
+  if (!lib.DeviceGetFieldValues) return NVML_ERROR_FUNCTION_NOT_FOUND;
+  nvmlFieldValue_t v{};
+  v.fieldId = field;
+  v.scopeId = scope;
+  nvmlReturn_t ret = lib.DeviceGetFieldValues(dev, 1, &v);
+  if (ret != NVML_SUCCESS) return ret;
+  if (v.nvmlReturn != NVML_SUCCESS) return v.nvmlReturn;
+  bits = 64;
+  switch (v.valueType) {
+    case NVML_VALUE_TYPE_DOUBLE: value = v.value.dVal; break;
+    case NVML_VALUE_TYPE_UNSIGNED_INT: value = v.value.uiVal; bits = 32; break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG: value = double(v.value.ulVal); break;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: value = double(v.value.sllVal); break;
+    case NVML_VALUE_TYPE_SIGNED_INT: value = v.value.siVal; bits = 32; break;
+    default: value = double(v.value.ullVal); break;
+  }
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t execute(const NvmlFunctions& lib, GpuState& gpu, const Read& r, double* out) {
   constexpr nvmlReturn_t kMissing = NVML_ERROR_FUNCTION_NOT_FOUND;
   nvmlDevice_t dev = gpu.device;
@@ -253,22 +282,14 @@ nvmlReturn_t execute(const NvmlFunctions& lib, GpuState& gpu, const Read& r, dou
         out[0] = double(ull);
       return ret;
     case Op::nvlink_throughput: {
-      if (!lib.DeviceGetFieldValues) return kMissing;
-      nvmlFieldValue_t v{};
-      v.fieldId = unsigned(r.arg);
-      v.scopeId = r.link;
-      if ((ret = lib.DeviceGetFieldValues(dev, 1, &v)) != NVML_SUCCESS) return ret;
-      if ((ret = v.nvmlReturn) != NVML_SUCCESS) return ret;
-      switch (v.valueType) {
-        case NVML_VALUE_TYPE_DOUBLE: out[0] = v.value.dVal; break;
-        case NVML_VALUE_TYPE_UNSIGNED_INT: out[0] = v.value.uiVal; break;
-        case NVML_VALUE_TYPE_UNSIGNED_LONG: out[0] = double(v.value.ulVal); break;
-        case NVML_VALUE_TYPE_SIGNED_LONG_LONG: out[0] = double(v.value.sllVal); break;
-        case NVML_VALUE_TYPE_SIGNED_INT: out[0] = v.value.siVal; break;
-        default: out[0] = double(v.value.ullVal); break;
-      }
-      out[0] *= 1024.0;  // KiB -> bytes
+      int bits = 64;
+      if ((ret = read_field(lib, dev, unsigned(r.arg), r.link, out[0], bits)) == NVML_SUCCESS)
+        out[0] *= 1024.0;  // KiB -> bytes
       return ret;
+    }
+    case Op::pcie_bytes: {
+      int bits = 64;
+      return read_field(lib, dev, unsigned(r.arg), 0, out[0], bits);
     }
     case Op::ecc:
       if (!lib.DeviceGetTotalEccErrors) return kMissing;

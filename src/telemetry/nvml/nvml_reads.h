@@ -29,6 +29,7 @@ enum class Op : std::uint8_t {
   temperature,      // C
   fan_speed,        // %
   pcie_throughput,  // arg: NVML_PCIE_UTIL_TX_BYTES / RX_BYTES (bytes/s)
+  pcie_bytes,       // arg: NVML_FI_DEV_PCIE_COUNT_TX_BYTES / _RX_BYTES, arg2: counter bits (bytes)
   pcie_gen_current,
   pcie_gen_max,
   pcie_width_current,
@@ -78,6 +79,11 @@ struct GpuState {
 
 // Appends the channel(s) of `r` for `gpu` to `out`.
 void describe(const Read& r, const GpuState& gpu, std::vector<ChannelInfo>& out);
+
+// One field of nvmlDeviceGetFieldValues as a double; `bits` gets the width of its integer type
+// (64 for doubles). Returns the call's status, else the field's own.
+nvmlReturn_t read_field(const NvmlFunctions& lib, nvmlDevice_t dev, unsigned field, unsigned scope,
+                        double& value, int& bits);
 
 // Performs `r` on `gpu` and writes width(r.op) values to `out` (see contract above).
 nvmlReturn_t execute(const NvmlFunctions& lib, GpuState& gpu, const Read& r, double* out);

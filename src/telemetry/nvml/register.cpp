@@ -11,7 +11,7 @@ void add_nvml_probes(std::vector<ProbeFactory>& out) {
   // driver whatever --root says (a containerised agent with the host's /proc under --root
   // still sees the host's GPUs through NVML).
   register_config_source("nvml", [](const std::filesystem::path&, ConfigSnapshot& snap) {
-    nvml::read_nvml_config(nvml::default_library_path(), snap);
+    nvml::read_nvml_config_cached(nvml::default_library_path(), snap);
   });
 }
 

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "../probe_test_util.h"
 #include "nvml_double_control.h"
 #include "reveal/config.h"
@@ -99,6 +101,33 @@ TEST_F(NvmlConfigTest, LostGpuLosesOnlyItsOwnKeys) {
   read_nvml_config(REVEAL_NVML_DOUBLE_PATH, c);
   EXPECT_EQ(get(c, "gpu.0.persistence_mode"), "Enabled");
   for (const auto& [k, v] : c) EXPECT_NE(k.rfind("gpu.1.", 0), 0u) << k;
+}
+
+TEST_F(NvmlConfigTest, CachedSessionInitialisesOnceAndRetriesFailures) {
+  const std::string missing = "/nonexistent/cached/libnvidia-ml.so.1";
+  ConfigSnapshot none;
+  telemetry::nvml::read_nvml_config_cached(missing, none);
+  EXPECT_TRUE(none.empty());
+  // The double under a second path name (same library): a session of its own.
+  // (a new spelling on every run of this test, so that repeats start without a session)
+  static int run = 0;
+  const std::filesystem::path lib(REVEAL_NVML_DOUBLE_PATH);
+  std::filesystem::path dir = lib.parent_path();
+  for (int i = 0; i <= run; ++i) dir /= ".";
+  ++run;
+  const std::string path = (dir / lib.filename()).string();
+  d().set_init_result(9);  // the first attempt fails: nothing, and no session kept
+  ConfigSnapshot c;
+  telemetry::nvml::read_nvml_config_cached(path, c);
+  EXPECT_TRUE(c.empty());
+  d().set_init_result(0);
+  const int before = d().init_refcount();
+  for (int i = 0; i < 3; ++i) {
+    c.clear();
+    telemetry::nvml::read_nvml_config_cached(path, c);
+    EXPECT_EQ(get(c, "gpu.0.persistence_mode"), "Enabled");
+  }
+  EXPECT_EQ(d().init_refcount(), before + 1);  // initialised once, kept
 }
 
 TEST_F(NvmlConfigTest, RegisteredSourceFollowsTheLibraryVariable) {

@@ -7,6 +7,10 @@
 // Script (values asserted by tests/telemetry/nvml/nvml_probe_test.cpp):
 //   gpu0 "Reveal Double A": NVLink links 0-3 active, no fan (NOT_SUPPORTED), GPM supported.
 //   gpu1 "Reveal Double B": no NVLink (NOT_SUPPORTED), GPM not supported.
+//   PCIe byte counters (nvmlDeviceGetFieldValues PCIE_COUNT_TX/RX_BYTES): gpu0 only, 32-bit
+//   (UNSIGNED_INT) values 4294967000 + 1000*k sent and 3000*k received after its k-th read of
+//   that counter (TX wraps at the 2nd read); gpu1 answers NOT_SUPPORTED (the probe then falls
+//   back to nvmlDeviceGetPcieThroughput for it).
 //   NVLink data counters (nvmlDeviceGetFieldValues): gpu0 link L has sent (L+1)*1000*k KiB and
 //   received (L+1)*2000*k KiB after its k-th read of that link and direction.
 //   Configuration (nvml_config.h): driver "580.159.03", NVML "13.580.159.03", CUDA 13000;
@@ -65,6 +69,7 @@ struct State {
   int timeouts = 0;  // completed polls
   long gpm_seq = 0;
   unsigned long long nvlink_reads[NVML_NVLINK_MAX_LINKS][2] = {};  // gpu0: per link, tx/rx
+  unsigned pcie_reads[2] = {};                                      // gpu0: tx, rx
 };
 
 State g_state;
@@ -288,6 +293,19 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValu
   if (count < 0) return NVML_ERROR_INVALID_ARGUMENT;
   for (int i = 0; i < count; ++i) {
     nvmlFieldValue_t& v = values[i];
+    if (v.fieldId == NVML_FI_DEV_PCIE_COUNT_TX_BYTES || v.fieldId == NVML_FI_DEV_PCIE_COUNT_RX_BYTES) {
+      if (gpu == 1) {
+        v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+        continue;
+      }
+      const bool ptx = v.fieldId == NVML_FI_DEV_PCIE_COUNT_TX_BYTES;
+      const unsigned k = ++g_state.pcie_reads[ptx ? 0 : 1];
+      v.nvmlReturn = NVML_SUCCESS;
+      v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+      v.value.ullVal = 0;
+      v.value.uiVal = ptx ? 4294967000u + 1000u * k : 3000u * k;  // unsigned: TX wraps
+      continue;
+    }
     const bool tx = v.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
     const bool rx = v.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
     if (!tx && !rx) {
