@@ -3,7 +3,8 @@
 # compute-contention fault from +50 s to +80 s must come out as one incident that starts
 # within 5 s of the onset, covers the fault, ends within 10 s after it, and names GPU (nvml)
 # channels among its top evidence. No other incident may overlap +10 s .. +45 s or +95 s ..
-# the end (quiet training). usage: h200_recording_test.sh REVEAL FIXTURES
+# the end (quiet training). The clean recording of the same job (no fault) must give no
+# incident at all. usage: h200_recording_test.sh REVEAL FIXTURES
 set -uo pipefail
 REVEAL=$1
 FIXTURES=$2
@@ -37,3 +38,15 @@ for i in inc:
 for f in fails: print("FAIL:", f)
 sys.exit(1 if fails else 0)
 PY
+rc=$?
+cp "$FIXTURES/recordings/h200-clean.db" "$T/clean.db"
+"$REVEAL" detect "$T/clean.db" --json >"$T/clean.json" || { echo "FAIL: detect clean exit $?"; exit 1; }
+python3 - "$T/clean.json" <<'PY' || rc=1
+import json, sys
+inc = json.load(open(sys.argv[1]))["incidents"]
+for i in inc:
+    print(f"FAIL: false incident in the clean run +{i['start_s']:.0f}..+{i['end_s']:.0f} s ({i['subsystem']})")
+print(f"clean run: {len(inc)} incidents")
+sys.exit(1 if inc else 0)
+PY
+exit $rc
