@@ -39,9 +39,21 @@ struct Incident {
   Subsystem subsystem = Subsystem::system;
   double confidence = 0;                  // share of the evidence for `subsystem`, 0..1
   std::vector<std::pair<Subsystem, double>> subsystem_shares;  // descending
+  // The entity (channel label: "gpu0", "eth0", "nvme0n1", "cpu15", a cgroup...) whose channels
+  // carry the largest share of the evidence, across subsystems, with that share; empty when
+  // no label carries at least kFocusMinShare (host-wide channels dominate). A GPU whose power
+  // cap, PCIe traffic and tensor activity all move is named here even though those channels
+  // belong to three subsystems.
+  std::string focus;
+  double focus_share = 0;
   std::vector<ChannelEvidence> top;       // strongest channels, descending |z|
   std::string action;                     // suggested next step for an operator
 };
+
+inline constexpr double kFocusMinShare = 0.3;
+
+// The label of a channel name "<source>:<field>.<label>" (fields hold no '.'), "" if none.
+std::string channel_label(const std::string& name);
 
 // Suggested action for a subsystem given the strongest channel (documented table in
 // src/explain/actions.cpp).

@@ -34,4 +34,10 @@ std::vector<std::pair<std::size_t, std::size_t>> find_incidents(std::span<const 
   return out;
 }
 
+std::string channel_label(const std::string& name) {
+  const auto colon = name.find(':');
+  const auto dot = name.find('.', colon == std::string::npos ? 0 : colon + 1);
+  return dot == std::string::npos ? std::string() : name.substr(dot + 1);
+}
+
 }  // namespace reveal

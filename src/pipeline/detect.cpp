@@ -398,6 +398,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
       return n ? sum / n : kNaN;
     };
     std::map<Subsystem, std::vector<double>> evidence;
+    std::map<std::string, double> by_label;  // "" = host-wide channels
+    double all_evidence = 0;
     const double n_cpus = std::max(1, run.meta.cores);
     for (std::size_t j : order) {
       const double az = std::fabs(zbar[j]);
@@ -409,6 +411,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
       const double effect = std::min(std::fabs(std::log((std::fabs(v) + eps) / (std::fabs(ref) + eps))), kMaxEffect);
       const double e = effect * (zbar[j] > 0 ? 1.0 : kFallWeight) / (is_per_cpu(ch.name) ? n_cpus : 1.0);
       evidence[s.channels[run_cols[j]].subsystem].push_back(e);
+      by_label[channel_label(ch.name)] += e;
+      all_evidence += e;
     }
     // Per subsystem, the sum of its kTopPerSubsystem strongest channels: one quantity seen
     // through many channels (bytes, packets, segments of the same traffic) counts once-ish.
@@ -421,6 +425,12 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     }
     if (total <= 0) total = 1;
     for (auto& [sub, v] : share) inc.subsystem_shares.emplace_back(sub, v / total);
+    for (const auto& [label, e] : by_label)
+      if (!label.empty() && all_evidence > 0 && e / all_evidence >= kFocusMinShare &&
+          e / all_evidence > inc.focus_share) {
+        inc.focus = label;
+        inc.focus_share = e / all_evidence;
+      }
     std::sort(inc.subsystem_shares.begin(), inc.subsystem_shares.end(),
               [](auto& x, auto& y) { return x.second > y.second; });
     if (!inc.subsystem_shares.empty()) {

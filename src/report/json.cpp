@@ -44,7 +44,9 @@ std::string render_json(const DetectResult& r, const std::string& source) {
                     {"start_unix_ns", inc.start_unix_ns}, {"end_unix_ns", inc.end_unix_ns},
                     {"start_s", inc.start_s}, {"end_s", inc.end_s}, {"peak_score", inc.peak_score},
                     {"subsystem", to_string(inc.subsystem)}, {"confidence", inc.confidence},
-                    {"subsystem_shares", shares}, {"top_channels", top}, {"action", inc.action}});
+                    {"subsystem_shares", shares},
+                    {"focus", inc.focus.empty() ? json(nullptr) : json(inc.focus)},
+                    {"focus_share", inc.focus_share}, {"top_channels", top}, {"action", inc.action}});
   }
   j["incidents"] = incs;
   json dets = json::array();

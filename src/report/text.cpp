@@ -41,6 +41,8 @@ std::string render_text(const DetectResult& r, const std::string& source) {
     for (std::size_t k = 1; k < inc.subsystem_shares.size() && k < 3; ++k)
       o += fmt::format("; {} {:.0f} %", to_string(inc.subsystem_shares[k].first), inc.subsystem_shares[k].second * 100);
     o += ")\n";
+    if (!inc.focus.empty())
+      o += fmt::format("  focus       {} ({:.0f} % of the evidence)\n", inc.focus, inc.focus_share * 100);
     o += fmt::format("  peak score  {:.2f}× threshold\n", inc.peak_score);
     o += "  top channels (value during incident vs reference median, robust z):\n";
     for (const auto& ev : inc.top)

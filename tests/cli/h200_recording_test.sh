@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `reveal detect` on the real H200 recording (tests/fixtures/recordings/README.md): a GPU
 # compute-contention fault from +50 s to +80 s must come out as one incident that starts
-# within 5 s of the onset, covers the fault, ends within 10 s after it, and names GPU (nvml)
-# channels among its top evidence. No other incident may overlap +10 s .. +45 s or +95 s ..
+# within 5 s of the onset, covers the fault, ends within 10 s after it, names GPU (nvml)
+# channels among its top evidence and has gpu0 as its focus. No other incident may overlap +10 s .. +45 s or +95 s ..
 # the end (quiet training). The clean recording of the same job (no fault) must give no
 # incident at all. usage: h200_recording_test.sh REVEAL FIXTURES
 set -uo pipefail
@@ -30,7 +30,9 @@ else:
     names = [c["channel"] for c in i["top_channels"]]
     if not any(n.startswith("nvml:") for n in names[:3]):
         fails.append(f"no nvml channel in the top 3: {names}")
-    print(f"fault incident +{i['start_s']:.0f}..+{i['end_s']:.0f} s, subsystem {i['subsystem']} "
+    if i.get("focus") != "gpu0":
+        fails.append(f"focus {i.get('focus')!r} (want 'gpu0')")
+    print(f"fault incident +{i['start_s']:.0f}..+{i['end_s']:.0f} s, focus {i.get('focus')}, subsystem {i['subsystem']} "
           f"({i['confidence']:.0%}), shares {i['subsystem_shares']}")
 for i in inc:
     if (i["start_s"] < 45 and i["end_s"] > 10) or i["end_s"] > 95:

@@ -28,5 +28,14 @@ TEST(Actions, NamesChannelAndSubsystemAdvice) {
   EXPECT_NE(a.find("CPU"), std::string::npos);
 }
 
+TEST(Incidents, ChannelLabelIsWhatFollowsTheField) {
+  EXPECT_EQ(channel_label("nvml:power_usage.gpu0"), "gpu0");
+  EXPECT_EQ(channel_label("rdma:port_rcv_data.mlx5_0.1"), "mlx5_0.1");
+  EXPECT_EQ(channel_label("derived:cpu_busy_pct.cpu15"), "cpu15");
+  EXPECT_EQ(channel_label("derived:cpu_busy_pct"), "");
+  EXPECT_EQ(channel_label("proc.stat:ctxt"), "");         // the dot in the source is not a label
+  EXPECT_EQ(channel_label("derived.test:cpu_busy"), "");
+}
+
 }  // namespace
 }  // namespace reveal

@@ -54,6 +54,49 @@ TEST(Detect, LevelShiftBecomesOneIncidentOnTheRightSubsystem) {
   EXPECT_FALSE(inc.action.empty());
 }
 
+// Labelled channels: a 16-CPU host where, from +50 s to +80 s, one core goes from idle to
+// busy (a per-CPU channel) while a GPU's tensor activity and memory clock both rise. One core
+// of sixteen must not outvote the GPU, and the GPU is the incident's focus.
+Recording gpu_and_one_core(std::uint64_t seed) {
+  Recording r;
+  r.meta.hostname = "synthetic";
+  r.meta.interval_s = 1.0;
+  r.meta.cores = 16;
+  r.channels = {{"t:busy_pct.cpu3", "%", Kind::gauge, Subsystem::cpu},
+                {"t:tensor_util.gpu0", "%", Kind::gauge, Subsystem::gpu},
+                {"t:dram_util.gpu0", "%", Kind::gauge, Subsystem::gpu},
+                {"t:mem_used_pct", "%", Kind::gauge, Subsystem::memory}};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  for (std::size_t i = 0; i < 120; ++i) {
+    const bool fault = i >= 50 && i < 80;
+    const double row[] = {fault ? 95 + noise(rng) : 0.5 + 0.2 * std::fabs(noise(rng)),
+                          fault ? 50 + noise(rng) : 25 + noise(rng), fault ? 60 + noise(rng) : 40 + noise(rng),
+                          40 + noise(rng)};
+    r.values.append_row(row);
+    r.t_unix_ns.push_back(std::int64_t(1'700'000'000) * 1'000'000'000 + std::int64_t(i) * 1'000'000'000);
+  }
+  r.meta.start_unix_ns = r.t_unix_ns.front();
+  r.meta.end_unix_ns = r.t_unix_ns.back();
+  return r;
+}
+
+TEST(Detect, OneCoreOfManyDoesNotOutvoteTheGpu) {
+  const DetectResult res = detect(gpu_and_one_core(3), {}, {});
+  ASSERT_EQ(res.incidents.size(), 1u);
+  const Incident& inc = res.incidents[0];
+  EXPECT_EQ(inc.subsystem, Subsystem::gpu) << to_string(inc.subsystem);
+  EXPECT_EQ(inc.focus, "gpu0");
+  EXPECT_GT(inc.focus_share, 0.5);
+}
+
+TEST(Detect, HostWideEvidenceHasNoFocus) {
+  const DetectResult res = detect(synth(120, 50, 80, 12.0, 1), {}, {});
+  ASSERT_EQ(res.incidents.size(), 1u);
+  EXPECT_EQ(res.incidents[0].focus, "");
+  EXPECT_EQ(res.incidents[0].focus_share, 0.0);
+}
+
 TEST(Detect, CleanRunHasNoIncident) {
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     const Recording run = synth(300, 0, 0, 0.0, seed);
