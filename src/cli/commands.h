@@ -27,6 +27,8 @@ Action add_record(CLI::App& app);
 Action add_detect(CLI::App& app);
 Action add_config(CLI::App& app);  // config.cpp: config show|diff
 Action add_docs(CLI::App& app);    // docs.cpp: docs metrics (hidden)
+Action add_info(CLI::App& app);    // info.cpp: what a store holds
+Action add_export(CLI::App& app);  // export.cpp: a store as wide CSV
 
 // make_probes() with an unknown name reported as a UsageError.
 std::vector<std::unique_ptr<Probe>> select_probes(const std::vector<std::string>& include,

@@ -1,0 +1,103 @@
+// `reveal export RUN --csv OUT [--channels GLOB...] [--start D] [--end D]`: a store as a wide
+// CSV, one row per sample: t_unix_ns, t_s (seconds since the first sample), then one column per
+// channel in store order with the raw recorded value (counters as counted; an empty field is a
+// gap). GLOB is an fnmatch(3) pattern on channel names ("nvml:*", "*.eth0"); --start/--end are
+// offsets from the first sample ("30s", "2m"). OUT "-" is standard output. Exit 2 when no
+// channel matches or the range is empty or malformed, 3 on a bad store or a failed write.
+#include <fnmatch.h>
+
+#include <cmath>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "reveal/store.h"
+#include "reveal/units.h"
+
+namespace reveal::cli {
+namespace {
+
+struct Opts {
+  std::string store, out;
+  std::vector<std::string> globs;
+  std::string start, end;
+};
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::int64_t offset_ns(const std::string& flag, const std::string& text) {
+  const auto d = parse_duration(text);
+  if (!d || d->count() < 0) throw UsageError(flag + ": '" + text + "' is not a duration (e.g. 30s, 2m)");
+  return d->count();
+}
+
+int run_export(const Opts& o) {
+  const Recording rec = load_recording(o.store);
+  std::vector<std::size_t> cols;
+  for (std::size_t c = 0; c < rec.channels.size(); ++c) {
+    bool keep = o.globs.empty();
+    for (const auto& g : o.globs) keep = keep || ::fnmatch(g.c_str(), rec.channels[c].name.c_str(), 0) == 0;
+    if (keep) cols.push_back(c);
+  }
+  if (cols.empty()) throw UsageError("--channels: no channel of " + o.store + " matches");
+  const std::int64_t t0 = rec.t_unix_ns.empty() ? 0 : rec.t_unix_ns.front();
+  const std::int64_t from = o.start.empty() ? 0 : offset_ns("--start", o.start);
+  const std::int64_t to = o.end.empty() ? INT64_MAX : offset_ns("--end", o.end);
+  if (from > to) throw UsageError("--start is after --end");
+
+  std::FILE* f = o.out == "-" ? stdout : std::fopen(o.out.c_str(), "w");
+  if (!f) throw std::runtime_error(o.out + ": " + std::strerror(errno));
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(o.out == "-" ? nullptr : f, &std::fclose);
+  std::string line = "t_unix_ns,t_s";
+  for (std::size_t c : cols) line += "," + csv_field(rec.channels[c].name);
+  line += "\n";
+  std::size_t rows = 0;
+  bool ok = std::fputs(line.c_str(), f) >= 0;
+  for (std::size_t r = 0; r < rec.t_unix_ns.size() && ok; ++r) {
+    const std::int64_t rel = rec.t_unix_ns[r] - t0;
+    if (rel < from || rel > to) continue;
+    line = fmt::format("{},{:.3f}", rec.t_unix_ns[r], double(rel) * 1e-9);
+    for (std::size_t c : cols) {
+      const double v = rec.values(r, c);
+      line += std::isfinite(v) ? fmt::format(",{}", v) : std::string(",");
+    }
+    line += "\n";
+    ok = std::fputs(line.c_str(), f) >= 0;
+    ++rows;
+  }
+  ok = ok && std::fflush(f) == 0 && !std::ferror(f);
+  if (!ok) throw std::runtime_error((o.out == "-" ? std::string("standard output") : o.out) + ": write failed: " +
+                                    std::strerror(errno));
+  if (f != stdout) {
+    guard.release();
+    if (std::fclose(f) != 0) throw std::runtime_error(o.out + ": write failed: " + std::strerror(errno));
+  }
+  if (rows == 0) throw UsageError("no sample between --start and --end");
+  if (o.out != "-") std::fprintf(stderr, "reveal: wrote %zu rows × %zu channels to %s\n", rows, cols.size(), o.out.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_export(CLI::App& app) {
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("export", "Write a store's samples as wide CSV (one row per sample)");
+  sub->add_option("store", o->store, "Store written by `reveal record`")->required();
+  sub->add_option("--csv", o->out, "Output CSV file, or - for standard output")->required();
+  sub->add_option("--channels", o->globs, "Only channels matching these fnmatch patterns, e.g. 'nvml:*'")
+      ->delimiter(',');
+  sub->add_option("--start", o->start, "Skip samples before this offset from the first, e.g. 30s");
+  sub->add_option("--end", o->end, "Skip samples after this offset from the first, e.g. 2m");
+  return [o]() { return run_export(*o); };
+}
+
+}  // namespace reveal::cli

@@ -1,0 +1,117 @@
+// `reveal info RUN [--json]`: what a store holds without scoring it — host, time range,
+// samples, channels per probe and subsystem, size on disk and bytes per second, events and
+// configuration changes. Exit 3 on a missing or corrupt store (same messages as detect).
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "reveal/report.h"
+#include "reveal/store.h"
+
+namespace reveal::cli {
+namespace {
+
+// Bytes of the store and its WAL/SHM companions, if any.
+std::uintmax_t store_bytes(const std::string& path) {
+  std::uintmax_t total = 0;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(path + suffix, ec);
+    if (!ec) total += n;
+  }
+  return total;
+}
+
+std::string source_of(const std::string& channel) {
+  const auto colon = channel.find(':');
+  return colon == std::string::npos ? channel : channel.substr(0, colon);
+}
+
+int info(const std::string& path, bool json) {
+  const Recording rec = load_recording(path);
+  const RunMetadata& m = rec.meta;
+  const std::size_t n = rec.t_unix_ns.size();
+  const double span_s = n >= 2 ? double(rec.t_unix_ns.back() - rec.t_unix_ns.front()) * 1e-9 : 0.0;
+  const double covered_s = span_s + (n ? m.interval_s : 0.0);  // n samples cover n intervals
+  const std::uintmax_t bytes = store_bytes(path);
+  const double bytes_per_s = covered_s > 0 ? double(bytes) / covered_s : 0.0;
+  std::map<std::string, std::size_t> by_source, by_subsystem;
+  for (const auto& c : rec.channels) {
+    ++by_source[source_of(c.name)];
+    ++by_subsystem[std::string(to_string(c.subsystem))];
+  }
+  std::size_t available = 0;
+  for (const auto& p : m.probes) available += p.available;
+
+  if (json) {
+    nlohmann::json probes = nlohmann::json::array();
+    for (const auto& p : m.probes)
+      probes.push_back({{"name", p.name}, {"available", p.available}, {"channels", p.n_channels},
+                        {"reason", p.reason}});
+    nlohmann::json doc = {
+        {"schema", "reveal.info/1"},
+        {"store", path},
+        {"host", {{"hostname", m.hostname}, {"kernel", m.kernel}, {"cpu_model", m.cpu_model}, {"cores", m.cores}}},
+        {"start", n ? format_utc(rec.t_unix_ns.front()) : ""},
+        {"end", n ? format_utc(rec.t_unix_ns.back()) : ""},
+        {"start_unix_ns", n ? rec.t_unix_ns.front() : 0},
+        {"end_unix_ns", n ? rec.t_unix_ns.back() : 0},
+        {"interval_s", m.interval_s},
+        {"samples", n},
+        {"duration_s", covered_s},
+        {"complete", m.complete},
+        {"command", m.command},
+        {"exit_code", m.exit_code},
+        {"root", m.root},
+        {"reveal_version", m.reveal_version},
+        {"channels", rec.channels.size()},
+        {"channels_by_source", by_source},
+        {"channels_by_subsystem", by_subsystem},
+        {"probes", probes},
+        {"events", rec.events.size()},
+        {"config_keys", rec.config.size()},
+        {"config_changes", rec.config_changes.size()},
+        {"size_bytes", bytes},
+        {"bytes_per_second", bytes_per_s},
+    };
+    write_stdout(doc.dump(2) + "\n");
+    return kExitOk;
+  }
+  std::string o = fmt::format("Reveal store — {}\n", path);
+  o += fmt::format("host        {} ({}, {} cores, kernel {})\n", m.hostname, m.cpu_model, m.cores, m.kernel);
+  if (n)
+    o += fmt::format("time        {} → {} ({:.0f} s, {} samples every {:g} s){}\n", format_utc(rec.t_unix_ns.front()),
+                     format_utc(rec.t_unix_ns.back()), covered_s, n, m.interval_s,
+                     m.complete ? "" : "; the recorder did not finish cleanly");
+  else
+    o += "time        no samples\n";
+  if (!m.command.empty()) o += fmt::format("command     {} (exit {})\n", m.command, m.exit_code);
+  o += fmt::format("size        {} bytes, {:.0f} bytes/s\n", bytes, bytes_per_s);
+  o += fmt::format("channels    {} from {} of {} probes\n", rec.channels.size(), available, m.probes.size());
+  for (const auto& [src, k] : by_source) o += fmt::format("  {:<16} {}\n", src, k);
+  o += "by subsystem:";
+  for (const auto& [sub, k] : by_subsystem) o += fmt::format(" {} {};", sub, k);
+  o.back() = '\n';
+  o += fmt::format("events      {}\nconfig      {} keys, {} changes during the run\n", rec.events.size(),
+                   rec.config.size(), rec.config_changes.size());
+  for (const auto& p : m.probes)
+    if (!p.available) o += fmt::format("unavailable {}: {}\n", p.name, p.reason);
+  write_stdout(o);
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_info(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto* sub = app.add_subcommand("info", "Describe a store: host, time range, channels, size, bytes per second");
+  sub->add_option("store", *path, "Store written by `reveal record`")->required();
+  sub->add_flag("--json", *json, "Emit JSON instead of text");
+  return [path, json]() { return info(*path, *json); };
+}
+
+}  // namespace reveal::cli
