@@ -38,7 +38,10 @@ class StoreError : public std::runtime_error {
 
 class StoreWriter {
  public:
-  // Creates (truncating any existing file at `path`) and writes metadata and channels.
+  // Creates (replacing a previous store at `path`) and writes metadata and channels. Throws
+  // StoreError, touching nothing, when `path` is not a regular file, is a file that is not a
+  // store, or is a store another StoreWriter (any process) still holds: a writer holds an
+  // flock(2) on its store until destroyed, so two recorders never write one file.
   StoreWriter(const std::filesystem::path& path, const RunMetadata& meta,
               const std::vector<ChannelInfo>& channels);
   ~StoreWriter();
@@ -67,6 +70,7 @@ class StoreWriter {
   std::size_t seq_ = 0;
   std::vector<char> compressed_;  // reused per append
   void* cctx_ = nullptr;          // ZSTD_CCtx*
+  int lock_fd_ = -1;              // holds flock(LOCK_EX) on the store while writing
 };
 
 // Reads a whole recording. Throws StoreError for a missing, empty, truncated, corrupt or

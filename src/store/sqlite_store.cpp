@@ -1,6 +1,11 @@
 // SQLite-backed store; format documented in include/reveal/store.h.
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <zstd.h>
+
+#include <cerrno>
 
 #include <bit>
 #include <cmath>
@@ -62,6 +67,13 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
     f.read(magic, sizeof magic);
     if (f.gcount() > 0 && std::memcmp(magic, "SQLite format 3", 16) != 0)
       fail(path, "exists and is not a Reveal store; refusing to overwrite it (remove it first)");
+    // A store another recorder is still writing (it holds the flock below) is never replaced.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+      ::close(fd);
+      if (busy) fail(path, "is being recorded by another reveal process; refusing to overwrite it");
+    }
   }
   std::filesystem::remove(path, ec);
   std::filesystem::remove(path.string() + "-wal", ec);
@@ -72,6 +84,16 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
     sqlite3_close(db_);
     db_ = nullptr;
     fail(path, "cannot create store: " + msg);
+  }
+  // Held until this writer is destroyed: marks the store as being recorded (see above).
+  // Readers (detect, info) do not look at it; SQLite's own locks are fcntl locks, independent.
+  lock_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (lock_fd_ >= 0 && ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    sqlite3_close(db_);
+    db_ = nullptr;
+    fail(path, "is being recorded by another reveal process; refusing to overwrite it");
   }
   exec(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
   exec(db_, path_,
@@ -136,6 +158,7 @@ StoreWriter::~StoreWriter() {
   sqlite3_finalize(insert_);
   sqlite3_close(db_);
   ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_));
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 std::string StoreWriter::fmt_double(double v) {

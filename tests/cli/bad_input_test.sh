@@ -72,6 +72,17 @@ if [[ -c /dev/full ]]; then
     echo "FAIL: detect > /dev/full -> rc=$rc: $(cat "$T/err")"; fails=$((fails + 1))
   else echo "ok:   reveal detect > /dev/full -> 3: $(cat "$T/err")"; fi
 fi
+# A second recorder on a store being recorded is refused and the first one's data survives.
+"$REVEAL" record -q -o "$T/busy.db" --interval 100ms --duration 3s &
+busy=$!
+sleep 1
+expect 3 "being recorded by another reveal" -- record -o "$T/busy.db" --duration 1s
+wait $busy || { echo "FAIL: first recorder failed"; fails=$((fails + 1)); }
+n=$("$REVEAL" info "$T/busy.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
+[[ $n -ge 25 ]] || { echo "FAIL: the first recording lost samples ($n)"; fails=$((fails + 1)); }
+# ...and once it has finished, the store can be replaced again.
+"$REVEAL" record -q -o "$T/busy.db" --interval 100ms --duration 200ms || { echo "FAIL: re-record after finish"; fails=$((fails + 1)); }
+
 # A killed recorder leaves a store that still opens, with a note.
 "$REVEAL" record -q -o "$T/killed.db" --interval 50ms --duration 30s &
 sleep 1.5; kill -9 $!; wait $! 2>/dev/null
