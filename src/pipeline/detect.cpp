@@ -103,12 +103,11 @@ double unit_floor(const std::string& unit) {
   return it == floors.end() ? 1e-9 : it->second;
 }
 
-// True for a per-CPU channel: its label (after the last '.') is "cpu<N>".
+// True for a per-CPU channel: its label (channel_label) is "cpu<N>".
 bool is_per_cpu(const std::string& name) {
-  const auto dot = name.rfind('.');
-  if (dot == std::string::npos || name.compare(dot + 1, 3, "cpu") != 0 || dot + 4 >= name.size())
-    return false;
-  return std::all_of(name.begin() + long(dot) + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::string label = channel_label(name);
+  return label.size() > 3 && label.compare(0, 3, "cpu") == 0 &&
+         std::all_of(label.begin() + 3, label.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // The ε of the attribution effect size: the unit's resolution, but 5 points for shares
@@ -123,13 +122,9 @@ double attribution_eps(const std::string& unit, double floor) {
 constexpr double kRamFloorFraction = 0.005;
 
 // Median of the finite values of channel `name` in `s`, NaN when absent or empty.
-double median_of(const Series& s, const std::string& name) {
+double channel_median(const Series& s, const std::string& name) {
   const int c = s.find(name);
-  if (c < 0) return kNaN;
-  auto v = finite_column(s.values, std::size_t(c));
-  if (v.empty()) return kNaN;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
+  return c < 0 ? kNaN : median_of(finite_column(s.values, std::size_t(c)));
 }
 
 // RMS of the three largest |z| in a row.
@@ -220,7 +215,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   // Memory-sized levels (kB, pages, bytes of the memory subsystem): a shift smaller than
   // kRamFloorFraction of the host's RAM is operationally negligible however flat the channel
   // was (e.g. page cache growing by 300 MB on a 128 GB host), so it cannot score high.
-  if (const double mem_total_kb = median_of(s, "proc.meminfo:MemTotal"); mem_total_kb > 0) {
+  if (const double mem_total_kb = channel_median(s, "proc.meminfo:MemTotal"); mem_total_kb > 0) {
     const double kb = kRamFloorFraction * mem_total_kb;
     for (std::size_t j = 0; j < nc; ++j) {
       const ChannelInfo& ch = s.channels[run_cols[j]];
