@@ -41,13 +41,17 @@ std::int64_t offset_ns(const std::string& flag, const std::string& text) {
 }
 
 int run_export(const Opts& o) {
-  const Recording rec = load_recording(o.store);
-  std::vector<std::size_t> cols;
-  for (std::size_t c = 0; c < rec.channels.size(); ++c) {
-    bool keep = o.globs.empty();
-    for (const auto& g : o.globs) keep = keep || ::fnmatch(g.c_str(), rec.channels[c].name.c_str(), 0) == 0;
-    if (keep) cols.push_back(c);
-  }
+  // Only the matching channels are decoded (the store keeps channel groups apart).
+  LoadOptions load;
+  if (!o.globs.empty())
+    load.keep_channel = [&](const ChannelInfo& ch) {
+      for (const auto& g : o.globs)
+        if (::fnmatch(g.c_str(), ch.name.c_str(), 0) == 0) return true;
+      return false;
+    };
+  const Recording rec = load_recording(o.store, load);
+  std::vector<std::size_t> cols(rec.channels.size());
+  for (std::size_t c = 0; c < cols.size(); ++c) cols[c] = c;
   if (cols.empty()) throw UsageError("--channels: no channel of " + o.store + " matches");
   const std::int64_t t0 = rec.t_unix_ns.empty() ? 0 : rec.t_unix_ns.front();
   const std::int64_t from = o.start.empty() ? 0 : offset_ns("--start", o.start);

@@ -14,10 +14,10 @@
 namespace reveal::cli {
 namespace {
 
-// Bytes of the store and its WAL/SHM companions, if any.
+// Bytes of the store and its WAL, SHM and head-log companions, if any.
 std::uintmax_t store_bytes(const std::string& path) {
   std::uintmax_t total = 0;
-  for (const char* suffix : {"", "-wal", "-shm"}) {
+  for (const char* suffix : {"", "-wal", "-shm", "-head"}) {
     std::error_code ec;
     const auto n = std::filesystem::file_size(path + suffix, ec);
     if (!ec) total += n;

@@ -15,12 +15,18 @@
 #include <map>
 
 #include "reveal/store.h"
+#include "store/chunk_codec.h"
+#include "store/head_log.h"
 
 namespace reveal {
 namespace {
-// zstd level of each sample row: level 1 costs about half the CPU of the default 3 on a
-// ~800-double row for a few per cent more bytes (docs/BENCHMARKS.md).
-constexpr int kZstdLevel = 1;
+// zstd level of the chunk frames: written once per chunk (every ~2 minutes at 1 Hz), so a
+// stronger level than the per-sample head log's costs little.
+constexpr int kChunkZstdLevel = 3;
+// A chunk is committed after this much time even when not full (slow intervals).
+constexpr std::int64_t kChunkMaxSpanNs = 600'000'000'000;
+
+std::filesystem::path head_path(const std::filesystem::path& p) { return p.string() + "-head"; }
 
 static_assert(std::endian::native == std::endian::little, "store format assumes little-endian");
 
@@ -54,8 +60,8 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 
 StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& meta,
-                         const std::vector<ChannelInfo>& channels)
-    : path_(path), n_channels_(channels.size()) {
+                         const std::vector<ChannelInfo>& channels, std::size_t chunk_samples)
+    : path_(path), n_channels_(channels.size()), chunk_samples_(std::max<std::size_t>(1, chunk_samples)) {
   std::error_code ec;
   if (path.empty()) fail(path, "empty output path");
   // Overwrite only a previous store: never a device, a directory or someone's other file.
@@ -78,6 +84,7 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
   std::filesystem::remove(path, ec);
   std::filesystem::remove(path.string() + "-wal", ec);
   std::filesystem::remove(path.string() + "-shm", ec);
+  std::filesystem::remove(head_path(path), ec);
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
@@ -95,7 +102,8 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
     db_ = nullptr;
     fail(path, "is being recorded by another reveal process; refusing to overwrite it");
   }
-  exec(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  // A small page cache: the writer only appends a chunk now and then (keeps RSS low).
+  exec(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-512;");
   exec(db_, path_,
        "BEGIN;"
        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -104,7 +112,8 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
        "CREATE TABLE channels(id INTEGER PRIMARY KEY, name TEXT NOT NULL, unit TEXT NOT NULL,"
        " kind TEXT NOT NULL, subsystem TEXT NOT NULL, counter_bits INTEGER NOT NULL, help TEXT NOT NULL,"
        " wrap_range REAL NOT NULL DEFAULT 0);"
-       "CREATE TABLE samples(seq INTEGER PRIMARY KEY, t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL);"
+       "CREATE TABLE chunks(first_seq INTEGER PRIMARY KEY, n_samples INTEGER NOT NULL,"
+       " t_first_ns INTEGER NOT NULL, t_last_ns INTEGER NOT NULL, times BLOB NOT NULL, columns BLOB NOT NULL);"
        "CREATE TABLE events(t_unix_ns INTEGER NOT NULL, source TEXT NOT NULL, kind TEXT NOT NULL,"
        " value REAL NOT NULL, detail TEXT NOT NULL);"
        "CREATE TABLE config(t_unix_ns INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);");
@@ -120,6 +129,7 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
   set_meta("exit_code", "0");
   set_meta("root", meta.root);
   set_meta("reveal_version", meta.reveal_version);
+  set_meta("chunk_samples", std::to_string(chunk_samples_));
   {
     Stmt st(db_, path_, "INSERT INTO probes VALUES(?,?,?,?)");
     for (const auto& p : meta.probes) {
@@ -148,16 +158,19 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
     }
   }
   exec(db_, path_, "COMMIT;");
-  if (sqlite3_prepare_v2(db_, "INSERT INTO samples VALUES(?,?,?)", -1, &insert_, nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db_, "INSERT INTO chunks VALUES(?,?,?,?,?,?)", -1, &insert_, nullptr) != SQLITE_OK)
     fail(path_, sqlite3_errmsg(db_));
-  compressed_.resize(ZSTD_compressBound(n_channels_ * sizeof(double)));
-  cctx_ = ZSTD_createCCtx();
+  chunk_rows_.assign(chunk_samples_ * n_channels_, 0.0);
+  chunk_t_.assign(chunk_samples_, 0);
+  codec_ = std::make_unique<store::ChunkCodec>();
+  head_ = std::make_unique<store::HeadLogWriter>();
+  head_->open(head_path(path_), n_channels_);
 }
 
+// Without finish() (an error mid-run) the head log stays: readers still find its samples.
 StoreWriter::~StoreWriter() {
   sqlite3_finalize(insert_);
   sqlite3_close(db_);
-  ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_));
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
@@ -176,16 +189,31 @@ void StoreWriter::set_meta(const std::string& key, const std::string& value) {
 
 void StoreWriter::append(std::int64_t t_unix_ns, std::span<const double> row) {
   if (row.size() != n_channels_) fail(path_, "sample width does not match channel count");
-  std::size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), compressed_.data(),
-                                    compressed_.size(), row.data(), row.size() * sizeof(double), kZstdLevel);
-  if (ZSTD_isError(n)) fail(path_, std::string("zstd: ") + ZSTD_getErrorName(n));
-  sqlite3_bind_int64(insert_, 1, static_cast<sqlite3_int64>(seq_));
-  sqlite3_bind_int64(insert_, 2, t_unix_ns);
-  sqlite3_bind_blob(insert_, 3, compressed_.data(), static_cast<int>(n), SQLITE_STATIC);
-  int rc = sqlite3_step(insert_);
+  head_->append(seq_, t_unix_ns, row);  // durable first: the sample survives a kill from here on
+  std::copy(row.begin(), row.end(), chunk_rows_.begin() + static_cast<std::ptrdiff_t>(chunk_n_ * n_channels_));
+  chunk_t_[chunk_n_] = t_unix_ns;
+  ++chunk_n_;
+  ++seq_;
+  if (chunk_n_ == chunk_samples_ || t_unix_ns - chunk_t_[0] >= kChunkMaxSpanNs) commit_chunk();
+}
+
+void StoreWriter::commit_chunk() {
+  if (chunk_n_ == 0) return;
+  const std::size_t n = chunk_n_;
+  codec_->encode_columns(std::span<const double>(chunk_rows_).first(n * n_channels_), n, n_channels_,
+                         kChunkZstdLevel, columns_);
+  codec_->encode_times(std::span<const std::int64_t>(chunk_t_).first(n), kChunkZstdLevel, times_);
+  sqlite3_bind_int64(insert_, 1, static_cast<sqlite3_int64>(seq_ - n));
+  sqlite3_bind_int64(insert_, 2, static_cast<sqlite3_int64>(n));
+  sqlite3_bind_int64(insert_, 3, chunk_t_[0]);
+  sqlite3_bind_int64(insert_, 4, chunk_t_[n - 1]);
+  sqlite3_bind_blob(insert_, 5, times_.data(), static_cast<int>(times_.size()), SQLITE_STATIC);
+  sqlite3_bind_blob(insert_, 6, columns_.data(), static_cast<int>(columns_.size()), SQLITE_STATIC);
+  const int rc = sqlite3_step(insert_);
   sqlite3_reset(insert_);
   if (rc != SQLITE_DONE) fail(path_, std::string("append failed: ") + sqlite3_errmsg(db_));
-  ++seq_;
+  chunk_n_ = 0;
+  head_->clear();  // a crash before this leaves samples in both: readers skip the committed ones
 }
 
 void StoreWriter::append_event(const Event& e) {
@@ -226,15 +254,17 @@ void StoreWriter::append_config_changes(const std::vector<ConfigChange>& changes
 }
 
 void StoreWriter::finish(std::int64_t end_unix_ns, int exit_code) {
+  commit_chunk();
   exec(db_, path_, "BEGIN;");
   set_meta("end_unix_ns", str(end_unix_ns));
   set_meta("exit_code", std::to_string(exit_code));
   exec(db_, path_, "COMMIT;");
   // Back to a single self-contained file now that nothing more is appended.
   exec(db_, path_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+  head_->remove();
 }
 
-Recording load_recording(const std::filesystem::path& path) {
+Recording load_recording(const std::filesystem::path& path, const LoadOptions& options) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
   if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a store");
@@ -316,24 +346,87 @@ Recording load_recording(const std::filesystem::path& path) {
         rec.channels.push_back(std::move(c));
       }
     }
+    // Channels kept: `keep` over the store's channels, `kept` their store indices.
     const std::size_t nc = rec.channels.size();
-    rec.values = Matrix(0, nc);
-    std::vector<double> row(nc);
-    Stmt st(db, path, "SELECT seq, t_unix_ns, data FROM samples ORDER BY seq");
-    ZSTD_DCtx* dctx = ZSTD_createDCtx();
-    std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> dguard(dctx, ZSTD_freeDCtx);
-    int rc;
-    while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
-      const void* blob = sqlite3_column_blob(st.s, 2);
-      int len = sqlite3_column_bytes(st.s, 2);
-      std::size_t n = ZSTD_decompressDCtx(dctx, row.data(), nc * sizeof(double), blob, len);
-      if (ZSTD_isError(n) || n != nc * sizeof(double))
-        fail(path, "corrupt store: sample " + std::to_string(sqlite3_column_int64(st.s, 0)) +
-                       " does not decode to " + std::to_string(nc) + " values");
-      rec.t_unix_ns.push_back(sqlite3_column_int64(st.s, 1));
-      if (nc) rec.values.append_row(row);
+    std::vector<std::uint8_t> keep(nc, 1);  // 1 = kept
+    std::vector<std::size_t> kept;
+    for (std::size_t c = 0; c < nc; ++c) {
+      if (options.keep_channel) keep[c] = options.keep_channel(rec.channels[c]);
+      if (keep[c]) kept.push_back(c);
     }
-    if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+    if (kept.size() != nc) {
+      std::vector<ChannelInfo> sub;
+      for (std::size_t c : kept) sub.push_back(std::move(rec.channels[c]));
+      rec.channels = std::move(sub);
+    }
+    const auto in_range = [&](std::int64_t t) { return t >= options.start_unix_ns && t <= options.end_unix_ns; };
+    std::vector<double> out_row(kept.size());
+    // Appends store row `row` (all nc channels) stamped t, if in range, keeping the kept channels.
+    const auto take = [&](std::int64_t t, const double* row) {
+      if (!in_range(t)) return;
+      for (std::size_t k = 0; k < kept.size(); ++k) out_row[k] = row[kept[k]];
+      rec.t_unix_ns.push_back(t);
+      if (!kept.empty()) rec.values.append_row(out_row);
+    };
+    rec.values = Matrix(0, kept.size());
+    int rc;
+    if (version == 1) {
+      std::vector<double> row(nc);
+      Stmt st(db, path, "SELECT seq, t_unix_ns, data FROM samples ORDER BY seq");
+      ZSTD_DCtx* dctx = ZSTD_createDCtx();
+      std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> dguard(dctx, ZSTD_freeDCtx);
+      while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+        const std::int64_t t = sqlite3_column_int64(st.s, 1);
+        if (!in_range(t)) continue;
+        const void* blob = sqlite3_column_blob(st.s, 2);
+        int len = sqlite3_column_bytes(st.s, 2);
+        std::size_t n = ZSTD_decompressDCtx(dctx, row.data(), nc * sizeof(double), blob, len);
+        if (ZSTD_isError(n) || n != nc * sizeof(double))
+          fail(path, "corrupt store: sample " + std::to_string(sqlite3_column_int64(st.s, 0)) +
+                         " does not decode to " + std::to_string(nc) + " values");
+        take(t, row.data());
+      }
+      if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+    } else {
+      store::ChunkCodec codec;
+      std::vector<double> block;
+      std::vector<std::int64_t> times;
+      std::uint64_t next_seq = 0;  // first sample not in a chunk (the head log's first)
+      {
+        Stmt end(db, path, "SELECT COALESCE(MAX(first_seq + n_samples), 0) FROM chunks");
+        if (sqlite3_step(end.s) == SQLITE_ROW) next_seq = static_cast<std::uint64_t>(sqlite3_column_int64(end.s, 0));
+      }
+      Stmt st(db, path,
+              "SELECT first_seq, n_samples, times, columns FROM chunks"
+              " WHERE t_last_ns >= ? AND t_first_ns <= ? ORDER BY first_seq");
+      sqlite3_bind_int64(st.s, 1, options.start_unix_ns);
+      sqlite3_bind_int64(st.s, 2, options.end_unix_ns);
+      std::int64_t expect_seq = -1;
+      while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+        const std::int64_t first = sqlite3_column_int64(st.s, 0);
+        const std::int64_t n = sqlite3_column_int64(st.s, 1);
+        const std::string where = "corrupt store: chunk at sample " + std::to_string(first);
+        if (n < 1 || n > (1 << 24) || first < expect_seq) fail(path, where + " has a bad sample count or order");
+        expect_seq = first + n;
+        const auto blob = [&](int col) {
+          return std::span<const char>(static_cast<const char*>(sqlite3_column_blob(st.s, col)),
+                                       static_cast<std::size_t>(sqlite3_column_bytes(st.s, col)));
+        };
+        times.clear();
+        block.assign(static_cast<std::size_t>(n) * nc, std::nan(""));
+        try {
+          codec.decode_times(blob(2), static_cast<std::size_t>(n), times);
+          codec.decode_columns(blob(3), static_cast<std::size_t>(n), nc, keep, block.data(), nc);
+        } catch (const std::runtime_error& e) {
+          fail(path, where + ": " + e.what());
+        }
+        for (std::size_t i = 0; i < times.size(); ++i) take(times[i], block.data() + i * nc);
+      }
+      if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+      // Samples of a recorder still running, or killed, are in the head log after the chunks.
+      auto head = store::read_head_log(head_path(path), nc, next_seq);
+      for (std::size_t i = 0; i < head.t_unix_ns.size(); ++i) take(head.t_unix_ns[i], head.values.row(i).data());
+    }
     {
       Stmt has_ev(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='events'");
       const bool events = sqlite3_step(has_ev.s) == SQLITE_ROW;
@@ -373,7 +466,7 @@ Recording load_recording(const std::filesystem::path& path) {
         if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
       }
     }
-    if (nc == 0) rec.values = Matrix(rec.t_unix_ns.size(), 0);
+    if (kept.empty()) rec.values = Matrix(rec.t_unix_ns.size(), 0);
     // A recorder that was killed never wrote its end: take it from the last sample.
     rec.meta.complete = rec.meta.end_unix_ns != 0;
     if (!rec.meta.complete && !rec.t_unix_ns.empty()) rec.meta.end_unix_ns = rec.t_unix_ns.back();

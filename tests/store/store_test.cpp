@@ -3,8 +3,14 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <bit>
+#include <limits>
+#include <random>
 
 #include "reveal/store.h"
+#include "store/head_log.h"
 
 namespace reveal {
 namespace {
@@ -123,6 +129,195 @@ TEST_F(StoreTest, BadFilesGiveOneLineErrors) {
     f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }
   EXPECT_THROW(load_recording(dir_ / "corrupt.db"), StoreError);
+}
+
+// n samples × 3 channels with gaps, infinities, −0, NaN payloads and slowly moving values,
+// stamped 1 s apart from t = 1e18 ns.
+struct Series {
+  std::vector<std::int64_t> t;
+  std::vector<std::vector<double>> rows;
+};
+Series series(std::size_t n) {
+  Series s;
+  std::mt19937_64 rng(42);
+  for (std::size_t i = 0; i < n; ++i) {
+    s.t.push_back(1'000'000'000'000'000'000 + std::int64_t(i) * 1'000'000'000 + std::int64_t(i % 3));
+    double a = 1e9 + double(i) * 4096.0;           // a counter
+    double b = (i % 7 == 3) ? std::nan("") : std::sin(double(i)) * 1e-3;  // gauge with gaps
+    double c = std::bit_cast<double>(rng());       // any bit pattern at all
+    if (i == 5) b = -0.0;
+    if (i == 6) a = std::numeric_limits<double>::infinity();
+    s.rows.push_back({a, b, c});
+  }
+  return s;
+}
+std::vector<ChannelInfo> three_channels() {
+  auto c = channels();
+  c.push_back({"nvml:power_usage.gpu0", "W", Kind::gauge, Subsystem::power_thermal, 64, ""});
+  return c;
+}
+void expect_bits(const Recording& r, const Series& s, std::size_t first, std::size_t n,
+                 const std::vector<std::size_t>& cols = {0, 1, 2}) {
+  ASSERT_EQ(r.t_unix_ns.size(), n);
+  ASSERT_EQ(r.values.cols(), cols.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(r.t_unix_ns[i], s.t[first + i]) << i;
+    for (std::size_t k = 0; k < cols.size(); ++k)
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(r.values(i, k)),
+                std::bit_cast<std::uint64_t>(s.rows[first + i][cols[k]]))
+          << "sample " << first + i << " channel " << cols[k];
+  }
+}
+std::int64_t count_chunks(const fs::path& p) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(p.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM chunks", -1, &st, nullptr);
+  const std::int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+TEST_F(StoreTest, ChunksRoundTripBitForBitAcrossChunkBoundaries) {
+  const fs::path p = dir_ / "run.db";
+  const Series s = series(23);
+  {
+    StoreWriter w(p, meta(), three_channels(), 5);  // 4 full chunks + 3 in the last
+    for (std::size_t i = 0; i < s.t.size(); ++i) w.append(s.t[i], s.rows[i]);
+    EXPECT_EQ(count_chunks(p), 4);
+    w.finish(s.t.back(), 0);
+  }
+  EXPECT_EQ(count_chunks(p), 5);
+  EXPECT_FALSE(fs::exists(p.string() + "-head")) << "finish() removes the head log";
+  const Recording r = load_recording(p);
+  EXPECT_TRUE(r.meta.complete);
+  expect_bits(r, s, 0, 23);
+}
+
+TEST_F(StoreTest, KilledWriterLosesNothingAppended) {
+  const fs::path p = dir_ / "run.db";
+  const Series s = series(13);
+  {
+    StoreWriter w(p, meta(), three_channels(), 4);
+    for (std::size_t i = 0; i < s.t.size(); ++i) w.append(s.t[i], s.rows[i]);
+    // Destroyed without finish(), as after an error; a kill -9 leaves the same files behind.
+  }
+  ASSERT_TRUE(fs::exists(p.string() + "-head"));
+  EXPECT_EQ(count_chunks(p), 3);  // 12 samples committed, the 13th only in the head log
+  const Recording r = load_recording(p);
+  EXPECT_FALSE(r.meta.complete);
+  EXPECT_EQ(r.meta.end_unix_ns, s.t.back());
+  expect_bits(r, s, 0, 13);
+}
+
+TEST_F(StoreTest, HeadLogDamageKeepsEverySampleBeforeIt) {
+  const fs::path p = dir_ / "run.db";
+  const Series s = series(10);
+  {
+    StoreWriter w(p, meta(), three_channels(), 100);  // everything stays in the head log
+    for (std::size_t i = 0; i < s.t.size(); ++i) w.append(s.t[i], s.rows[i]);
+  }
+  const fs::path head = p.string() + "-head";
+  const auto size = fs::file_size(head);
+  fs::resize_file(head, size - 3);  // a torn last record
+  expect_bits(load_recording(p), s, 0, 9);
+  {  // one flipped byte in the middle: the log ends at the damaged record
+    std::fstream f(head, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size / 2));
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x40);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.write(&c, 1);
+  }
+  const Recording r = load_recording(p);
+  EXPECT_LT(r.t_unix_ns.size(), 9u);
+  expect_bits(r, s, 0, r.t_unix_ns.size());
+}
+
+TEST_F(StoreTest, CrashBetweenChunkCommitAndHeadClearCountsSamplesOnce) {
+  const fs::path p = dir_ / "run.db";
+  const Series s = series(6);
+  {
+    StoreWriter w(p, meta(), three_channels(), 4);
+    for (std::size_t i = 0; i < 6; ++i) w.append(s.t[i], s.rows[i]);
+  }
+  // The head log as it would be had the recorder died right after committing samples 0..3 but
+  // before emptying the log: it still holds 0..5.
+  store::HeadLogWriter head;
+  head.open(p.string() + "-head", 3);
+  for (std::size_t i = 0; i < 6; ++i) head.append(i, s.t[i], s.rows[i]);
+  expect_bits(load_recording(p), s, 0, 6);
+}
+
+TEST_F(StoreTest, ChunkSpanningTooLongIsCommittedEarly) {
+  const fs::path p = dir_ / "run.db";
+  StoreWriter w(p, meta(), channels(), 1000);
+  const double r0[] = {1.0, 2.0};
+  w.append(0, r0);
+  w.append(300'000'000'000, r0);
+  EXPECT_EQ(count_chunks(p), 0);
+  w.append(600'000'000'000, r0);  // 10 minutes after the chunk's first sample
+  EXPECT_EQ(count_chunks(p), 1);
+}
+
+TEST_F(StoreTest, LoadsOnlyTheChannelsAndTimeRangeAsked) {
+  const fs::path p = dir_ / "run.db";
+  const Series s = series(40);
+  {
+    StoreWriter w(p, meta(), three_channels(), 8);
+    for (std::size_t i = 0; i < 37; ++i) w.append(s.t[i], s.rows[i]);
+    // 3 samples left in the head log (unfinished): ranges reach into it too.
+    for (std::size_t i = 37; i < 40; ++i) w.append(s.t[i], s.rows[i]);
+  }
+  LoadOptions o;
+  o.keep_channel = [](const ChannelInfo& c) { return c.name != "proc.meminfo:MemFree"; };
+  o.start_unix_ns = s.t[6];
+  o.end_unix_ns = s.t[38];
+  const Recording r = load_recording(p, o);
+  ASSERT_EQ(r.channels.size(), 2u);
+  EXPECT_EQ(r.channels[0].name, "proc.stat:user");
+  EXPECT_EQ(r.channels[1].name, "nvml:power_usage.gpu0");
+  expect_bits(r, s, 6, 33, {0, 2});
+  EXPECT_EQ(r.events.size(), 0u);
+  EXPECT_EQ(r.meta.hostname, "h1");
+  o.keep_channel = [](const ChannelInfo&) { return false; };
+  const Recording none = load_recording(p, o);
+  EXPECT_EQ(none.t_unix_ns.size(), 33u);
+  EXPECT_EQ(none.values.rows(), 33u);
+  EXPECT_EQ(none.values.cols(), 0u);
+}
+
+TEST_F(StoreTest, SchemaVersion1StoresStillLoad) {
+  // Recorded on an H200 host with the schema-v1 writer (tests/fixtures/recordings/README.md).
+  const Recording r = load_recording(fs::path(REVEAL_FIXTURES_DIR) / "recordings/h200-clean.db");
+  EXPECT_GT(r.t_unix_ns.size(), 100u);
+  EXPECT_EQ(r.values.rows(), r.t_unix_ns.size());
+  EXPECT_EQ(r.values.cols(), r.channels.size());
+  LoadOptions o;
+  o.keep_channel = [](const ChannelInfo& c) { return c.name.starts_with("nvml:"); };
+  const Recording gpu = load_recording(fs::path(REVEAL_FIXTURES_DIR) / "recordings/h200-clean.db", o);
+  EXPECT_GT(gpu.channels.size(), 10u);
+  EXPECT_EQ(gpu.t_unix_ns.size(), r.t_unix_ns.size());
+}
+
+TEST_F(StoreTest, NewerSchemaVersionIsRefusedWithAClearMessage) {
+  const fs::path p = dir_ / "run.db";
+  {
+    StoreWriter w(p, meta(), channels());
+    w.finish(1'000, 0);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "UPDATE meta SET value='99' WHERE key='schema_version'", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  try {
+    load_recording(p);
+    ADD_FAILURE() << "a schema-99 store loaded";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer than this reveal"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
