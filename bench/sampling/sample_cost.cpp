@@ -6,7 +6,8 @@
 // user + system time, CLOCK_THREAD_CPUTIME_ID), then the same for StoreWriter::append of the
 // whole row into a temporary store, and the total. This is how the recorder's per-sample cost is
 // broken down (docs/BENCHMARKS.md, "Where a sample's CPU goes"); timer overhead (one
-// clock_gettime pair per probe, ≈0.3 µs here) is included in each row.
+// clock_gettime pair per probe, ≈0.3 µs here) is included in each row. Last, the cost of one
+// re-read of the host configuration, which `reveal record` does every --config-interval.
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "reveal/config.h"
 #include "reveal/sampler.h"
 #include "reveal/store.h"
 
@@ -89,9 +91,18 @@ int main(int argc, char** argv) {
     w.finish(reveal::realtime_ns(), 0);
   }
   std::filesystem::remove_all(dir);
+  // The recorder also re-reads the host configuration every --config-interval (default 60 s).
+  Stat config{"config re-read (each)", {}};
+  for (int i = 0; i < std::min(n, 50); ++i) {
+    const double a = cpu_us();
+    const auto snap = reveal::read_config(root);
+    config.us.push_back(cpu_us() - a);
+    usleep(2000);
+  }
   std::printf("%-28s %10s %10s\n", "part (channels)", "median_us", "mean_us");
   stats.push_back(std::move(store));
   stats.push_back(std::move(total));
+  stats.push_back(std::move(config));
   for (auto& s : stats) {
     const double mean = s.mean();
     std::printf("%-28s %10.1f %10.1f\n", s.name.c_str(), s.median(), mean);

@@ -108,14 +108,18 @@ void ChunkCodec::decode_columns(std::span<const char> blob, std::size_t n, std::
       planes_.resize(m * 8);
       decompress_exact(static_cast<ZSTD_DCtx*>(dctx_), blob.subspan(at, bytes), planes_.data(), m * 8,
                        "chunk frame");
+      // Un-shuffle plane by plane (sequential, vectorisable), then undo the XOR per channel.
+      words_.assign(m, 0);
+      for (std::size_t b = 0; b < 8; ++b) {
+        const std::uint8_t* plane = planes_.data() + b * m;
+        for (std::size_t k = 0; k < m; ++k) words_[k] |= std::uint64_t(plane[k]) << (8 * b);
+      }
       for (std::size_t c = c0; c < c1; ++c) {
         if (!wanted.empty() && !wanted[c]) continue;
         std::uint64_t prev = 0;
-        const std::size_t base = (c - c0) * n;
+        const std::uint64_t* w = words_.data() + (c - c0) * n;
         for (std::size_t i = 0; i < n; ++i) {
-          std::uint64_t w = 0;
-          for (std::size_t b = 0; b < 8; ++b) w |= std::uint64_t(planes_[b * m + base + i]) << (8 * b);
-          prev ^= w;
+          prev ^= w[i];
           dest[i * stride + c] = std::bit_cast<double>(prev);
         }
       }

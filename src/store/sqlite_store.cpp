@@ -364,8 +364,12 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
     // Appends store row `row` (all nc channels) stamped t, if in range, keeping the kept channels.
     const auto take = [&](std::int64_t t, const double* row) {
       if (!in_range(t)) return;
-      for (std::size_t k = 0; k < kept.size(); ++k) out_row[k] = row[kept[k]];
       rec.t_unix_ns.push_back(t);
+      if (kept.size() == nc) {
+        if (nc) rec.values.append_row(std::span<const double>(row, nc));
+        return;
+      }
+      for (std::size_t k = 0; k < kept.size(); ++k) out_row[k] = row[kept[k]];
       if (!kept.empty()) rec.values.append_row(out_row);
     };
     rec.values = Matrix(0, kept.size());
@@ -396,6 +400,7 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
         Stmt end(db, path, "SELECT COALESCE(MAX(first_seq + n_samples), 0) FROM chunks");
         if (sqlite3_step(end.s) == SQLITE_ROW) next_seq = static_cast<std::uint64_t>(sqlite3_column_int64(end.s, 0));
       }
+      if (next_seq < (1u << 26)) rec.values.data().reserve(next_seq * kept.size());
       Stmt st(db, path,
               "SELECT first_seq, n_samples, times, columns FROM chunks"
               " WHERE t_last_ns >= ? AND t_first_ns <= ? ORDER BY first_seq");
