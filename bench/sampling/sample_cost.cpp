@@ -1,13 +1,14 @@
 // CPU cost of one sampling tick, broken down by probe and by the store append.
 //
-// usage: reveal_sample_cost [SAMPLES=300] [ROOT=/]
-// Opens every probe enabled by default (as `reveal record` does), takes SAMPLES samples back to
-// back and prints, per probe, the median and mean CPU time of its sample() call (this thread's
-// user + system time, CLOCK_THREAD_CPUTIME_ID), then the same for StoreWriter::append of the
-// whole row into a temporary store, and the total. This is how the recorder's per-sample cost is
-// broken down (docs/BENCHMARKS.md, "Where a sample's CPU goes"); timer overhead (one
-// clock_gettime pair per probe, ≈0.3 µs here) is included in each row. Last, the cost of one
-// re-read of the host configuration, which `reveal record` does every --config-interval.
+// usage: reveal_sample_cost [SAMPLES=300] [ROOT=/] [GAP_MS=2]
+// Opens every probe enabled by default (as `reveal record` does), takes SAMPLES samples GAP_MS
+// apart (1000 reproduces what a 1 Hz recorder finds: caches gone cold between ticks) and prints,
+// per probe, the median and mean CPU time of its sample() call (this thread's user + system
+// time, CLOCK_THREAD_CPUTIME_ID), then the same for StoreWriter::append of the whole row into a
+// temporary store, and the total. This is how the recorder's per-sample cost is broken down
+// (docs/BENCHMARKS.md); timer overhead (one clock_gettime pair per probe, ≈0.3 µs here) is
+// included in each row. Last, the cost of one re-read of the host configuration, which
+// `reveal record` does every --config-interval.
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ struct Stat {
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::max(1, std::atoi(argv[1])) : 300;
   const std::filesystem::path root = argc > 2 ? argv[2] : "/";
+  const int gap_us = (argc > 3 ? std::max(0, std::atoi(argv[3])) : 2) * 1000;
   auto probes = reveal::make_probes({}, {});
   std::vector<reveal::Probe*> raw;
   for (auto& p : probes) raw.push_back(p.get());
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
       w.append(reveal::realtime_ns(), row);
       store.us.push_back(cpu_us() - a);
       total.us.push_back(cpu_us() - t0);
-      usleep(2000);  // let the kernel's per-file state go cold-ish, as between real ticks
+      usleep(gap_us);  // other work runs meanwhile: caches go cold, as between real ticks
     }
     w.finish(reveal::realtime_ns(), 0);
   }
