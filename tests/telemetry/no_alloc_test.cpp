@@ -8,12 +8,14 @@
 #include <new>
 
 #include "ethtool/ethtool_fake.h"
+#include "netlink/rtnl_fake.h"
 #include "perf_fake.h"
 #include "probe_test_util.h"
 #include "reveal/registry.h"
 #include "telemetry/ethtool/ethtool.h"
 #include "telemetry/perf/hardware.h"
 #include "telemetry/perf/uncore.h"
+#include "telemetry/sysfs/net.h"
 
 namespace {
 std::atomic<long> g_allocs{0};
@@ -121,6 +123,35 @@ TEST(ProbeNoAlloc, EthtoolProbeOnTheFakeAllocatesNothing) {
   fake.nics.erase("eno1");
   EXPECT_EQ(allocations_during_sample(p, out), 0);
   EXPECT_TRUE(std::isnan(out[0]));
+}
+
+// sys.net on a scripted rtnetlink dump: steady, an interface gone, back under a new index
+// (re-bound by name), a dump failing before and after records were read, a truncated datagram.
+TEST(ProbeNoAlloc, SysNetNetlinkOnTheFakeAllocatesNothing) {
+  NetlinkHost host;
+  telemetry::SysNetProbe p(host.kernel);
+  ASSERT_TRUE(p.open(host.root.path()).available);
+  ASSERT_GT(p.netlink_channels(), 0u);
+  std::vector<double> out(p.channels().size());
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  const FakeLink eth0 = host.kernel.links[1];
+  host.kernel.links.erase(host.kernel.links.begin() + 1);
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  host.kernel.links.push_back(eth0);
+  host.kernel.links.back().ifindex = 40;
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  EXPECT_EQ(out[index_of(p, "sys.net:mtu.eth0")], 9001);
+  host.kernel.error_reply = EIO;
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  host.kernel.error_reply = 0;
+  host.kernel.done_status = -EINTR;
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  host.kernel.done_status = 0;
+  host.kernel.truncate = true;
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  host.kernel.truncate = false;
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  EXPECT_EQ(out[index_of(p, "sys.net:rx_crc_errors.eth0")], 212);
 }
 
 }  // namespace

@@ -82,7 +82,11 @@ std::optional<std::string_view> SysfsAttr::read() {
   do n = ::pread(fd_.get(), buf_, kCapacity, 0);
   while (n < 0 && errno == EINTR);
   if (n < 0) {
-    fd_.reset();  // EINVAL (link down), ENODEV (device gone), EIO: retry by reopening
+    // EINVAL: the attribute exists but cannot answer now (speed or carrier of a link that is
+    // down); the same fd answers once it can, as every pread runs the kernel's show() anew,
+    // so keep it: no open(2) per tick for each down link. Anything else (ENODEV: the device
+    // is gone; EIO) may mean a stale fd: close it and reopen the path at the next read.
+    if (errno != EINVAL || !slot_.held) fd_.reset();
     return std::nullopt;
   }
   if (!slot_.held) fd_.reset();

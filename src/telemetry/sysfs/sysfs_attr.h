@@ -8,7 +8,9 @@
 //  * read() pread()s from offset 0 into a fixed inline buffer of kCapacity bytes and returns
 //    the trimmed content, or nullopt this tick when: the read failed (EINVAL, ENODEV from a
 //    removed device, EIO from a faulty sensor), the content filled the buffer, or a regular
-//    (fixture) file was unlinked. After a failure the fd is closed and the next read()
+//    (fixture) file was unlinked. After EINVAL (an attribute that cannot answer now: speed
+//    or carrier of a down link) the fd is kept, and the next pread on it reads the value
+//    once the kernel has one. After any other failure the fd is closed and the next read()
 //    reopens the same path (open(2) only). read() never allocates.
 //  * File descriptors: an attribute keeps its fd open while the process-wide count of kept
 //    SysfsAttr fds is under half the RLIMIT_NOFILE soft limit; past that budget, attributes

@@ -58,6 +58,31 @@ TEST(SysfsAttr, ReadFailureRecovers) {
   EXPECT_EQ(a.read_number(), 10000);
 }
 
+// A live attribute answering EINVAL (carrier of an interface that is administratively down)
+// keeps its fd: no open(2) per tick while the link stays down.
+TEST(SysfsAttr, EinvalKeepsTheFd) {
+  auto open_fds = [] {
+    std::size_t n = 0;
+    for (auto it = std::filesystem::directory_iterator("/proc/self/fd");
+         it != std::filesystem::directory_iterator(); ++it)
+      ++n;
+    return n;
+  };
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/sys/class/net", ec), end; !ec && it != end; it.increment(ec)) {
+    SysfsAttr a;
+    if (a.open(it->path() / "carrier") != 0 || !a.keeps_fd()) continue;
+    const std::size_t before = open_fds();
+    if (a.read()) continue;  // readable: the interface is up
+    if (errno != EINVAL) continue;
+    EXPECT_EQ(open_fds(), before) << it->path();
+    EXPECT_FALSE(a.read());
+    EXPECT_EQ(open_fds(), before) << it->path();
+    return;
+  }
+  GTEST_SKIP() << "no administratively down interface here";
+}
+
 TEST(SysfsAttr, UnlinkedFileIsAGapUntilItReturns) {
   TempRoot root("host-2socket");
   root.write("v", "1\n");
