@@ -3,11 +3,15 @@
 // most the sample it was writing. File "<store>-head" beside the SQLite file; emptied each time
 // a chunk is committed to SQLite, removed when the recording finishes.
 //
-// Record (little-endian): u32 frame_bytes, then one zstd frame with a content checksum
-// (XXH64, verified on read) holding
-//   u64 seq, i64 t_unix_ns, u64 flags (bit 0: keyframe), then n_channels u64 words:
-//   bits(value) XOR bits(value of the previous record's sample), or XOR 0 in a keyframe (the
-//   first record after the log was emptied).
+// Record (little-endian u64 words after the first two fields):
+//   u32 payload_bytes, u64 check, then the payload:
+//   u64 seq, i64 t_unix_ns, u64 (n_channels << 1 | keyframe),
+//   u64 changed[ceil(n_channels / 64)]  -- bit c set when channel c's word below is non-zero,
+//   one u64 per set bit, in channel order: bits(value) XOR bits(value of the previous record's
+//   sample), or XOR 0 in a keyframe (the first record after the log was emptied).
+// `check` is a 64-bit multiply-xorshift hash of the payload words: a torn write (zero-filled or
+// cut short) or a damaged byte shows as a mismatch. No compression: values that did not move
+// cost one bit, and a 1 Hz host's ~780 channels make records of 2-4 KB, gone at the next chunk.
 // A torn or corrupt record ends the log: the reader keeps every whole record before it.
 // Write errors throw StoreError (one line naming the file); append() allocates nothing.
 #pragma once
@@ -41,10 +45,9 @@ class HeadLogWriter {
  private:
   std::string path_;
   int fd_ = -1;
-  void* cctx_ = nullptr;  // ZSTD_CCtx*
   bool keyframe_ = true;
-  std::vector<std::uint64_t> prev_, record_;
-  std::vector<char> out_;
+  std::vector<std::uint64_t> prev_;    // bit patterns of the previous sample
+  std::vector<std::uint64_t> record_;  // [u32 size + pad][check][payload], sized for the worst case
 };
 
 // Samples of a head log: every whole record whose seq >= first_seq, in order, while seqs are
