@@ -12,6 +12,7 @@
 #include "perf_fake.h"
 #include "probe_test_util.h"
 #include "reveal/registry.h"
+#include "reveal/store.h"
 #include "telemetry/ethtool/ethtool.h"
 #include "telemetry/perf/hardware.h"
 #include "telemetry/perf/uncore.h"
@@ -152,6 +153,31 @@ TEST(ProbeNoAlloc, SysNetNetlinkOnTheFakeAllocatesNothing) {
   host.kernel.truncate = false;
   EXPECT_EQ(allocations_during_sample(p, out), 0);
   EXPECT_EQ(out[index_of(p, "sys.net:rx_crc_errors.eth0")], 212);
+}
+
+// The recorder's other per-sample step: StoreWriter::append (head log record) allocates
+// nothing between chunk commits (a commit encodes and may grow its reused buffers).
+TEST(StoreNoAlloc, AppendAllocatesNothingBetweenChunkCommits) {
+  const auto dir = std::filesystem::temp_directory_path() / ("reveal-noalloc-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::vector<ChannelInfo> channels;
+    for (int c = 0; c < 100; ++c)
+      channels.push_back({"proc.test:c" + std::to_string(c), "count", Kind::counter, Subsystem::cpu, 64, ""});
+    RunMetadata meta;
+    StoreWriter w(dir / "run.db", meta, channels, 16);
+    std::vector<double> row(channels.size());
+    for (int i = 0; i < 40; ++i) {
+      for (std::size_t c = 0; c < row.size(); ++c) row[c] = double(i * int(c));
+      const bool commits = (i + 1) % 16 == 0;
+      g_allocs = 0;
+      t_counting = true;
+      w.append(i, row);
+      t_counting = false;
+      if (!commits) EXPECT_EQ(g_allocs.load(), 0) << "sample " << i;
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
