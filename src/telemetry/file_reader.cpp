@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <system_error>
 
 namespace reveal::telemetry {
@@ -120,18 +121,14 @@ std::optional<std::string_view> FileReader::read() {
   return std::string_view(buf_.get(), static_cast<std::size_t>(n));
 }
 
-double next_u64_as_double(std::string_view& s) {
-  auto v = parse_u64(next_token(s));
-  return v ? static_cast<double>(*v) : std::nan("");
-}
-
-double next_i64_as_double(std::string_view& s) {
-  auto v = parse_i64(next_token(s));
-  return v ? static_cast<double>(*v) : std::nan("");
-}
-
-std::size_t KeyIndex::add(std::string key, std::size_t slot, std::size_t count) {
-  entries_.push_back(Entry{std::move(key), slot, count});
+std::size_t KeyIndex::add(std::string_view key, std::size_t slot, std::size_t count) {
+  Entry e;
+  e.key_offset = static_cast<std::uint32_t>(keys_.size());
+  e.key_size = static_cast<std::uint32_t>(key.size());
+  e.slot = static_cast<std::uint32_t>(slot);
+  e.count = static_cast<std::uint32_t>(count);
+  keys_.append(key);
+  entries_.push_back(e);
   return entries_.size() - 1;
 }
 
@@ -140,7 +137,9 @@ std::size_t KeyIndex::find(std::string_view key) {
   if (n == 0) return npos;
   if (next_ >= n) next_ = 0;
   for (std::size_t k = 0, i = next_; k < n; ++k, i = (i + 1 == n ? 0 : i + 1)) {
-    if (entries_[i].key == key) {
+    const Entry& e = entries_[i];
+    if (e.key_size == key.size() &&
+        (key.empty() || std::memcmp(keys_.data() + e.key_offset, key.data(), key.size()) == 0)) {
       next_ = i + 1;
       return i;
     }

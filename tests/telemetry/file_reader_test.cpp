@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "probe_test_util.h"
 
@@ -117,6 +120,37 @@ TEST(FileReaderParse, Numbers) {
   EXPECT_TRUE(std::isnan(next_u64_as_double(s)));
 }
 
+// The in-line hot-path parsers must agree with parse_u64/parse_i64 (std::from_chars) on
+// next_token, value for value (bit for bit: NaN or the same double) and in what they consume.
+TEST(FileReaderParse, FastNumbersMatchFromChars) {
+  std::vector<std::string> cases{
+      "", " ", "0", "-0", "007", "42", "-1", "+1", "-", "--1", "1-", "12kB", "kB", "1.5", "0x10",
+      "18446744073709551615", "18446744073709551616", "99999999999999999999999",
+      "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+      "-9223372036854775809", " \t 5\n7", "5\r", "12 34", "1a 2", "-x 3", "\n", "  -17  x"};
+  std::mt19937 rng(7);  // plus random strings over the characters that matter
+  const std::string alphabet = "0123456789- \tk9";
+  for (int i = 0; i < 5000; ++i) {
+    std::string c(rng() % 24, ' ');
+    for (char& ch : c) ch = alphabet[rng() % alphabet.size()];
+    cases.push_back(c);
+  }
+  const auto same = [](double a, double b) {
+    return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+  };
+  for (const auto& c : cases) {
+    std::string_view ref_u = c, ref_i = c, fast_u = c, fast_i = c;
+    const auto u = parse_u64(next_token(ref_u));
+    const auto i = parse_i64(next_token(ref_i));
+    EXPECT_TRUE(same(next_u64_as_double(fast_u), u ? static_cast<double>(*u) : std::nan("")))
+        << '"' << c << '"';
+    EXPECT_TRUE(same(next_i64_as_double(fast_i), i ? static_cast<double>(*i) : std::nan("")))
+        << '"' << c << '"';
+    EXPECT_EQ(fast_u.data(), ref_u.data()) << '"' << c << '"';
+    EXPECT_EQ(fast_i.data(), ref_i.data()) << '"' << c << '"';
+  }
+}
+
 TEST(FileReaderParse, CpuList) {
   EXPECT_EQ(parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(parse_cpu_list("0\n"), std::vector<int>{0});
@@ -137,6 +171,34 @@ TEST(FileReaderKeyIndex, FindsInOrderAndOutOfOrder) {
   EXPECT_EQ(k.find("a"), 0u);
   EXPECT_EQ(k[0].count, 2u);
   EXPECT_EQ(k[2].slot, 3u);
+  EXPECT_EQ(k.key(1), "b");
+}
+
+TEST(FileReaderKeyIndex, MatchNextIsFindOfTheFirstTokenInOrder) {
+  KeyIndex k;
+  k.add("nr_free_pages", 0);
+  k.add("nr_free", 1);
+  k.add("pgfault", 2);
+  std::string_view line = "nr_free_pages 12";
+  EXPECT_EQ(k.match_next(line), 0u);
+  EXPECT_EQ(line, " 12");                     // the key is consumed, the value left
+  line = "nr_free_pages 3";                   // expected "nr_free": a longer key is no match
+  EXPECT_EQ(k.match_next(line), KeyIndex::npos);
+  EXPECT_EQ(line, "nr_free_pages 3");         // left alone on a miss
+  line = "nr_fre 3";                          // a shorter one neither
+  EXPECT_EQ(k.match_next(line), KeyIndex::npos);
+  line = "nr_free\t3";
+  EXPECT_EQ(k.match_next(line), 1u);
+  line = "pgfault";                           // key alone at the end of the text
+  EXPECT_EQ(k.match_next(line), 2u);
+  EXPECT_EQ(line, "");
+  line = "nr_free_pages 1";                   // past the last key: nothing expected
+  EXPECT_EQ(k.match_next(line), KeyIndex::npos);
+  EXPECT_EQ(k.find("nr_free"), 1u);           // find() moves the expectation on
+  line = "pgfault 1";
+  EXPECT_EQ(k.match_next(line), 2u);
+  KeyIndex empty;
+  EXPECT_EQ(empty.match_next(line), KeyIndex::npos);
 }
 
 TEST(FileReaderMisc, ChannelName) {

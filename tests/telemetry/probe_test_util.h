@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -86,6 +87,19 @@ inline bool all_finite(const std::vector<double>& v) {
   for (double x : v)
     if (!std::isfinite(x)) return false;
   return true;
+}
+
+// Checks the channels named in `want` (each "<prefix><name>"): the same value bit for bit, or
+// NaN where NaN is wanted. `context` says which step of a test failed.
+inline void expect_values(const Probe& p, const std::vector<double>& v, const std::string& prefix,
+                          const std::map<std::string, double>& want, const std::string& context) {
+  for (const auto& [name, x] : want) {
+    const double got = v[index_of(p, prefix + name)];
+    if (std::isnan(x))
+      EXPECT_TRUE(std::isnan(got)) << prefix << name << " = " << got << ", " << context;
+    else
+      EXPECT_EQ(got, x) << prefix << name << ", " << context;
+  }
 }
 
 // Every channel name obeys "<source>:<field>[.<index>]" with the probe's source.

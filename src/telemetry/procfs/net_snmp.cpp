@@ -75,16 +75,31 @@ bool ProcNetSnmpProbe::load(MibFile& mib, std::string_view text) {
   for_each_block(text,
                  [&](std::string_view proto, std::string_view names, std::string_view values) {
                    if (mib.protos.find(proto) != KeyIndex::npos) return;  // duplicate block
+                   Header h;
+                   h.text_offset = static_cast<std::uint32_t>(mib.headers.size());
+                   h.text_size = static_cast<std::uint32_t>(names.size());
+                   h.columns_offset = static_cast<std::uint32_t>(mib.column_slots.size());
+                   const std::string_view header = names;
                    KeyIndex fields;
                    for (std::string_view n = next_token(names), v = next_token(values);
                         !n.empty() && !v.empty(); n = next_token(names), v = next_token(values)) {
-                     if (!parse_i64(v)) continue;
-                     fields.add(std::string(n), channels_.size());
+                     ++h.columns;
+                     if (!parse_i64(v)) {
+                       mib.column_slots.push_back(kNoSlot);
+                       continue;
+                     }
+                     mib.column_slots.push_back(static_cast<std::uint32_t>(channels_.size()));
+                     fields.add(n, channels_.size());
                      channels_.push_back(make_channel(proto, n));
                    }
-                   if (fields.size() == 0) return;
-                   mib.protos.add(std::string(proto), mib.fields.size());
+                   if (fields.size() == 0) {
+                     mib.column_slots.resize(h.columns_offset);
+                     return;
+                   }
+                   mib.headers.append(header);
+                   mib.protos.add(proto, mib.fields.size());
                    mib.fields.push_back(std::move(fields));
+                   mib.header_at_open.push_back(h);
                  });
   return channels_.size() > before;
 }
@@ -94,7 +109,23 @@ void ProcNetSnmpProbe::parse(MibFile& mib, std::string_view text, std::span<doub
                  [&](std::string_view proto, std::string_view names, std::string_view values) {
                    const std::size_t p = mib.protos.find(proto);
                    if (p == KeyIndex::npos) return;
-                   KeyIndex& fields = mib.fields[mib.protos[p].slot];
+                   const std::size_t block = mib.protos[p].slot;
+                   const Header& h = mib.header_at_open[block];
+                   if (names == std::string_view(mib.headers).substr(h.text_offset, h.text_size)) {
+                     // Same header as at open: values by column, no name lookups.
+                     const std::uint32_t* slot = mib.column_slots.data() + h.columns_offset;
+                     for (std::uint32_t c = 0; c < h.columns; ++c) {
+                       values = skip_spaces(values);
+                       if (values.empty()) break;  // short value line: the rest stay NaN
+                       if (slot[c] == kNoSlot)
+                         next_token(values);
+                       else
+                         out[slot[c]] = next_i64_as_double(values);
+                     }
+                     return;
+                   }
+                   // The layout changed since open: find each field by name.
+                   KeyIndex& fields = mib.fields[block];
                    for (std::string_view n = next_token(names), v = next_token(values);
                         !n.empty() && !v.empty(); n = next_token(names), v = next_token(values)) {
                      const std::size_t f = fields.find(n);

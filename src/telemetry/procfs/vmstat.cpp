@@ -53,7 +53,8 @@ void ProcVmstatProbe::sample(std::span<double> out) {
   std::string_view rest = *text;
   while (!rest.empty()) {
     std::string_view line = next_line(rest);
-    const std::size_t i = keys_.find(next_token(line));
+    std::size_t i = keys_.match_next(line);  // the layout seen at open: no tokenising
+    if (i == KeyIndex::npos) i = keys_.find(next_token(line));
     // Signed: a few nr_* gauges can transiently read negative on some kernels.
     if (i != KeyIndex::npos) out[keys_[i].slot] = next_i64_as_double(line);
   }

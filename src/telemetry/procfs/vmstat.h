@@ -4,7 +4,9 @@
 //   nr_*            gauges, unit "pages" (current counts of pages in a state)
 //   pgpgin/pgpgout  counters, unit "kB" (KiB paged in/out from block devices), Subsystem::storage
 //   everything else counters, unit "count" (pgfault, pgmajfault, pswpin, ...)
-// Subsystem::memory unless noted. Keys are re-found by name every sample.
+// Subsystem::memory unless noted. Each line is first matched against the key that followed the
+// previous one at open (KeyIndex::match_next); a key is looked up by name only where lines were
+// added, removed or moved since.
 #pragma once
 
 #include "reveal/probe.h"
