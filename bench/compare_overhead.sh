@@ -41,6 +41,7 @@ cleanup() {
   [[ -n ${KEEP_TMP:-} ]] || rm -rf "$T"
 }
 trap cleanup EXIT
+trap 'echo "compare_overhead: failed at line $LINENO (KEEP_TMP=1 keeps $T)" >&2' ERR
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 PNE=$(free_port)
@@ -187,7 +188,7 @@ CH_R=$("$REVEAL" probes 2>/dev/null | tail -1 | awk '{print $1}')
 CH_NE=$(curl -s "http://127.0.0.1:$PNE/metrics" | grep -vc '^#' || true)
 CH_ND=$(curl -s "http://127.0.0.1:$PND/api/v1/charts" | python3 -c \
   'import json,sys; d=json.load(sys.stdin); print(d["dimensions_count"], d["charts_count"], d["update_every"])' 2>/dev/null || echo "? ? ?")
-ND_PLUGINS=$(grep -o "connected to '[^']*'" "$ND/log/error.log" 2>/dev/null | sed "s|.*/||; s|'||" | sort -u | tr '\n' ' ')
+ND_PLUGINS=$(grep -o "connected to '[^']*'" "$ND/log/error.log" 2>/dev/null | sed "s|.*/||; s|'||" | sort -u | tr '\n' ' ' || true)
 ND_DISABLED=$(grep -oE "PLUGINSD\[[a-z.]+\] : .*(Disabling it|exited with)" "$ND/log/error.log" 2>/dev/null |
   sed -E 's/PLUGINSD\[([a-z.]+)\].*/\1/' | sort -u | tr '\n' ' ' || true)
 END_NS=$(date +%s%N)
