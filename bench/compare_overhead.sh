@@ -200,8 +200,9 @@ wait "$R10" || true
 STOP_NS=$(date +%s%N)
 R1_BYTES=$(stat -c %s "$T/r1.db")
 R10_BYTES=$(stat -c %s "$T/r10.db")
-R1_N=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from samples").fetchone()[0])' "$T/r1.db" 2>/dev/null || echo "?")
-R10_N=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from samples").fetchone()[0])' "$T/r10.db" 2>/dev/null || echo "?")
+samples_in() { "$REVEAL" info "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])' 2>/dev/null || echo "?"; }
+R1_N=$(samples_in "$T/r1.db")
+R10_N=$(samples_in "$T/r10.db")
 
 python3 - "$T/samples.json" "$T/scrape.log" "$((STOP_NS - START_NS))" "$R1_BYTES" "$R10_BYTES" \
   "$R1_N" "$R10_N" "$CH_R" "$CH_NE" "$CH_ND" "$ND_PLUGINS" "$ND_DISABLED" "$BLOCK" <<'PY'
