@@ -174,7 +174,9 @@ TEST(StoreNoAlloc, AppendAllocatesNothingBetweenChunkCommits) {
       t_counting = true;
       w.append(i, row);
       t_counting = false;
-      if (!commits) EXPECT_EQ(g_allocs.load(), 0) << "sample " << i;
+      if (!commits) {
+        EXPECT_EQ(g_allocs.load(), 0) << "sample " << i;
+      }
     }
   }
   std::filesystem::remove_all(dir);
