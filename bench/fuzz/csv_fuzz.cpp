@@ -1,0 +1,14 @@
+// libFuzzer target: import_wide_csv on arbitrary bytes (bench/fuzz/run.sh).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "fuzz_check.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    check_recording(reveal::import_wide_csv({"fuzz.csv", std::string_view(reinterpret_cast<const char*>(data), size)}));
+  } catch (const reveal::ImportError&) {
+  }
+  return 0;
+}

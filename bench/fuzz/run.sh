@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target per importer (csv, prometheus, nvidia_smi, reveal_table, and array:
+# the smd manifest + array reader) with AddressSanitizer and UndefinedBehaviorSanitizer, then runs
+# each for FUZZ_S seconds (default 60) from the seeds in bench/fuzz/seeds/<target>/. A crash
+# leaves its input as $FUZZ_OUT/<target>-crash-* and makes this script exit 1.
+# usage: bench/fuzz/run.sh [TARGET...]   env: FUZZ_S (0 = build only), FUZZ_OUT (default build-fuzz),
+#        CXX (clang++-14)
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${FUZZ_OUT:-$ROOT/build-fuzz}
+FUZZ_S=${FUZZ_S:-60}
+CXX=${CXX:-clang++-14}
+TARGETS=("$@")
+((${#TARGETS[@]})) || TARGETS=(csv prometheus nvidia_smi reveal_table array)
+FLAGS=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
+       -fno-sanitize-recover=undefined -I"$ROOT/include" -I"$ROOT/src")
+mkdir -p "$OUT/obj"
+
+objs=()
+for src in import_common csv_import prometheus_import nvidia_smi_import reveal_table_import array_import; do
+  "$CXX" "${FLAGS[@]}" -c "$ROOT/src/store/import/$src.cpp" -o "$OUT/obj/$src.o" || exit 2
+  objs+=("$OUT/obj/$src.o")
+done
+for t in "${TARGETS[@]}"; do
+  "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/bench/fuzz/${t}_fuzz.cpp" "${objs[@]}" -lfmt -o "$OUT/${t}_fuzz" || exit 2
+done
+
+((FUZZ_S > 0)) || { echo "built ${TARGETS[*]} in $OUT (FUZZ_S=0: not run)"; exit 0; }
+status=0
+for t in "${TARGETS[@]}"; do
+  mkdir -p "$OUT/corpus/$t"
+  echo "== $t: ${FUZZ_S} s"
+  if ! "$OUT/${t}_fuzz" -max_total_time="$FUZZ_S" -max_len=4096 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$OUT/$t-" "$OUT/corpus/$t" "$ROOT/bench/fuzz/seeds/$t" 2>"$OUT/$t.log"; then
+    echo "!! $t found a crash:"; grep -E "ERROR|SUMMARY|runtime error|Test unit written" "$OUT/$t.log" | head -5
+    status=1
+  fi
+  grep -E "^stat::number_of_executed_units|^stat::new_units_added" "$OUT/$t.log" | sed "s/^/   /"
+done
+exit $status

@@ -1,0 +1,130 @@
+// `reveal import FORMAT INPUT... -o OUT [--interval D] [--start TIME] [--host NAME]
+// [--manifest TSV] [--channels-from STORE]`: foreign telemetry as a store that `reveal detect`
+// reads. Formats (reveal/import.h): csv (wide CSV, as `reveal export` writes or timestamp-first),
+// smd (raw numpy arrays described by a MANIFEST.tsv, e.g. the Server Machine Dataset),
+// prometheus (text exposition scrapes, one file each, in time order), nvidia-smi (--query-gpu
+// CSV logs), reveal-table (the public Reveal dataset's tables; --host picks one host). OUT is
+// written atomically: on any error nothing is left at OUT. Exit 2 for an unknown format or a bad
+// flag, 3 for unreadable or malformed input (one line: file:line:column, or file: byte N for
+// binary input).
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "reveal/import.h"
+#include "reveal/store.h"
+#include "reveal/units.h"
+
+namespace reveal::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Opts {
+  std::string format;
+  std::vector<std::string> inputs;
+  std::string out, interval, start, manifest, channels_from, host;
+};
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw std::runtime_error(path + ": is a directory");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream s;
+  s << f.rdbuf();
+  if (f.bad()) throw std::runtime_error(path + ": read failed");
+  return std::move(s).str();
+}
+
+// MANIFEST.tsv in the input's folder or up to three folders above it.
+std::string find_manifest(const std::string& input) {
+  fs::path dir = fs::absolute(input).parent_path();
+  for (int up = 0; up < 4 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    std::error_code ec;
+    if (fs::is_regular_file(dir / "MANIFEST.tsv", ec)) return (dir / "MANIFEST.tsv").string();
+    if (dir == dir.root_path()) break;
+  }
+  throw std::runtime_error(input + ": no MANIFEST.tsv beside it or above it; name one with --manifest");
+}
+
+Recording import_inputs(const Opts& o, const ImportOptions& io) {
+  if (o.format != "prometheus") {
+    if (o.inputs.size() != 1) throw UsageError("import " + o.format + " takes exactly one input file");
+    const std::string data = read_file(o.inputs[0]);
+    const ImportInput in{o.inputs[0], data};
+    if (o.format == "csv") return import_wide_csv(in, io);
+    if (o.format == "nvidia-smi") return import_nvidia_smi(in, io);
+    if (o.format == "reveal-table") return import_reveal_table(in, io);
+    const std::string manifest_path = o.manifest.empty() ? find_manifest(o.inputs[0]) : o.manifest;
+    const std::string manifest = read_file(manifest_path);
+    const ArrayLayout layout =
+        find_array_layout({manifest_path, manifest}, fs::absolute(o.inputs[0]).lexically_normal().string());
+    return import_array(in, layout, io);
+  }
+  std::vector<std::string> data;
+  data.reserve(o.inputs.size());
+  for (const auto& path : o.inputs) data.push_back(read_file(path));
+  std::vector<ImportInput> ins;
+  for (std::size_t i = 0; i < data.size(); ++i) ins.push_back({o.inputs[i], data[i]});
+  return import_prometheus(ins, io);
+}
+
+int run_import(const Opts& o) {
+  static const std::vector<std::string> kFormats{"csv", "smd", "prometheus", "nvidia-smi", "reveal-table"};
+  if (std::find(kFormats.begin(), kFormats.end(), o.format) == kFormats.end())
+    throw UsageError("unknown import format '" + o.format + "' (formats: csv, smd, prometheus, nvidia-smi, reveal-table)");
+  ImportOptions io;
+  io.host = o.host;
+  if (!o.interval.empty()) {
+    const auto d = parse_duration(o.interval);
+    if (!d || d->count() <= 0) throw UsageError("--interval: '" + o.interval + "' is not a duration (e.g. 1s, 500ms)");
+    io.interval_s = double(d->count()) * 1e-9;
+  }
+  if (!o.start.empty()) {
+    io.start_unix_ns = parse_utc_time(o.start);
+    if (!io.start_unix_ns) throw UsageError("--start: '" + o.start + "' is not a UTC time like 2024-01-31T12:00:00Z");
+  }
+  std::vector<ChannelInfo> known;
+  if (!o.channels_from.empty()) {
+    LoadOptions none;
+    none.start_unix_ns = 1;  // channel list only: no samples in (1, 0)
+    none.end_unix_ns = 0;
+    known = load_recording(o.channels_from, none).channels;
+  }
+  Recording rec = import_inputs(o, io);
+  const std::size_t adopted = o.channels_from.empty() ? 0 : adopt_channel_info(rec, known);
+  write_store(o.out, rec);
+  std::fprintf(stderr, "reveal: imported %zu samples × %zu channels (%s) into %s%s\n", rec.t_unix_ns.size(),
+               rec.channels.size(), o.format.c_str(), o.out.c_str(),
+               o.channels_from.empty() ? ""
+                                       : fmt::format("; {} channels described by {}", adopted, o.channels_from).c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_import(CLI::App& app) {
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("import", "Convert foreign telemetry (csv, smd, prometheus, nvidia-smi, reveal-table) into a store");
+  sub->add_option("format", o->format, "csv | smd | prometheus | nvidia-smi | reveal-table")->required();
+  sub->add_option("inputs", o->inputs, "Input file(s); prometheus: one scrape per file, in time order")->required();
+  sub->add_option("-o,--output", o->out, "Store to write (replaced atomically)")->required();
+  sub->add_option("--interval", o->interval, "Spacing of inputs without timestamps (smd, prometheus), e.g. 1s");
+  sub->add_option("--start", o->start, "UTC time of the first sample of inputs without timestamps "
+                                       "(default 2020-01-01T00:00:00Z)");
+  sub->add_option("--manifest", o->manifest, "smd: the MANIFEST.tsv describing the array (default: found beside or above the input)");
+  sub->add_option("--host", o->host, "reveal-table: the host whose columns to import (when there are several)");
+  sub->add_option("--channels-from", o->channels_from,
+                  "Take unit, kind and subsystem of same-named channels from this store (e.g. csv from `reveal export`)");
+  return [o]() { return run_import(*o); };
+}
+
+}  // namespace reveal::cli

@@ -1,0 +1,76 @@
+// The atomic store write and channel-info adoption of reveal/import.h.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <system_error>
+
+#include "reveal/import.h"
+#include "reveal/store.h"
+
+namespace reveal {
+
+std::size_t adopt_channel_info(Recording& rec, const std::vector<ChannelInfo>& known) {
+  std::map<std::string_view, const ChannelInfo*> by_name;
+  for (const auto& ch : known) by_name.emplace(ch.name, &ch);
+  std::size_t matched = 0;
+  for (auto& ch : rec.channels) {
+    const auto it = by_name.find(ch.name);
+    if (it == by_name.end()) continue;
+    ch = *it->second;
+    ++matched;
+  }
+  return matched;
+}
+
+void write_store(const std::filesystem::path& out, const Recording& rec) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // Replace only a previous store (as StoreWriter does): never a device, a directory, someone's
+  // other file or a store a recorder is still writing.
+  const auto st = fs::symlink_status(out, ec);
+  if (!ec && fs::exists(st)) {
+    if (!fs::is_regular_file(st)) throw ImportError(out.string() + ": exists and is not a regular file");
+    std::ifstream f(out, std::ios::binary);
+    char magic[16] = {};
+    f.read(magic, sizeof magic);
+    if (f.gcount() > 0 && std::string_view(magic, std::size_t(f.gcount())) != std::string_view("SQLite format 3\0", 16))
+      throw ImportError(out.string() + ": exists and is not a store; not replacing it");
+    const int fd = ::open(out.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+      ::close(fd);
+      if (busy) throw ImportError(out.string() + ": is being recorded by another reveal process; not replacing it");
+    }
+  }
+  const fs::path tmp = out.string() + ".import-tmp-" + std::to_string(::getpid());
+  const auto remove_with_companions = [](const fs::path& p) {
+    std::error_code ignore;
+    for (const char* suffix : {"", "-head", "-wal", "-shm", "-journal"}) fs::remove(p.string() + suffix, ignore);
+  };
+  remove_with_companions(tmp);
+  try {
+    {
+      StoreWriter w(tmp, rec.meta, rec.channels);
+      for (std::size_t r = 0; r < rec.t_unix_ns.size(); ++r) w.append(rec.t_unix_ns[r], rec.values.row(r));
+      for (const auto& e : rec.events) w.append_event(e);
+      w.finish(rec.meta.end_unix_ns, rec.meta.exit_code);
+    }
+    // A previous store at `out` may have left a head log or WAL that would be read with the new file.
+    for (const char* suffix : {"-head", "-wal", "-shm", "-journal"}) {
+      fs::remove(out.string() + suffix, ec);
+      if (ec) throw ImportError(out.string() + suffix + ": cannot remove: " + ec.message());
+    }
+    fs::rename(tmp, out, ec);
+    if (ec) throw ImportError(out.string() + ": cannot rename " + tmp.string() + " to it: " + ec.message());
+  } catch (...) {
+    remove_with_companions(tmp);
+    throw;
+  }
+}
+
+}  // namespace reveal
