@@ -11,15 +11,7 @@ FIX=$2
 SMD=${REVEAL_SMD_DIR:-$FIX/../../../shared/datasets/SMD}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect_exit() {  # code, then the command
-  local want=$1
-  shift
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  [[ $got == "$want" ]] || fail "exit $got (want $want): $* — $(head -c 300 "$T/err")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"  # fail, expect_exit
 expect_error() {  # code, needle, then the import arguments: one error line naming the place
   local want=$1 needle=$2
   shift 2

@@ -8,15 +8,7 @@ FIX=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cp "$FIX/recordings/h200-gpu-contention.db" "$T/run.db"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect_exit() {  # code, then the command
-  local want=$1
-  shift
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  [[ $got == "$want" ]] || fail "exit $got (want $want): $* — $(head -c 300 "$T/err")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"  # fail, expect_exit
 
 expect_exit 0 "$REVEAL" info "$T/run.db"
 grep -q "^channels    1039 from 12 of 19 probes$" "$T/out" || fail "info channel line: $(grep channels "$T/out")"
