@@ -38,8 +38,10 @@ Series to_rates(const Recording& rec);
 //   branch_miss_pct, cache_miss_pct, l1d_load_miss_pct, llc_load_miss_pct, dtlb_load_miss_pct,
 //   l3_stall_pct (cycle_activity.stalls_l3_miss / cycles), frontend_stall_pct and
 //   backend_stall_pct (stalled-cycles-* / cycles); from perf.uncore: mem_bandwidth_bytes_per_s.
-// Missing inputs give NaN, never a division by zero.
-void add_derived(Series& s);
+// Missing inputs give NaN, never a division by zero. A derived channel with no finite value
+// is left out, unless `keep_empty`: then the channel set depends only on the input channel
+// names, which the streaming detector needs (it derives two rows at a time).
+void add_derived(Series& s, bool keep_empty = false);
 
 struct WindowOptions {
   std::size_t length = 3;  // samples per window
@@ -62,5 +64,8 @@ struct Windows {
   }
 };
 Windows make_windows(const Series& s, WindowOptions opts);
+// The statistics of one window, rows [r0, r0 + length) of `s`, into `out`
+// (size channels × kNumStats, layout as Windows::stats). Allocates nothing.
+void window_stats(const Series& s, std::size_t r0, std::size_t length, std::span<double> out);
 
 }  // namespace reveal

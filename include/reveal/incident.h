@@ -16,9 +16,29 @@ struct IncidentRule {
   int end_after = 3;    // m: consecutive normal windows that close it
 };
 
+// The incident rule applied one window at a time (the streaming detector; find_incidents()
+// runs the same machine over a whole run). An incident opens at the first of k consecutive
+// anomalous windows and ends at the last anomalous window before m consecutive normal ones;
+// shorter normal gaps are merged in.
+class IncidentTracker {
+ public:
+  enum class Change { none, opened, extended, closed };
+  explicit IncidentTracker(IncidentRule rule);
+  // Feeds window `w` (indices must increase by one per call). `opened`: an incident now spans
+  // [first(), last()]; `extended`: the open one's last() moved to w; `closed`: the incident
+  // [first(), last()] ended (m normal windows after last()).
+  Change push(std::size_t w, bool anomalous);
+  bool open() const { return open_; }
+  std::size_t first() const { return first_; }
+  std::size_t last() const { return last_; }
+  void set_rule(IncidentRule rule);
+
+ private:
+  std::size_t k_, m_, run_ = 0, quiet_ = 0, first_ = 0, last_ = 0;
+  bool open_ = false;
+};
+
 // [first, last] window indices of each incident. `anomalous[w]` flags window w.
-// An incident opens at the first of k consecutive anomalous windows and ends at the last
-// anomalous window before m consecutive normal ones; shorter normal gaps are merged in.
 std::vector<std::pair<std::size_t, std::size_t>> find_incidents(std::span<const bool> anomalous,
                                                                 IncidentRule rule);
 

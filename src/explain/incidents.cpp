@@ -2,35 +2,45 @@
 
 namespace reveal {
 
+IncidentTracker::IncidentTracker(IncidentRule rule) { set_rule(rule); }
+
+void IncidentTracker::set_rule(IncidentRule rule) {
+  k_ = rule.min_windows < 1 ? 1 : std::size_t(rule.min_windows);
+  m_ = rule.end_after < 1 ? 1 : std::size_t(rule.end_after);
+}
+
+IncidentTracker::Change IncidentTracker::push(std::size_t w, bool anomalous) {
+  if (anomalous) {
+    ++run_;
+    quiet_ = 0;
+    if (open_) {
+      last_ = w;
+      return Change::extended;
+    }
+    if (run_ >= k_) {
+      open_ = true;
+      first_ = w + 1 - run_;
+      last_ = w;
+      return Change::opened;
+    }
+    return Change::none;
+  }
+  run_ = 0;
+  if (open_ && ++quiet_ >= m_) {
+    open_ = false;
+    quiet_ = 0;
+    return Change::closed;
+  }
+  return Change::none;
+}
+
 std::vector<std::pair<std::size_t, std::size_t>> find_incidents(std::span<const bool> anomalous,
                                                                 IncidentRule rule) {
-  const std::size_t k = rule.min_windows < 1 ? 1 : rule.min_windows;
-  const std::size_t m = rule.end_after < 1 ? 1 : rule.end_after;
   std::vector<std::pair<std::size_t, std::size_t>> out;
-  std::size_t run = 0;        // current streak of anomalous windows
-  std::size_t quiet = 0;      // current streak of normal windows while open
-  bool open = false;
-  std::size_t first = 0, last = 0;
-  for (std::size_t w = 0; w < anomalous.size(); ++w) {
-    if (anomalous[w]) {
-      ++run;
-      quiet = 0;
-      if (open) {
-        last = w;
-      } else if (run >= k) {
-        open = true;
-        first = w + 1 - run;
-        last = w;
-      }
-    } else {
-      run = 0;
-      if (open && ++quiet >= m) {
-        out.emplace_back(first, last);
-        open = false;
-      }
-    }
-  }
-  if (open) out.emplace_back(first, last);
+  IncidentTracker t(rule);
+  for (std::size_t w = 0; w < anomalous.size(); ++w)
+    if (t.push(w, anomalous[w]) == IncidentTracker::Change::closed) out.emplace_back(t.first(), t.last());
+  if (t.open()) out.emplace_back(t.first(), t.last());
   return out;
 }
 

@@ -22,7 +22,7 @@ double ratio(double num, double den, double scale) {
 // Collects new columns, then appends them (and drops superseded raw channels) in one pass.
 class Builder {
  public:
-  explicit Builder(Series& s) : s_(s) {}
+  Builder(Series& s, bool keep_empty) : s_(s), keep_empty_(keep_empty) {}
   double v(int col, std::size_t row) const { return col < 0 ? kNaN : s_.values(row, col); }
   int col(const std::string& name) const {
     auto it = index_.find(name);
@@ -43,7 +43,7 @@ class Builder {
       col[r] = f(r);
       any = any || std::isfinite(col[r]);
     }
-    if (!any) return;  // inputs absent on this host: no channel
+    if (!any && !keep_empty_) return;  // inputs absent on this host: no channel
     new_channels_.push_back(std::move(c));
     new_columns_.push_back(std::move(col));
   }
@@ -68,6 +68,7 @@ class Builder {
 
  private:
   Series& s_;
+  bool keep_empty_ = false;
   std::map<std::string, int> index_;
   std::vector<ChannelInfo> new_channels_;
   std::vector<std::vector<double>> new_columns_;
@@ -234,8 +235,8 @@ void derive_perf(Builder& b, const Series& s) {
 
 }  // namespace
 
-void add_derived(Series& s) {
-  Builder b(s);
+void add_derived(Series& s, bool keep_empty) {
+  Builder b(s, keep_empty);
   b.index();
   derive_cpu(b, s);
   derive_memory(b);

@@ -9,6 +9,42 @@ const char* to_string(WindowStat s) {
   return s < kNumStats ? names[s] : "?";
 }
 
+void window_stats(const Series& s, std::size_t r0, std::size_t length, std::span<double> out) {
+  const std::size_t nc = s.channels.size();
+  for (std::size_t c = 0; c < nc; ++c) {
+    auto st = out.subspan(c * kNumStats, kNumStats);
+    double sum = 0, mn = INFINITY, mx = -INFINITY, ts = 0, tt = 0, sx = 0, tx = 0;
+    std::size_t cnt = 0;
+    const double t0 = s.t_s[r0];
+    for (std::size_t r = r0; r < r0 + length; ++r) {
+      const double x = s.values(r, c);
+      if (!std::isfinite(x)) continue;
+      const double t = s.t_s[r] - t0;
+      ++cnt;
+      sum += x;
+      mn = std::min(mn, x);
+      mx = std::max(mx, x);
+      ts += t; tt += t * t; sx += x; tx += t * x;
+    }
+    if (cnt == 0) {
+      for (double& v : st) v = std::nan("");
+      continue;
+    }
+    const double mean = sum / cnt;
+    double var = 0;
+    for (std::size_t r = r0; r < r0 + length; ++r) {
+      const double x = s.values(r, c);
+      if (std::isfinite(x)) var += (x - mean) * (x - mean);
+    }
+    st[kMean] = mean;
+    st[kStd] = std::sqrt(var / cnt);
+    st[kMin] = mn;
+    st[kMax] = mx;
+    const double den = cnt * tt - ts * ts;
+    st[kSlope] = (cnt >= 2 && den > 0) ? (cnt * tx - ts * sx) / den : 0.0;
+  }
+}
+
 Windows make_windows(const Series& s, WindowOptions opts) {
   Windows w;
   w.length = opts.length < 1 ? 1 : opts.length;
@@ -26,35 +62,7 @@ Windows make_windows(const Series& s, WindowOptions opts) {
     w.first_row.push_back(r0);
     w.t_start_s.push_back(s.t_s[r0]);
     w.t_end_s.push_back(s.t_s[r0 + w.length - 1]);
-    for (std::size_t c = 0; c < nc; ++c) {
-      double sum = 0, mn = INFINITY, mx = -INFINITY, st = 0, stt = 0, sx = 0, stx = 0;
-      std::size_t cnt = 0;
-      const double t0 = s.t_s[r0];
-      for (std::size_t r = r0; r < r0 + w.length; ++r) {
-        const double x = s.values(r, c);
-        if (!std::isfinite(x)) continue;
-        const double t = s.t_s[r] - t0;
-        ++cnt;
-        sum += x;
-        mn = std::min(mn, x);
-        mx = std::max(mx, x);
-        st += t; stt += t * t; sx += x; stx += t * x;
-      }
-      if (cnt == 0) continue;
-      const double mean = sum / cnt;
-      double var = 0;
-      for (std::size_t r = r0; r < r0 + w.length; ++r) {
-        const double x = s.values(r, c);
-        if (std::isfinite(x)) var += (x - mean) * (x - mean);
-      }
-      auto out = w.stats.row(k).subspan(c * kNumStats, kNumStats);
-      out[kMean] = mean;
-      out[kStd] = std::sqrt(var / cnt);
-      out[kMin] = mn;
-      out[kMax] = mx;
-      const double den = cnt * stt - st * st;
-      out[kSlope] = (cnt >= 2 && den > 0) ? (cnt * stx - st * sx) / den : 0.0;
-    }
+    window_stats(s, r0, w.length, w.stats.row(k));
   }
   return w;
 }
