@@ -1,0 +1,102 @@
+// `reveal agent`: the per-host daemon. It samples continuously into a rolling store, scores
+// every new window with the streaming detector (reveal/streaming.h, the same fit and scoring
+// code as `reveal detect`) and serves HTTP:
+//   GET /metrics    Prometheus text exposition 0.0.4 (render_metrics below)
+//   GET /incidents  JSON, schema reveal.incidents/1 (render_incidents_json below)
+//   GET /healthz    "ok\n" (200) while sampling keeps up; 503 with one line of reason otherwise
+//
+// Metric names (Prometheus conventions: base units, `_total` for counters, `_seconds`, `_bytes`):
+//   Raw channels (the selected ones; all by default):
+//     reveal_<source>_<field>[_total]{channel="<name>",subsystem="<s>",unit="<unit>"[,entity="<label>"]}
+//     <source>/<field> with every character outside [a-zA-Z0-9_] replaced by '_' and repeated
+//     '_' collapsed; `_total` when the channel is a counter (its raw running total, as stored).
+//     The `channel` label carries the exact channel name, so a reader (`reveal detect
+//     --prometheus`) rebuilds the channel list without guessing; `entity` is channel_label().
+//   Detection:
+//     reveal_anomaly_score                 gauge  fused score of the last window; anomalous ≥ 1
+//     reveal_subsystem_anomaly_score{subsystem}  gauge  per subsystem: its channels' robust-z
+//                                          stream, calibrated on the reference; ≥ 1 anomalous
+//     reveal_model_ready                   gauge  1 once a reference model is fitted (warm-up done)
+//     reveal_model_reference_windows       gauge  windows the current model was fitted on
+//     reveal_model_fit_timestamp_seconds   gauge  Unix time of the last fit
+//     reveal_windows_scored_total          counter
+//     reveal_incidents_total{subsystem}    counter incidents opened, by attributed subsystem
+//     reveal_incident_active{subsystem,focus,channel}  gauge 1 while an incident is open (absent
+//                                          otherwise); channel = its strongest channel
+//     reveal_incident_active_start_timestamp_seconds   gauge (present while open)
+//     reveal_incident_active_confidence    gauge share of the evidence for its subsystem (0..1)
+//   The agent itself:
+//     reveal_build_info{version,mode}      gauge 1 (mode "live" or "replay")
+//     reveal_samples_total                 counter samples taken
+//     reveal_samples_skipped_total         counter ticks missed because the host stalled
+//     reveal_last_sample_timestamp_seconds gauge
+//     reveal_probe_up{probe}               gauge 1 when the probe's last read gave at least one value
+//     reveal_probe_duration_seconds{probe} gauge duration of the probe's last read
+//     reveal_probe_channels{probe}         gauge channels the probe opened
+//     reveal_probe_channels_missing{probe} gauge channels without a value (NaN) at the last read
+//     reveal_probe_errors_total{probe}     counter reads that threw or gave no value at all
+//     reveal_store_bytes                   gauge size of the rolling store (with -wal/-head)
+//     reveal_detect_duration_seconds       gauge streaming detector time for the last sample
+//     process_cpu_seconds_total, process_resident_memory_bytes, process_start_time_seconds
+//                                          (the standard process metrics, from /proc/self)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reveal/channel.h"
+#include "reveal/incident.h"
+
+namespace reveal {
+
+inline constexpr std::size_t kNumSubsystems = 8;  // Subsystem::cpu .. Subsystem::system
+
+// Per-probe health as the sampler last saw it.
+struct ProbeHealth {
+  std::string name;
+  bool available = false;        // opened with at least one channel
+  std::string reason;            // why not available
+  bool up = false;               // last read produced at least one finite value
+  double last_duration_s = 0;
+  std::size_t channels = 0, channels_missing = 0;
+  std::uint64_t errors_total = 0;
+};
+
+// Everything /metrics and /incidents show, copied out of the sampling thread under a lock.
+struct AgentSnapshot {
+  std::string hostname, version = "0.1.0", mode = "live";
+  std::vector<ChannelInfo> channels;  // raw channels (store order)
+  std::vector<char> exported;         // per channel: 1 = shown on /metrics
+  std::vector<double> values;         // last raw sample, NaN = gap
+  std::int64_t last_sample_unix_ns = 0;
+  std::uint64_t samples_total = 0, samples_skipped_total = 0, windows_scored_total = 0;
+  bool model_ready = false;
+  std::size_t reference_windows = 0;
+  double model_fit_unix_s = 0;
+  double anomaly_score = 0;                                    // fused, NaN before the model
+  std::array<double, kNumSubsystems> subsystem_score{};        // NaN before the model
+  std::array<std::uint64_t, kNumSubsystems> incidents_total{};
+  std::optional<Incident> active;                              // the open incident, if any
+  std::vector<Incident> recent;                                // closed incidents, newest last
+  double detect_duration_s = 0;
+  std::vector<ProbeHealth> probes;
+  std::uint64_t store_bytes = 0;
+  double process_cpu_seconds = 0, process_resident_bytes = 0, process_start_unix_s = 0;
+};
+
+// Prometheus metric name of a raw channel (see the header comment), e.g.
+// "proc.stat:user.cpu3" (counter) -> "reveal_proc_stat_user_total".
+std::string prometheus_metric_name(const ChannelInfo& c);
+
+// Text exposition format 0.0.4: one # HELP and # TYPE per metric family, families in a fixed
+// order, label values escaped (\\, \", \n). NaN values are written as NaN.
+std::string render_metrics(const AgentSnapshot& s);
+
+// {"schema":"reveal.incidents/1","host":..,"active":<incident|null>,"recent":[..]} with the
+// incident fields of reveal.detect/1 (docs/DETECT_JSON.md).
+std::string render_incidents_json(const AgentSnapshot& s);
+
+}  // namespace reveal

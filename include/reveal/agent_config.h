@@ -1,0 +1,88 @@
+// Configuration of `reveal agent`: defaults, then the TOML file (--config), then flags.
+// SIGHUP re-reads the file: keys marked (reload) take effect at once; the others need a
+// restart and a changed value is reported on stderr as "ignored until restart".
+//
+// File format (deploy/reveal-agent.toml is the documented example):
+//   listen = "127.0.0.1:9797"          # host:port of the HTTP server
+//   root = "/"                         # read /proc and /sys under this directory
+//   interval = "1s"                    # sampling interval (duration string)
+//   probes = ["proc.*", "sys.net"]     # only these probes (default: all enabled by default)
+//   exclude = ["perf.uncore"]          # skip these probes
+//   config_interval = "60s"            # host configuration re-read period
+//   [store]
+//   path = "/var/lib/reveal/agent.db"  # rolling store; the previous one is kept as <path>.prev
+//   max_age = "24h"                    # (reload) drop samples older than this
+//   max_size = "256MiB"                # (reload) and keep the sample data below this size
+//   [metrics]
+//   channels = ["*"]                   # (reload) raw channels shown on /metrics: globs, '*' any run
+//   [detect]
+//   window = 3                         # samples per window
+//   stride = 1                         # samples between windows
+//   warmup = "120s"                    # history needed before the first model is fitted
+//   refit = "300s"                     # (reload) refit the reference model this often
+//   history = "1h"                     # (reload) reference history length
+//   min_windows = 3                    # (reload) anomalous windows in a row that open an incident
+//   end_after = 3                      # (reload) normal windows in a row that close it
+//   seed = 42                          # Isolation Forest seed
+// Durations: parse_duration() strings ("90s", "2m", "500ms", "1h"). Sizes: bytes with an
+// optional unit B, kB/MB/GB (10^3) or KiB/MiB/GiB (2^10), e.g. "256MiB".
+// Unknown keys and wrong types are errors, never silently ignored.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace reveal {
+
+struct AgentConfig {
+  std::string listen = "127.0.0.1:9797";
+  std::string root = "/";
+  std::chrono::nanoseconds interval = std::chrono::seconds(1);
+  std::vector<std::string> probes, exclude;
+  std::chrono::nanoseconds config_interval = std::chrono::seconds(60);
+
+  std::string store_path = "/var/lib/reveal/agent.db";
+  std::chrono::nanoseconds store_max_age = std::chrono::hours(24);
+  std::uint64_t store_max_bytes = 256ull << 20;
+
+  std::vector<std::string> metric_channels = {"*"};
+
+  std::size_t window = 3, stride = 1;
+  std::chrono::nanoseconds warmup = std::chrono::seconds(120);
+  std::chrono::nanoseconds refit = std::chrono::seconds(300);
+  std::chrono::nanoseconds history = std::chrono::hours(1);
+  int min_windows = 3, end_after = 3;
+  std::uint64_t seed = 42;
+};
+
+// One-line error: "<file>:<line>:<col>: <what>" (or "<file>: <what>" without a position).
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads `path` over `base` (keys absent from the file keep base's value). Throws ConfigError
+// for a missing/unreadable file, TOML syntax errors, unknown keys, wrong types, bad durations
+// or sizes, and values out of range (interval < 1ms, window < 2, stride < 1, listen without a
+// port, max_size < 1 MiB).
+AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConfig& base = {});
+
+// "listen" split into host and port; nullopt when malformed (no ':', port not 1..65535).
+std::optional<std::pair<std::string, int>> parse_listen(std::string_view listen);
+
+// "256MiB", "1GiB", "500kB", "4096" -> bytes; nullopt when malformed or negative.
+std::optional<std::uint64_t> parse_size(std::string_view s);
+
+// Glob match with '*' (any run of characters, including none) and '?' (one character).
+bool glob_match(std::string_view pattern, std::string_view text);
+
+// Keys whose value differs between a and b and that only a restart applies (for SIGHUP).
+std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentConfig& b);
+
+}  // namespace reveal
