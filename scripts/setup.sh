@@ -6,9 +6,12 @@ set -euo pipefail
 
 BUILD_PKGS=(build-essential cmake pkg-config
             libsqlite3-dev libzstd-dev libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-            libgtest-dev libgmock-dev libbenchmark-dev libpfm4-dev)
+            libgtest-dev libgmock-dev libbenchmark-dev libpfm4-dev
+            libcpp-httplib-dev libtomlplusplus-dev)
 # Runtime for the demo, the end-to-end tests and the benchmarks.
-RUN_PKGS=(stress-ng python3 python3-torch procps iproute2 time)
+# prometheus, wrk and curl: the agent's fleet test (a real Prometheus server scraping agents)
+# and its /metrics load test.
+RUN_PKGS=(stress-ng python3 python3-torch procps iproute2 time prometheus wrk curl)
 
 want=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}")
 missing=()

@@ -10,6 +10,10 @@
 //     reveal_<source>_<field>[_total]{channel="<name>",subsystem="<s>",unit="<unit>"[,entity="<label>"]}
 //     <source>/<field> with every character outside [a-zA-Z0-9_] replaced by '_' and repeated
 //     '_' collapsed; `_total` when the channel is a counter (its raw running total, as stored).
+//     Channels in ms, us or ns are exported in seconds (Prometheus base unit; the value times
+//     prometheus_unit_scale()) and named with "seconds" (the abbreviated token replaced, or
+//     "_seconds" appended); their `unit` label keeps the channel's own unit, so a reader divides
+//     by prometheus_unit_scale() to get the stored value back.
 //     The `channel` label carries the exact channel name, so a reader (`reveal detect
 //     --prometheus`) rebuilds the channel list without guessing; `entity` is channel_label().
 //   Detection:
@@ -21,8 +25,9 @@
 //     reveal_model_fit_timestamp_seconds   gauge  Unix time of the last fit
 //     reveal_windows_scored_total          counter
 //     reveal_incidents_total{subsystem}    counter incidents opened, by attributed subsystem
-//     reveal_incident_active{subsystem,focus,channel}  gauge 1 while an incident is open (absent
-//                                          otherwise); channel = its strongest channel
+//     reveal_incident_active{subsystem,focus,top_channel}  gauge 1 while an incident is open
+//                                          (absent otherwise); top_channel = its strongest channel
+//                                          (not `channel`: that label marks raw channels only)
 //     reveal_incident_active_start_timestamp_seconds   gauge (present while open)
 //     reveal_incident_active_confidence    gauge share of the evidence for its subsystem (0..1)
 //   The agent itself:
@@ -36,6 +41,7 @@
 //     reveal_probe_channels_missing{probe} gauge channels without a value (NaN) at the last read
 //     reveal_probe_errors_total{probe}     counter reads that threw or gave no value at all
 //     reveal_store_bytes                   gauge size of the rolling store (with -wal/-head)
+//     reveal_store_max_bytes               gauge the store's configured size bound
 //     reveal_detect_duration_seconds       gauge streaming detector time for the last sample
 //     process_cpu_seconds_total, process_resident_memory_bytes, process_start_time_seconds
 //                                          (the standard process metrics, from /proc/self)
@@ -83,13 +89,16 @@ struct AgentSnapshot {
   std::vector<Incident> recent;                                // closed incidents, newest last
   double detect_duration_s = 0;
   std::vector<ProbeHealth> probes;
-  std::uint64_t store_bytes = 0;
+  std::uint64_t store_bytes = 0, store_max_bytes = 0;
   double process_cpu_seconds = 0, process_resident_bytes = 0, process_start_unix_s = 0;
 };
 
 // Prometheus metric name of a raw channel (see the header comment), e.g.
 // "proc.stat:user.cpu3" (counter) -> "reveal_proc_stat_user_total".
 std::string prometheus_metric_name(const ChannelInfo& c);
+// Factor from a channel's stored value to its exported value: 1e-3 for unit "ms", 1e-6 for
+// "us", 1e-9 for "ns", else 1.
+double prometheus_unit_scale(const ChannelInfo& c);
 
 // Text exposition format 0.0.4: one # HELP and # TYPE per metric family, families in a fixed
 // order, label values escaped (\\, \", \n). NaN values are written as NaN.

@@ -38,6 +38,20 @@ class Sampler {
   // Events polled at the last sample_once(); cleared at the next one.
   const std::vector<Event>& events() const { return events_; }
 
+  // Health of each available probe at its last read, in probe_records() order of the
+  // available probes. A probe whose sample() throws has its channels set to NaN and the
+  // error counted; sampling goes on.
+  struct ProbeStats {
+    std::string name;
+    std::size_t channels = 0;
+    std::int64_t last_duration_ns = 0;  // CLOCK_MONOTONIC time of the last sample() call
+    std::size_t missing = 0;            // NaN values it produced at the last read
+    std::uint64_t errors = 0;           // reads that threw or produced no value at all
+  };
+  const std::vector<ProbeStats>& probe_stats() const { return stats_; }
+  // Ticks skipped by run() because the host stalled past them.
+  std::uint64_t skipped_ticks() const { return skipped_; }
+
   // Samples every `interval` until `stop` becomes true or `max_samples` are taken (0 = no limit),
   // calling on_sample(t_unix_ns, row) after each. Returns the number of samples taken.
   using Callback = std::function<void(std::int64_t, std::span<const double>)>;
@@ -51,6 +65,8 @@ class Sampler {
   std::vector<ProbeRecord> records_;
   std::vector<double> row_;
   std::vector<Event> events_;
+  std::vector<ProbeStats> stats_;  // one per slot
+  std::uint64_t skipped_ = 0;
 };
 
 // Probes selected from the registry: `include` (names or prefixes ending in '*'; empty = all

@@ -84,10 +84,19 @@ class StoreWriter {
   // file and deletes the head log.
   void finish(std::int64_t end_unix_ns, int exit_code);
   std::size_t samples_written() const { return seq_; }
+  // Rolling store (`reveal agent`): after each chunk commit, chunks whose last sample is older
+  // than `max_age_ns` before the newest sample are deleted (with events and configuration
+  // changes as old), then the oldest chunks until the encoded sample data is at most
+  // `max_bytes`. 0 = no bound. SQLite reuses the freed pages, so the file stops growing once
+  // the bound is reached (it stays about max_bytes plus the channel table and one chunk).
+  void set_retention(std::int64_t max_age_ns, std::uint64_t max_bytes);
+  // Encoded sample data currently committed (bytes), as the size bound counts it.
+  std::uint64_t committed_sample_bytes();
 
  private:
   void set_meta(const std::string& key, const std::string& value);
   void commit_chunk();
+  void prune();
   static std::string fmt_double(double v);
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
@@ -102,6 +111,9 @@ class StoreWriter {
   std::unique_ptr<store::ChunkCodec> codec_;
   std::unique_ptr<store::HeadLogWriter> head_;
   int lock_fd_ = -1;                 // holds flock(LOCK_EX) on the store while writing
+  std::int64_t start_unix_ns_ = 0;
+  std::int64_t max_age_ns_ = 0;      // set_retention
+  std::uint64_t max_bytes_ = 0;
 };
 
 // What to read of a store: channels for which `keep_channel` is true (null = all) and samples

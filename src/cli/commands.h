@@ -30,6 +30,9 @@ Action add_docs(CLI::App& app);    // docs.cpp: docs metrics (hidden)
 Action add_info(CLI::App& app);    // info.cpp: what a store holds
 Action add_export(CLI::App& app);  // export.cpp: a store as wide CSV
 Action add_import(CLI::App& app);  // import.cpp: foreign telemetry into a store
+#ifdef REVEAL_WITH_HTTP
+Action add_agent(CLI::App& app);   // agent.cpp: the per-host daemon
+#endif
 
 // make_probes() with an unknown name reported as a UsageError.
 std::vector<std::unique_ptr<Probe>> select_probes(const std::vector<std::string>& include,

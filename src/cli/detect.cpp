@@ -1,26 +1,173 @@
 // `reveal detect`: score a recording and report incidents.
+//   reveal detect RUN [--baseline GOOD]...            one store, self or baseline reference
+//   reveal detect --peers RUN RUN [RUN]...            hosts of one job compared (reveal/peers.h)
+//   reveal detect --prometheus URL --match SEL --start T [--end T] [--step D] [--peers]
+//                                                     the agents' raw channels from Prometheus
+//                                                     (reveal/prometheus_source.h), per host
+// T: Unix seconds, ISO 8601 / RFC 3339 UTC (2026-11-30T21:00:00Z, or with an offset), "now",
+// or relative to now ("-10m", "now-10m").
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "reveal/detect.h"
+#include "reveal/import.h"
+#include "reveal/peers.h"
 #include "reveal/report.h"
 #include "reveal/store.h"
+#include "reveal/units.h"
+#ifdef REVEAL_WITH_HTTP
+#include "reveal/prometheus_source.h"
+#endif
 
 namespace reveal::cli {
+namespace {
+
+// --start/--end: see the file comment. Throws UsageError naming the flag.
+std::int64_t parse_time_arg(const std::string& flag, const std::string& text, std::int64_t now_ns) {
+  const auto bad = [&] {
+    return UsageError(flag + ": '" + text + "' is not a time (Unix seconds, 2026-11-30T21:00:00Z, -10m or now)");
+  };
+  std::string_view s = text;
+  if (s == "now") return now_ns;
+  if (s.starts_with("now-")) s.remove_prefix(3);
+  if (s.starts_with("-")) {
+    const auto d = parse_duration(s.substr(1));
+    if (!d) throw bad();
+    return now_ns - d->count();
+  }
+  if (!s.empty() && s.find_first_not_of("0123456789.") == std::string_view::npos) {
+    char* end = nullptr;
+    const double secs = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !(secs >= 0) || secs > 1e11) throw bad();
+    return std::llround(secs * 1e9);
+  }
+  if (const auto t = parse_utc_time(s)) return *t;
+  throw bad();
+}
+
+// Display names of several stores: their hostnames when those differ, else the paths.
+std::vector<std::string> store_names(const std::vector<Recording>& runs, const std::vector<std::string>& paths) {
+  std::set<std::string> seen;
+  for (const auto& r : runs) seen.insert(r.meta.hostname);
+  return seen.size() == runs.size() ? [&] {
+    std::vector<std::string> v;
+    for (const auto& r : runs) v.push_back(r.meta.hostname);
+    return v;
+  }() : paths;
+}
+
+std::string peers_text(const PeersResult& pr, const std::string& source) {
+  std::string o = fmt::format("Reveal detect --peers — {}\n", source);
+  if (pr.alignment == "same time")
+    o += fmt::format("{} hosts compared at the same time: {} → {} ({:.0f} s)\n", pr.hosts.size(),
+                     format_utc(pr.start_unix_ns), format_utc(pr.end_unix_ns), pr.span_s);
+  else
+    o += fmt::format("{} hosts compared by time since each run's start, over {:.0f} s\n", pr.hosts.size(), pr.span_s);
+  for (const auto& n : pr.notes) o += "note: " + n + "\n";
+  o += "each host's reference: the other hosts (oddness = Σ incident share of the run × peak, peak capped at 10)\n\n";
+  std::size_t w = 4;
+  for (const auto& h : pr.hosts) w = std::max(w, h.name.size());
+  o += fmt::format("  {:>4}  {:<{}}  {:>6}  {:>17}  {:>9}  {:>6}\n", "rank", "host", w, "score", "anomalous windows",
+                   "incidents", "peak");
+  for (std::size_t i = 0; i < pr.hosts.size(); ++i) {
+    const auto& h = pr.hosts[i];
+    o += fmt::format("  {:>4}  {:<{}}  {:>6.2f}  {:>8} of {:<6}  {:>9}  {:>5.1f}×\n", i + 1, h.name, w, h.score,
+                     h.anomalous_windows, h.windows, h.result.incidents.size(), h.peak);
+  }
+  o += "\n";
+  if (pr.odd) {
+    const PeerHost& h = pr.hosts[*pr.odd];
+    o += fmt::format("odd host: {}", h.name);
+    if (pr.hosts.size() > 1)
+      o += fmt::format(" (score {:.2f}; next {} {:.2f})", h.score, pr.hosts[1].name, pr.hosts[1].score);
+    o += "\n  strongest channels (value on this host vs the peers' median, robust z):\n";
+    for (const auto& ev : pr.odd_channels)
+      o += fmt::format("    {:<42} {:>14} vs {:<14} z {:+.1f}  [{}]\n", ev.name, format_value(ev.value, ev.unit),
+                       format_value(ev.reference, ev.unit), ev.z, to_string(ev.subsystem));
+    o += "\n" + render_text(h.result, h.name + " vs its peers");
+  } else if (pr.flagged.empty()) {
+    o += "no host stands out: no host has an incident against its peers\n";
+  } else {
+    o += "no single host stands out:";
+    for (std::size_t i = 0; i < pr.flagged.size(); ++i) o += (i ? ", " : " ") + pr.flagged[i];
+    o += fmt::format(" {} incidents, and none scores {:g}× the next\n", pr.flagged.size() == 1 ? "has" : "have",
+                     kOddMargin);
+  }
+  return o;
+}
+
+std::string peers_json(const PeersResult& pr, const std::string& source) {
+  using nlohmann::json;
+  const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  json j;
+  j["schema"] = "reveal.peers/1";
+  j["source"] = source;
+  j["alignment"] = {{"mode", pr.alignment}, {"span_s", pr.span_s}};
+  if (pr.alignment == "same time") {
+    j["alignment"]["start"] = format_utc(pr.start_unix_ns);
+    j["alignment"]["end"] = format_utc(pr.end_unix_ns);
+    j["alignment"]["start_unix_ns"] = pr.start_unix_ns;
+    j["alignment"]["end_unix_ns"] = pr.end_unix_ns;
+  }
+  j["notes"] = pr.notes;
+  j["odd_host"] = pr.odd ? json(pr.hosts[*pr.odd].name) : json(nullptr);
+  j["flagged"] = pr.flagged;
+  json chans = json::array();
+  for (const auto& ev : pr.odd_channels)
+    chans.push_back({{"channel", ev.name}, {"unit", ev.unit}, {"subsystem", to_string(ev.subsystem)},
+                     {"value", num(ev.value)}, {"reference", num(ev.reference)}, {"z", num(ev.z)}});
+  j["strongest_channels"] = chans;
+  json hosts = json::array();
+  for (std::size_t i = 0; i < pr.hosts.size(); ++i) {
+    const auto& h = pr.hosts[i];
+    hosts.push_back({{"host", h.name}, {"rank", i + 1}, {"score", h.score}, {"windows", h.windows},
+                     {"anomalous_windows", h.anomalous_windows}, {"incident_windows", h.incident_windows},
+                     {"peak", num(h.peak)}, {"incidents", h.result.incidents.size()},
+                     {"report", json::parse(render_json(h.result, h.name))}});
+  }
+  j["hosts"] = hosts;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace
 
 Action add_detect(CLI::App& app) {
   struct Opts {
-    std::string run;
+    std::vector<std::string> runs;
     std::vector<std::string> baselines;
-    bool json = false;
+    bool json = false, peers = false;
     DetectOptions d;
     std::size_t window = 3, stride = 1;
+    std::string prometheus, match = "{__name__=~\"reveal_.+\"}", start, end = "now", step = "1s";
+    double timeout_s = 60;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("detect", "Find anomalous intervals in a recording and attribute them");
-  sub->add_option("run", o->run, "Store written by `reveal record`")->required();
+  sub->add_option("run", o->runs, "Store written by `reveal record` (several with --peers)");
   sub->add_option("--baseline", o->baselines, "Known-good recording(s) to use as the reference (repeatable)");
-  sub->add_flag("--json", o->json, "Emit JSON (schema reveal.detect/1, docs/DETECT_JSON.md)");
+  sub->add_flag("--peers", o->peers,
+                "Compare hosts of one job with each other (the runs given, or the hosts read with --prometheus) "
+                "and name the odd host");
+  sub->add_option("--prometheus", o->prometheus,
+                  "Read the agents' raw channels from this Prometheus server (http://host:port), one report per host");
+  sub->add_option("--match", o->match, "With --prometheus: series selector, e.g. {job=\"reveal\"}")
+      ->capture_default_str();
+  sub->add_option("--start", o->start,
+                  "With --prometheus: start of the range (Unix seconds, 2026-11-30T21:00:00Z, -10m)");
+  sub->add_option("--end", o->end, "With --prometheus: end of the range (same forms, or now)")->capture_default_str();
+  sub->add_option("--step", o->step, "With --prometheus: sample spacing, e.g. 1s, 15s")->capture_default_str();
+  sub->add_option("--timeout", o->timeout_s, "With --prometheus: seconds to wait for each answer")
+      ->capture_default_str()->check(CLI::Range(0.1, 3600.0));
+  sub->add_flag("--json", o->json,
+                "Emit JSON (schema reveal.detect/1, docs/DETECT_JSON.md; an array of them, one per host, with "
+                "--prometheus; reveal.peers/1 with --peers, docs/FLEET.md)");
   sub->add_option("--window", o->window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
   sub->add_option("--stride", o->stride, "Samples between window starts")->capture_default_str()->check(CLI::Range(1, 3600));
   sub->add_option("--seed", o->d.seed, "Random seed (Isolation Forest)")->capture_default_str();
@@ -29,14 +176,83 @@ Action add_detect(CLI::App& app) {
   sub->add_option("--end-after", o->d.incident.end_after, "Normal windows in a row that close an incident")
       ->capture_default_str()->check(CLI::Range(1, 1000));
   sub->add_option("--top", o->d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));
-  return [o]() -> int {
+  return [o, sub]() -> int {
     o->d.window = {o->window, o->stride};
-    Recording run = load_recording(o->run);
+    const bool prom = !o->prometheus.empty();
+    for (const char* flag : {"--match", "--start", "--end", "--step", "--timeout"})
+      if (!prom && sub->count(flag)) throw UsageError(std::string(flag) + " needs --prometheus");
+    if (prom && !o->runs.empty()) throw UsageError("give either stores or --prometheus, not both");
+    if (!prom && o->runs.empty()) throw UsageError("a store to analyse is required (or --prometheus URL)");
+    if (!prom && !o->peers && o->runs.size() > 1)
+      throw UsageError("several stores are compared only with --peers (a known-good run goes after --baseline)");
+    if (o->peers && !o->baselines.empty())
+      throw UsageError("--peers uses the other hosts as the reference; --baseline does not apply");
+    if (o->peers && !prom && o->runs.size() < 2) throw UsageError("--peers needs at least two stores");
+
+    std::vector<Recording> hosts;
+    std::vector<std::string> names;
+    std::string source;
+    if (prom) {
+#ifdef REVEAL_WITH_HTTP
+      if (o->start.empty()) throw UsageError("--prometheus needs --start (e.g. --start -10m)");
+      const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch()).count();
+      PrometheusQuery q;
+      q.url = o->prometheus;
+      q.selector = o->match;
+      q.start_unix_ns = parse_time_arg("--start", o->start, now);
+      q.end_unix_ns = parse_time_arg("--end", o->end, now);
+      if (q.end_unix_ns < q.start_unix_ns) throw UsageError("--end is before --start");
+      const auto step = parse_duration(o->step);
+      if (!step || step->count() < 1'000'000) throw UsageError("--step: '" + o->step + "' is not a duration of at least 1ms");
+      q.step_ns = step->count();
+      q.timeout_s = o->timeout_s;
+      try {
+        add_matcher(q.selector, "channel!=\"\"");
+      } catch (const PrometheusError& e) {
+        throw UsageError(std::string("--match: ") + e.what());
+      }
+      hosts = read_prometheus(q);
+      for (const auto& h : hosts) names.push_back(h.meta.hostname);
+      source = "prometheus " + q.url + " " + q.selector;
+#else
+      throw UsageError("--prometheus: this reveal was built without HTTP support (REVEAL_STATIC_DEPS=ON)");
+#endif
+    } else {
+      for (const auto& r : o->runs) hosts.push_back(load_recording(r));
+      names = store_names(hosts, o->runs);
+      for (const auto& r : o->runs) source += (source.empty() ? "" : ", ") + r;
+    }
     std::vector<Recording> refs;
     for (const auto& b : o->baselines) refs.push_back(load_recording(b));
-    DetectResult r = detect(run, refs, o->d);
-    const std::string out = o->json ? render_json(r, o->run) : render_text(r, o->run);
-    write_stdout(out);
+
+    if (o->peers) {
+      if (hosts.size() < 2)
+        throw PeersError("--peers: only one host (" + names.front() + ") in " + source + "; nothing to compare with");
+      const PeersResult pr = compare_peers(hosts, names, o->d);
+      write_stdout(o->json ? peers_json(pr, source) : peers_text(pr, source));
+      return kExitOk;
+    }
+    if (!prom) {
+      DetectResult r = detect(hosts.front(), refs, o->d);
+      write_stdout(o->json ? render_json(r, o->runs.front()) : render_text(r, o->runs.front()));
+      return kExitOk;
+    }
+    // One report per host read from Prometheus.
+    std::string out;
+    nlohmann::json docs = nlohmann::json::array();
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      const std::string src = source + " instance=" + names[i];
+      DetectResult r;
+      try {
+        r = detect(hosts[i], refs, o->d);
+      } catch (const DetectError& e) {
+        throw DetectError("host " + names[i] + ": " + e.what());
+      }
+      if (o->json) docs.push_back(nlohmann::json::parse(render_json(r, src)));
+      else out += (i ? "\n" : "") + render_text(r, src);
+    }
+    write_stdout(o->json ? docs.dump(2) + "\n" : out);
     return kExitOk;
   };
 }

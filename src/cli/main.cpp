@@ -35,7 +35,11 @@ int main(int argc, char** argv) {
   CLI::App app{"reveal: finds anomalies in ML infrastructure from hardware telemetry alone"};
   app.require_subcommand(1);
   std::map<CLI::App*, Action> actions;
-  for (auto add : {add_probes, add_record, add_detect, add_config, add_info, add_export, add_import, add_docs}) {
+  for (auto add : {add_probes, add_record, add_detect, add_config, add_info, add_export, add_import,
+#ifdef REVEAL_WITH_HTTP
+                   add_agent,
+#endif
+                   add_docs}) {
     const std::size_t before = app.get_subcommands({}).size();
     Action a = add(app);
     actions[app.get_subcommands({}).at(before)] = std::move(a);

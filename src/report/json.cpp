@@ -1,3 +1,5 @@
+#include "report/json.h"
+
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -5,11 +7,35 @@
 #include "reveal/report.h"
 
 namespace reveal {
+namespace report {
+
+nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json incident_json(const Incident& inc) {
+  using nlohmann::json;
+  const auto num = json_number;
+  json top = json::array();
+  for (const auto& ev : inc.top)
+    top.push_back({{"channel", ev.name}, {"unit", ev.unit}, {"subsystem", to_string(ev.subsystem)},
+                   {"value", num(ev.value)}, {"reference", num(ev.reference)}, {"z", num(ev.z)},
+                   {"text", format_value(ev.value, ev.unit) + " vs " + format_value(ev.reference, ev.unit)}});
+  json shares = json::object();
+  for (const auto& [s, v] : inc.subsystem_shares) shares[std::string(to_string(s))] = v;
+  return {{"start", format_utc(inc.start_unix_ns)}, {"end", format_utc(inc.end_unix_ns)},
+          {"start_unix_ns", inc.start_unix_ns}, {"end_unix_ns", inc.end_unix_ns},
+          {"start_s", inc.start_s}, {"end_s", inc.end_s}, {"peak_score", inc.peak_score},
+          {"subsystem", to_string(inc.subsystem)}, {"confidence", inc.confidence},
+          {"subsystem_shares", shares},
+          {"focus", inc.focus.empty() ? json(nullptr) : json(inc.focus)},
+          {"focus_share", inc.focus_share}, {"top_channels", top}, {"action", inc.action}};
+}
+
+}  // namespace report
+
 namespace {
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 nlohmann::json nums(const std::vector<double>& v) {
   auto a = nlohmann::json::array();
-  for (double x : v) a.push_back(num(x));
+  for (double x : v) a.push_back(report::json_number(x));
   return a;
 }
 }  // namespace
@@ -32,22 +58,7 @@ std::string render_json(const DetectResult& r, const std::string& source) {
   j["channels"] = {{"recorded", r.n_channels_recorded}, {"scored", r.n_channels_used}, {"model", r.n_channels_model}};
   j["notes"] = r.notes;
   json incs = json::array();
-  for (const auto& inc : r.incidents) {
-    json top = json::array();
-    for (const auto& ev : inc.top)
-      top.push_back({{"channel", ev.name}, {"unit", ev.unit}, {"subsystem", to_string(ev.subsystem)},
-                     {"value", num(ev.value)}, {"reference", num(ev.reference)}, {"z", num(ev.z)},
-                     {"text", format_value(ev.value, ev.unit) + " vs " + format_value(ev.reference, ev.unit)}});
-    json shares = json::object();
-    for (const auto& [s, v] : inc.subsystem_shares) shares[std::string(to_string(s))] = v;
-    incs.push_back({{"start", format_utc(inc.start_unix_ns)}, {"end", format_utc(inc.end_unix_ns)},
-                    {"start_unix_ns", inc.start_unix_ns}, {"end_unix_ns", inc.end_unix_ns},
-                    {"start_s", inc.start_s}, {"end_s", inc.end_s}, {"peak_score", inc.peak_score},
-                    {"subsystem", to_string(inc.subsystem)}, {"confidence", inc.confidence},
-                    {"subsystem_shares", shares},
-                    {"focus", inc.focus.empty() ? json(nullptr) : json(inc.focus)},
-                    {"focus_share", inc.focus_share}, {"top_channels", top}, {"action", inc.action}});
-  }
+  for (const auto& inc : r.incidents) incs.push_back(report::incident_json(inc));
   j["incidents"] = incs;
   json dets = json::array();
   for (const auto& d : r.detectors)

@@ -124,6 +124,7 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
   set_meta("cores", std::to_string(meta.cores));
   set_meta("interval_s", fmt_double(meta.interval_s));
   set_meta("start_unix_ns", str(meta.start_unix_ns));
+  start_unix_ns_ = meta.start_unix_ns;
   set_meta("end_unix_ns", "0");
   set_meta("command", meta.command);
   set_meta("exit_code", "0");
@@ -214,6 +215,59 @@ void StoreWriter::commit_chunk() {
   if (rc != SQLITE_DONE) fail(path_, std::string("append failed: ") + sqlite3_errmsg(db_));
   chunk_n_ = 0;
   head_->clear();  // a crash before this leaves samples in both: readers skip the committed ones
+  prune();
+}
+
+void StoreWriter::set_retention(std::int64_t max_age_ns, std::uint64_t max_bytes) {
+  max_age_ns_ = std::max<std::int64_t>(max_age_ns, 0);
+  max_bytes_ = max_bytes;
+}
+
+std::uint64_t StoreWriter::committed_sample_bytes() {
+  Stmt st(db_, path_, "SELECT COALESCE(SUM(length(times) + length(columns)), 0) FROM chunks");
+  return sqlite3_step(st.s) == SQLITE_ROW ? static_cast<std::uint64_t>(sqlite3_column_int64(st.s, 0)) : 0;
+}
+
+void StoreWriter::prune() {
+  if (max_age_ns_ == 0 && max_bytes_ == 0) return;
+  exec(db_, path_, "BEGIN;");
+  try {
+    if (max_age_ns_ > 0) {
+      std::int64_t newest = 0;
+      {
+        Stmt st(db_, path_, "SELECT COALESCE(MAX(t_last_ns), 0) FROM chunks");
+        if (sqlite3_step(st.s) == SQLITE_ROW) newest = sqlite3_column_int64(st.s, 0);
+      }
+      const std::int64_t cutoff = newest - max_age_ns_;
+      for (const char* sql : {"DELETE FROM chunks WHERE t_last_ns < ?1", "DELETE FROM events WHERE t_unix_ns < ?1",
+                              "DELETE FROM config WHERE t_unix_ns < ?1 AND t_unix_ns > ?2"}) {
+        Stmt st(db_, path_, sql);
+        sqlite3_bind_int64(st.s, 1, cutoff);
+        sqlite3_bind_int64(st.s, 2, start_unix_ns_);  // the start snapshot stays
+        if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, std::string("prune failed: ") + sqlite3_errmsg(db_));
+      }
+    }
+    if (max_bytes_ > 0) {
+      std::uint64_t total = committed_sample_bytes();
+      if (total > max_bytes_) {
+        std::int64_t drop_below = -1;  // delete chunks with first_seq <= this
+        {
+          Stmt st(db_, path_, "SELECT first_seq, length(times) + length(columns) FROM chunks ORDER BY first_seq");
+          while (total > max_bytes_ && sqlite3_step(st.s) == SQLITE_ROW) {
+            drop_below = sqlite3_column_int64(st.s, 0);
+            total -= std::min<std::uint64_t>(total, static_cast<std::uint64_t>(sqlite3_column_int64(st.s, 1)));
+          }
+        }
+        Stmt del(db_, path_, "DELETE FROM chunks WHERE first_seq <= ?");
+        sqlite3_bind_int64(del.s, 1, drop_below);
+        if (sqlite3_step(del.s) != SQLITE_DONE) fail(path_, std::string("prune failed: ") + sqlite3_errmsg(db_));
+      }
+    }
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    throw;
+  }
+  exec(db_, path_, "COMMIT;");
 }
 
 void StoreWriter::append_event(const Event& e) {

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -46,11 +47,27 @@ Sampler::Sampler(std::vector<std::unique_ptr<Probe>> probes, const std::filesyst
     records_.push_back(std::move(rec));
   }
   row_.assign(channels_.size(), std::nan(""));
+  for (const auto& s : slots_) stats_.push_back({std::string(s.probe->name()), s.count, 0, 0, 0});
 }
 
 std::span<const double> Sampler::sample_once(std::int64_t t_unix_ns) {
   std::span<double> row(row_);
-  for (auto& s : slots_) s.probe->sample(row.subspan(s.offset, s.count));
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    auto& s = slots_[i];
+    auto out = row.subspan(s.offset, s.count);
+    ProbeStats& st = stats_[i];
+    const std::int64_t t0 = monotonic_ns();
+    try {
+      s.probe->sample(out);
+    } catch (...) {  // a probe fault costs its channels for this tick, never the sampler
+      std::fill(out.begin(), out.end(), std::nan(""));
+    }
+    st.last_duration_ns = monotonic_ns() - t0;
+    std::size_t missing = 0;
+    for (double v : out) missing += !std::isfinite(v);
+    st.missing = missing;
+    if (missing == out.size()) ++st.errors;
+  }
   events_.clear();
   for (auto& s : slots_) s.probe->poll_events(t_unix_ns, events_);
   return row_;
@@ -77,7 +94,9 @@ std::size_t Sampler::run(std::chrono::nanoseconds interval, std::size_t max_samp
     ++taken;
     // Next tick strictly in the future; skip (do not bunch) ticks missed by a stall.
     const std::int64_t now = monotonic_ns();
-    k = std::max<std::int64_t>(k + 1, (now - t0) / step + 1);
+    const std::int64_t next = std::max<std::int64_t>(k + 1, (now - t0) / step + 1);
+    skipped_ += std::uint64_t(next - k - 1);
+    k = next;
   }
   return taken;
 }

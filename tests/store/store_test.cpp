@@ -322,3 +322,58 @@ TEST_F(StoreTest, NewerSchemaVersionIsRefusedWithAClearMessage) {
 
 }  // namespace
 }  // namespace reveal
+
+namespace reveal {
+namespace {
+
+class RollingStoreTest : public StoreTest {};
+
+TEST_F(RollingStoreTest, AgeBoundKeepsOnlyTheNewestSamplesAndEvents) {
+  const fs::path p = dir_ / "roll.db";
+  StoreWriter w(p, meta(), channels(), /*chunk_samples=*/10);
+  w.set_retention(/*max_age_ns=*/50'000, 0);  // 50 µs at 1 µs per sample = 50 samples
+  for (int i = 0; i < 200; ++i) {
+    const double row[] = {double(i), double(1000 - i)};
+    w.append(1'000 + i * 1'000, row);
+    if (i % 20 == 0) w.append_event({1'000 + i * 1'000, "test", "tick", double(i), ""});
+  }
+  w.finish(1'000 + 199 * 1'000, 0);
+  const Recording r = load_recording(p);
+  ASSERT_FALSE(r.t_unix_ns.empty());
+  // Chunks end at samples 9, 19, ...: the newest is 199; chunks ending before 149 are gone.
+  EXPECT_EQ(r.t_unix_ns.front(), 1'000 + 140 * 1'000);
+  EXPECT_EQ(r.t_unix_ns.back(), 1'000 + 199 * 1'000);
+  EXPECT_EQ(r.values(0, 0), 140.0);
+  ASSERT_FALSE(r.events.empty());
+  EXPECT_GE(r.events.front().t_unix_ns, 1'000 + 149 * 1'000);
+}
+
+TEST_F(RollingStoreTest, SizeBoundStopsTheFileGrowing) {
+  const fs::path p = dir_ / "size.db";
+  std::vector<ChannelInfo> chans;
+  for (int c = 0; c < 64; ++c) chans.push_back({"t:noise." + std::to_string(c), "count", Kind::gauge, Subsystem::system});
+  StoreWriter w(p, meta(), chans, 32);
+  const std::uint64_t bound = 64 * 1024;
+  w.set_retention(0, bound);
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> row(chans.size());
+  std::uintmax_t size_mid = 0;
+  for (int i = 0; i < 4000; ++i) {
+    for (double& v : row) v = u(rng);  // incompressible: ~0.5 KB per sample
+    w.append(i, row);
+    if (i == 2000) size_mid = fs::file_size(p) + (fs::exists(fs::path(p.string() + "-wal")) ? fs::file_size(fs::path(p.string() + "-wal")) : 0);
+    EXPECT_LE(w.committed_sample_bytes(), bound);
+  }
+  w.finish(3999, 0);
+  const std::uintmax_t size_end = fs::file_size(p);
+  EXPECT_LT(size_end, 3 * bound);
+  EXPECT_LE(size_end, size_mid + bound);
+  const Recording r = load_recording(p);
+  ASSERT_FALSE(r.t_unix_ns.empty());
+  EXPECT_EQ(r.t_unix_ns.back(), 3999);
+  EXPECT_GT(r.t_unix_ns.front(), 3000);  // only the newest ~100 samples fit in 64 KiB
+}
+
+}  // namespace
+}  // namespace reveal

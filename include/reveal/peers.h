@@ -1,0 +1,74 @@
+// Peers reference (GUIDE.md §3): hosts of one job compared with each other; finds the odd host.
+// `reveal detect --peers` is a thin shell around compare_peers().
+//
+// The rule:
+//   1. Alignment. When the hosts' recordings overlap in time by at least one window plus rates
+//      (window length + 1 samples of the coarsest interval), each is cut to the common span
+//      [latest start, earliest end]: the hosts are compared at the same time ("same time").
+//      Otherwise (stores recorded one after another) each is cut to the shortest run's
+//      duration, counted from its own first sample ("offset").
+//   2. Each host's cut recording goes through detect() (reveal/detect.h) with the other hosts'
+//      cut recordings as its baselines: what this host did that its peers did not.
+//   3. Oddness score of a host = Σ over its incidents of (windows in the incident / windows of
+//      the run) × min(peak fused score, 10): the share of the run it was odd for, weighted by
+//      how far past the threshold it went. A host without incidents scores 0.
+//   4. Hosts are ranked by score (ties: more anomalous windows, then input order). The top
+//      host is *the odd host* when its score is > 0 and at least kOddMargin times the
+//      runner-up's; when several hosts have incidents and none leads by that margin, no single
+//      host stands out (all with incidents are listed as `flagged`); when none has incidents,
+//      no host stands out.
+//   The odd host's strongest channels are the channels of its incidents' top lists, each once
+//   with its largest |z|, by descending |z|.
+//
+// Errors: PeersError (a DetectError) for fewer than two hosts, a common span or shortest run
+// too short for one window, or a host detect() rejects (the message names the host).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reveal/detect.h"
+
+namespace reveal {
+
+inline constexpr double kOddMargin = 2.0;   // the odd host's score over the runner-up's
+inline constexpr double kOddPeakCap = 10.0; // peak fused score counted at most this high
+
+class PeersError : public DetectError {
+ public:
+  using DetectError::DetectError;
+};
+
+struct PeerHost {
+  std::string name;             // as given (hostname, instance, or store path)
+  double score = 0;             // oddness score (rule 3)
+  std::size_t windows = 0;      // windows scored
+  std::size_t anomalous_windows = 0;  // windows with fused ≥ 1
+  std::size_t incident_windows = 0;   // windows inside incidents
+  double peak = 0;              // max fused score over the run
+  DetectResult result;          // detect() against the other hosts
+};
+
+struct PeersResult {
+  std::string alignment;        // "same time" or "offset"
+  std::int64_t start_unix_ns = 0, end_unix_ns = 0;  // the common span ("same time" only)
+  double span_s = 0;            // length compared, seconds
+  std::vector<PeerHost> hosts;  // ranked, oddest first
+  std::optional<std::size_t> odd;            // index into hosts (0) of the odd host, if one
+  std::vector<std::string> flagged;          // hosts with incidents, in rank order
+  std::vector<ChannelEvidence> odd_channels; // the odd host's strongest channels (≤ top_channels)
+  std::vector<std::string> notes;
+};
+
+// `hosts[i]` is named `names[i]` (names.size() == hosts.size(), or empty: meta.hostname).
+// Throws PeersError (see above).
+PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector<std::string>& names,
+                          const DetectOptions& opts);
+
+// Rows [first, first + count) of a recording (samples, times, events and configuration changes
+// in that span; metadata start/end updated).
+Recording slice_recording(const Recording& r, std::size_t first, std::size_t count);
+
+}  // namespace reveal

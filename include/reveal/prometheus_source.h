@@ -1,0 +1,77 @@
+// Fleet reader: the raw channels that `reveal agent`s exposed on /metrics (reveal/agent.h),
+// read back from a Prometheus server through its HTTP API, one Recording per host, for
+// `reveal detect --prometheus` (one report per host, or --peers: hosts of one job compared).
+//
+// What is read: GET <url>/api/v1/series (to count series and size the requests), then
+// GET <url>/api/v1/query_range for `selector` with the matcher channel!="" added, i.e. only the
+// agents' raw channels (reveal_<source>_<field>[_total]{channel,subsystem,unit[,entity]}), never
+// the detection or self metrics. The range is split into requests of at most 10000 steps (the
+// server refuses more than 11000 points per series) and fewer when many series match (about
+// 2 million points per request at most).
+//
+// Shape of the result: series are grouped by their `instance` label (one host each, in
+// instance order); series without one form a host named "(no instance)". Per host:
+//   meta.hostname    = the instance label value
+//   meta.interval_s  = step in seconds; meta.command = "prometheus <url> <selector>"
+//   meta.start_unix_ns / end_unix_ns = first / last step at which the host has any value
+//   t_unix_ns        = the common grid start + k·step, trimmed to that span, less repeated
+//                      steps: a step whose every value equals the previous step's is the same
+//                      sample seen again (a scrape landing twice between two agent samples, or
+//                      the server's 5-minute lookback after a host stopped reporting) and is
+//                      dropped, so the counter rates around it stay right. This applies only
+//                      when some channel of the host changes at most steps (a tick counter such
+//                      as proc.stat:idle), so that identical steps cannot be genuine.
+//   channels         = one per distinct `channel` label, sorted by name: name = `channel`,
+//                      unit = `unit`, subsystem = `subsystem` (unknown → system), kind = counter
+//                      when the metric name ends in `_total` (the raw running total, as stored
+//                      by `reveal record`), gauge otherwise (state channels come back as
+//                      gauges; counter width and wrap range are not exposed: 64 bits assumed)
+//   values           = raw values; NaN where the series has no point at that step (Prometheus
+//                      itself fills a step with the last sample up to 5 minutes old, and a
+//                      stale or absent series gives no point) and where the value was NaN.
+//   The same channel from two series of one instance (two jobs, say) is merged: the first
+//   series' points win, the second fills its gaps.
+// Units: times are Unix nanoseconds, rounded to milliseconds (Prometheus's resolution).
+//
+// Errors: every failure throws PrometheusError with one line naming the server: an unusable
+// URL or selector, a connection failure or timeout, an HTTP status other than 200, a
+// `"status":"error"` answer (its errorType and error message), malformed or unexpected JSON,
+// no series matching in the range, or more than kMaxPrometheusPoints values in all.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reveal/recording.h"
+
+namespace reveal {
+
+class PrometheusError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct PrometheusQuery {
+  std::string url;        // "http://host:port" or "https://host:port", optionally with a path
+                          // prefix ("http://host:9090/prometheus"); no query string
+  std::string selector;   // a series selector: {job="reveal"}, metric{a="b"} or metric
+  std::int64_t start_unix_ns = 0, end_unix_ns = 0;  // inclusive; start <= end
+  std::int64_t step_ns = 1'000'000'000;             // grid step, >= 1 ms
+  double timeout_s = 60;  // per request (read); connecting waits at most 10 s
+};
+
+// Upper bound on points read in all (series × steps), about 4 GiB of JSON text.
+inline constexpr std::size_t kMaxPrometheusPoints = 200'000'000;
+
+// Reads the raw channels of every host matching q.selector. Throws PrometheusError.
+std::vector<Recording> read_prometheus(const PrometheusQuery& q);
+
+// `selector` with `matcher` (e.g. channel!="") added to its label matchers:
+//   {job="x"} -> {job="x",channel!=""};  up -> up{channel!=""};  "" or {} -> {channel!=""}.
+// Throws PrometheusError when `selector` is not a plain series selector (a range, a function).
+std::string add_matcher(std::string_view selector, std::string_view matcher);
+
+}  // namespace reveal

@@ -1,0 +1,130 @@
+// Streaming detection: the offline pipeline (reveal/detect.h) fed one raw sample at a time,
+// for `reveal agent`.
+//
+// Per sample: rates and derived channels of the new sample (to_rates + add_derived on the last
+// two raw samples, keep_empty so the channel layout is fixed), appended to a history ring of
+// `history_samples` derived rows; every `stride` samples the window of the last `length` rows
+// is scored by the current reference model (WindowModel, the same code as detect()) and fed to
+// the incident rule (IncidentTracker, as find_incidents()).
+// Reference model: fitted in self mode (fit_self: iteratively reweighted, as `reveal detect`)
+// on the whole history once `warmup_samples` derived rows exist, then refitted every
+// `refit_samples`; never while an incident is open (the fault would join the reference).
+// Attribution (attribute(), as detect()) is recomputed whenever the open incident grows.
+//
+// Cost: window statistics and scoring allocate nothing; the rate/derived step reuses the
+// offline code on a two-row recording and does allocate (a few hundred small blocks per
+// sample); fits and attribution allocate. Memory: history_samples × derived channels doubles.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "reveal/agent.h"
+#include "reveal/detect.h"
+#include "reveal/features.h"
+#include "reveal/recording.h"
+
+namespace reveal {
+
+namespace pipeline {
+class WindowModel;
+}
+
+struct StreamingOptions {
+  DetectOptions detect;                // window length/stride, cuts, incident rule, seed, top
+  std::size_t warmup_samples = 120;    // derived rows before the first fit (>= 4 windows)
+  std::size_t refit_samples = 300;     // rows between fits
+  std::size_t history_samples = 3600;  // reference history (ring), rows
+  std::size_t settle_samples = 0;      // first samples ignored (the agent's own start-up
+                                       // transient: page faults, file reads of loading it)
+};
+
+// What one push() produced.
+struct StreamUpdate {
+  bool scored = false;          // a window ended at this sample and was scored
+  double fused = 0;             // its fused score (anomalous ≥ 1); NaN when not scored
+  std::array<double, kNumSubsystems> subsystem{};  // per-subsystem scores (≥ 1 anomalous)
+  std::string top_channel;      // channel with the largest |z| in the window
+  double top_z = 0;
+  bool opened = false, closed = false;  // an incident opened / closed at this window
+  bool refitted = false;        // the model was (re)fitted at this sample
+};
+
+class StreamingDetector {
+ public:
+  // `meta` supplies cores (attribution) and nothing else; `channels` are the raw channels of
+  // every pushed row. Throws DetectError for options out of range.
+  StreamingDetector(const RunMetadata& meta, std::vector<ChannelInfo> channels, StreamingOptions opts);
+  ~StreamingDetector();
+
+  // Feeds one raw sample (counters as running totals, NaN = gap; row.size() = channels).
+  // Timestamps must increase; a sample not newer than the previous one is ignored.
+  const StreamUpdate& push(std::int64_t t_unix_ns, std::span<const double> row);
+
+  // Options that may change at run time (SIGHUP): incident rule, refit period, history
+  // length (takes effect at the next fit; the ring is resized then, keeping the newest rows).
+  void set_incident_rule(IncidentRule rule);
+  void set_refit_samples(std::size_t n) { opts_.refit_samples = n < 1 ? 1 : n; }
+  void set_history_samples(std::size_t n);
+
+  bool model_ready() const { return model_ != nullptr; }
+  std::size_t reference_windows() const { return reference_windows_; }
+  std::int64_t last_fit_unix_ns() const { return last_fit_ns_; }
+  std::uint64_t windows_scored() const { return windows_scored_; }
+  std::string not_ready_reason() const { return not_ready_; }
+  const std::optional<Incident>& active() const { return active_; }
+  // Incidents closed since the start, oldest first (at most 100 kept).
+  const std::vector<Incident>& closed() const { return closed_; }
+  std::size_t n_derived_channels() const { return layout_.size(); }
+
+ private:
+  void fit();
+  void score_window();
+  void update_incident();
+  std::size_t slot(std::uint64_t row) const { return std::size_t(row % capacity_); }
+
+  RunMetadata meta_;
+  std::vector<ChannelInfo> raw_channels_;
+  StreamingOptions opts_;
+  IncidentTracker tracker_;
+  // Rates/derived of the newest sample.
+  Recording pair_;
+  bool have_prev_ = false;
+  std::vector<ChannelInfo> layout_;  // derived channel layout, fixed at the first derived row
+  // History ring of derived rows: global row g lives at slot(g).
+  std::size_t capacity_ = 0, pending_capacity_ = 0;
+  Matrix hist_;
+  std::vector<std::int64_t> hist_t_;
+  std::uint64_t rows_ = 0;          // derived rows so far
+  std::uint64_t pushed_ = 0;        // samples pushed (settle_samples of them ignored)
+  std::int64_t t0_ns_ = 0;          // first sample
+  std::int64_t last_t_ns_ = 0;
+  // Window scoring.
+  Series recent_;                   // the last `length` rows
+  Windows win_;                     // one window over recent_
+  std::unique_ptr<pipeline::WindowModel> model_;
+  std::vector<int> cols_;           // layout columns the model scores
+  std::vector<const ChannelInfo*> chans_;
+  std::vector<double> z_;
+  Matrix zring_;                    // z rows of the last min_windows windows
+  std::vector<double> fused_ring_;
+  std::uint64_t windows_ = 0;       // windows scored (global window index of the next one)
+  std::uint64_t rows_at_fit_ = 0;
+  std::size_t reference_windows_ = 0;
+  std::int64_t last_fit_ns_ = 0;
+  std::uint64_t windows_scored_ = 0;
+  std::string not_ready_ = "warming up";
+  // Incident state.
+  std::optional<Incident> active_;
+  std::vector<double> zsum_;
+  std::size_t zcount_ = 0;
+  std::vector<Incident> closed_;
+  StreamUpdate update_;
+};
+
+}  // namespace reveal

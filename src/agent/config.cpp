@@ -1,0 +1,344 @@
+// `reveal agent` configuration: the TOML file over defaults (contract in reveal/agent_config.h).
+// Every error is one line that names the file and, where toml++ gives one, the line and column
+// of the offending key or value.
+#include "reveal/agent_config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "reveal/units.h"
+
+namespace reveal {
+namespace {
+
+using std::chrono::nanoseconds;
+
+std::string one_line(std::string_view s) {
+  std::string out(s);
+  std::replace_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string_view type_name(toml::node_type t) {
+  switch (t) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    default: return "nothing";
+  }
+}
+
+bool before(const toml::source_position& a, const toml::source_position& b) {
+  return a.line != b.line ? a.line < b.line : a.column < b.column;
+}
+
+// Reads one file's tables into an AgentConfig; throws ConfigError with the file's position.
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const toml::source_region& at, std::string_view what) const {
+    if (at.begin.line > 0)
+      throw ConfigError(fmt::format("{}:{}:{}: {}", file_, at.begin.line, at.begin.column, one_line(what)));
+    throw ConfigError(fmt::format("{}: {}", file_, one_line(what)));
+  }
+
+  // Rejects keys outside `known`; the first one in the file is named, with its table path.
+  void check_keys(const toml::table& t, std::string_view prefix,
+                  std::initializer_list<std::string_view> known) const {
+    const toml::key* first = nullptr;
+    for (auto&& [k, v] : t) {
+      if (std::find(known.begin(), known.end(), k.str()) != known.end()) continue;
+      if (!first || before(k.source().begin, first->source().begin)) first = &k;
+    }
+    if (first) fail(first->source(), fmt::format("unknown key '{}{}'", prefix, first->str()));
+  }
+
+  const toml::table* table(const toml::table& t, std::string_view key) const {
+    const toml::node* n = t.get(key);
+    if (!n) return nullptr;
+    if (!n->is_table()) wrong_type(*n, key, "a table");
+    return n->as_table();
+  }
+
+  void string(const toml::table& t, std::string_view path, std::string_view key, std::string& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = fmt::format("{}{}", path, key);
+    if (!n->is_string()) wrong_type(*n, name, "a string");
+    std::string v = n->as_string()->get();
+    if (v.empty()) fail(n->source(), fmt::format("'{}' must not be empty", name));
+    out = std::move(v);
+  }
+
+  void strings(const toml::table& t, std::string_view path, std::string_view key,
+               std::vector<std::string>& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = fmt::format("{}{}", path, key);
+    if (!n->is_array()) wrong_type(*n, name, "an array of strings");
+    std::vector<std::string> v;
+    const toml::array& a = *n->as_array();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const toml::node& e = a[i];
+      const std::string ename = fmt::format("{}[{}]", name, i);
+      if (!e.is_string()) wrong_type(e, ename, "a string");
+      if (e.as_string()->get().empty()) fail(e.source(), fmt::format("'{}' must not be empty", ename));
+      v.push_back(e.as_string()->get());
+    }
+    out = std::move(v);
+  }
+
+  // A duration string of at least `min`; `min_text` says the bound ("at least 1ms").
+  void duration(const toml::table& t, std::string_view path, std::string_view key, nanoseconds& out,
+                nanoseconds min, std::string_view min_text) const {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = fmt::format("{}{}", path, key);
+    if (!n->is_string()) wrong_type(*n, name, "a duration string such as \"1s\"");
+    const std::string& s = n->as_string()->get();
+    const auto d = parse_duration(s);
+    if (!d)
+      fail(n->source(), fmt::format("'{}': bad duration \"{}\" (want e.g. \"500ms\", \"1s\", \"2m\", \"1h\")",
+                                    name, s));
+    if (*d < min) fail(n->source(), fmt::format("'{}' = \"{}\" must be {}", name, s, min_text));
+    out = *d;
+  }
+
+  // An integer in lo..hi.
+  template <typename T>
+  void integer(const toml::table& t, std::string_view path, std::string_view key, T& out, std::int64_t lo,
+               std::int64_t hi) const {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = fmt::format("{}{}", path, key);
+    if (!n->is_integer()) wrong_type(*n, name, "an integer");
+    const std::int64_t v = n->as_integer()->get();
+    if (v < lo || v > hi)
+      fail(n->source(), hi == std::numeric_limits<std::int64_t>::max()
+                            ? fmt::format("'{}' = {} is out of range (want at least {})", name, v, lo)
+                            : fmt::format("'{}' = {} is out of range (want {}..{})", name, v, lo, hi));
+    out = static_cast<T>(v);
+  }
+
+  // A size string ("256MiB") or an integer number of bytes; at least `min` bytes.
+  void size(const toml::table& t, std::string_view path, std::string_view key, std::uint64_t& out,
+            std::uint64_t min, std::string_view min_text) const {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = fmt::format("{}{}", path, key);
+    std::uint64_t v = 0;
+    if (n->is_integer()) {
+      const std::int64_t i = n->as_integer()->get();
+      if (i < 0) fail(n->source(), fmt::format("'{}' = {} must not be negative", name, i));
+      v = static_cast<std::uint64_t>(i);
+    } else if (n->is_string()) {
+      const auto s = parse_size(n->as_string()->get());
+      if (!s)
+        fail(n->source(), fmt::format("'{}': bad size \"{}\" (want bytes with an optional unit: \"256MiB\", "
+                                      "\"1GB\", \"4096\")",
+                                      name, n->as_string()->get()));
+      v = *s;
+    } else {
+      wrong_type(*n, name, "a size string such as \"256MiB\"");
+    }
+    if (v < min) fail(n->source(), fmt::format("'{}' = {} bytes must be {}", name, v, min_text));
+    out = v;
+  }
+
+ private:
+  [[noreturn]] void wrong_type(const toml::node& n, std::string_view name, std::string_view want) const {
+    fail(n.source(), fmt::format("'{}' must be {}, not {}", name, want, type_name(n.type())));
+  }
+
+  std::string file_;
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(name.c_str(), "rb"), &std::fclose);
+  if (!f) throw ConfigError(fmt::format("{}: cannot read: {}", name, std::strerror(errno)));
+  std::string text;
+  char buf[65536];
+  std::size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, got);
+  if (std::ferror(f.get())) throw ConfigError(fmt::format("{}: cannot read: {}", name, std::strerror(errno)));
+  return text;
+}
+
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+}  // namespace
+
+AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConfig& base) {
+  const std::string file = path.string();
+  const std::string text = read_file(path);
+  toml::table doc;
+  try {
+    doc = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    Loader(file).fail(e.source(), e.description());
+  }
+
+  Loader in(file);
+  AgentConfig c = base;
+  in.check_keys(doc, "",
+                {"listen", "root", "interval", "probes", "exclude", "config_interval", "store", "metrics", "detect"});
+  in.string(doc, "", "listen", c.listen);
+  if (const toml::node* n = doc.get("listen"); n && !parse_listen(c.listen))
+    in.fail(n->source(), fmt::format("'listen': bad address \"{}\" (want host:port with a port in 1..65535, "
+                                     "e.g. \"127.0.0.1:9797\" or \"[::1]:9797\")",
+                                     c.listen));
+  in.string(doc, "", "root", c.root);
+  in.duration(doc, "", "interval", c.interval, std::chrono::milliseconds(1), "at least 1ms");
+  in.strings(doc, "", "probes", c.probes);
+  in.strings(doc, "", "exclude", c.exclude);
+  in.duration(doc, "", "config_interval", c.config_interval, nanoseconds(1), "above 0s");
+
+  if (const toml::table* t = in.table(doc, "store")) {
+    in.check_keys(*t, "store.", {"path", "max_age", "max_size"});
+    in.string(*t, "store.", "path", c.store_path);
+    in.duration(*t, "store.", "max_age", c.store_max_age, nanoseconds(1), "above 0s");
+    in.size(*t, "store.", "max_size", c.store_max_bytes, 1ull << 20, "at least 1MiB");
+  }
+  if (const toml::table* t = in.table(doc, "metrics")) {
+    in.check_keys(*t, "metrics.", {"channels"});
+    in.strings(*t, "metrics.", "channels", c.metric_channels);
+  }
+  if (const toml::table* t = in.table(doc, "detect")) {
+    in.check_keys(*t, "detect.",
+                  {"window", "stride", "warmup", "refit", "history", "min_windows", "end_after", "seed"});
+    in.integer(*t, "detect.", "window", c.window, 2, kInt64Max);
+    in.integer(*t, "detect.", "stride", c.stride, 1, kInt64Max);
+    in.duration(*t, "detect.", "warmup", c.warmup, nanoseconds(0), "at least 0s");
+    in.duration(*t, "detect.", "refit", c.refit, nanoseconds(1), "above 0s");
+    in.duration(*t, "detect.", "history", c.history, nanoseconds(1), "above 0s");
+    in.integer(*t, "detect.", "min_windows", c.min_windows, 1, kIntMax);
+    in.integer(*t, "detect.", "end_after", c.end_after, 1, kIntMax);
+    in.integer(*t, "detect.", "seed", c.seed, 0, kInt64Max);
+  }
+  return c;
+}
+
+std::optional<std::pair<std::string, int>> parse_listen(std::string_view listen) {
+  std::string_view host, port;
+  if (!listen.empty() && listen.front() == '[') {  // [v6-address]:port
+    const auto close = listen.find(']');
+    if (close == std::string_view::npos || close + 1 >= listen.size() || listen[close + 1] != ':')
+      return std::nullopt;
+    host = listen.substr(1, close - 1);
+    port = listen.substr(close + 2);
+  } else {
+    const auto colon = listen.find(':');
+    // A bare IPv6 address is ambiguous ("::1:80"): it must be written in brackets.
+    if (colon == std::string_view::npos || listen.find(':', colon + 1) != std::string_view::npos)
+      return std::nullopt;
+    host = listen.substr(0, colon);
+    port = listen.substr(colon + 1);
+  }
+  if (host.empty() || port.empty() || port.size() > 5) return std::nullopt;
+  if (host.find_first_of(" \t[]") != std::string_view::npos) return std::nullopt;
+  int p = 0;
+  for (char ch : port) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    p = p * 10 + (ch - '0');
+  }
+  if (p < 1 || p > 65535) return std::nullopt;
+  return std::pair<std::string, int>(std::string(host), p);
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view s) {
+  std::size_t digits = 0;
+  while (digits < s.size() && ((s[digits] >= '0' && s[digits] <= '9') || s[digits] == '.')) ++digits;
+  const std::string_view number = s.substr(0, digits), unit = s.substr(digits);
+  if (number.empty() || number.front() == '.' || number.back() == '.') return std::nullopt;
+
+  std::uint64_t scale;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "kB") scale = 1000ull;
+  else if (unit == "MB") scale = 1000ull * 1000;
+  else if (unit == "GB") scale = 1000ull * 1000 * 1000;
+  else if (unit == "TB") scale = 1000ull * 1000 * 1000 * 1000;
+  else if (unit == "KiB") scale = 1ull << 10;
+  else if (unit == "MiB") scale = 1ull << 20;
+  else if (unit == "GiB") scale = 1ull << 30;
+  else if (unit == "TiB") scale = 1ull << 40;
+  else return std::nullopt;
+
+  const char* b = number.data();
+  const char* e = b + number.size();
+  if (number.find('.') == std::string_view::npos) {  // exact integer arithmetic
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc() || p != e) return std::nullopt;
+    if (v > std::numeric_limits<std::uint64_t>::max() / scale) return std::nullopt;
+    return v * scale;
+  }
+  // A fraction ("1.5GiB") must come to a whole number of bytes.
+  double v = 0;
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc() || p != e || !std::isfinite(v)) return std::nullopt;
+  const double bytes = v * static_cast<double>(scale);
+  if (bytes >= 1.8e19 || std::abs(bytes - std::round(bytes)) > 1e-6 * std::max(1.0, bytes)) return std::nullopt;
+  return static_cast<std::uint64_t>(std::llround(bytes));
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // Greedy with one backtrack point: the last '*' seen and where its run would end.
+  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentConfig& b) {
+  std::vector<std::string> out;
+  auto check = [&](bool differs, const char* key) {
+    if (differs) out.emplace_back(key);
+  };
+  check(a.listen != b.listen, "listen");
+  check(a.root != b.root, "root");
+  check(a.interval != b.interval, "interval");
+  check(a.probes != b.probes, "probes");
+  check(a.exclude != b.exclude, "exclude");
+  check(a.config_interval != b.config_interval, "config_interval");
+  check(a.store_path != b.store_path, "store.path");
+  check(a.window != b.window, "detect.window");
+  check(a.stride != b.stride, "detect.stride");
+  check(a.warmup != b.warmup, "detect.warmup");
+  check(a.seed != b.seed, "detect.seed");
+  return out;
+}
+
+}  // namespace reveal

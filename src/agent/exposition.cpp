@@ -1,0 +1,315 @@
+// /metrics and /incidents renderers; contract (metric names, labels) in include/reveal/agent.h.
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/json.h"
+#include "reveal/agent.h"
+
+namespace reveal {
+namespace {
+
+using Out = std::back_insert_iterator<std::string>;
+
+constexpr bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Appends `s` to `out` with every character outside [a-zA-Z0-9_] replaced by '_' and runs of
+// '_' (including one already ending `out`) collapsed.
+void append_sanitised(std::string& out, std::string_view s) {
+  for (char c : s) {
+    if (!name_char(c)) c = '_';
+    if (c == '_' && !out.empty() && out.back() == '_') continue;
+    out.push_back(c);
+  }
+}
+
+// Label value escaping of the text format: backslash, double quote and line feed.
+void append_label_value(std::string& out, std::string_view v) {
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out.push_back(c);
+  }
+}
+
+// HELP text escaping: backslash and line feed.
+void append_help_text(std::string& out, std::string_view v) {
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else out.push_back(c);
+  }
+}
+
+// A sample value: shortest round-trip decimal; NaN, +Inf, -Inf spelled as Prometheus does.
+void append_value(std::string& out, double v) {
+  if (std::isnan(v)) out += "NaN";
+  else if (std::isinf(v)) out += v > 0 ? "+Inf" : "-Inf";
+  else fmt::format_to(Out(out), "{}", v);
+}
+
+void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+  out += "# HELP ";
+  out += name;
+  out.push_back(' ');
+  append_help_text(out, help);
+  out += "\n# TYPE ";
+  out += name;
+  out.push_back(' ');
+  out += type;
+  out.push_back('\n');
+}
+
+// One sample with labels given as alternating name, value pairs.
+template <typename... L>
+void sample(std::string& out, std::string_view name, double v, const L&... labels) {
+  out += name;
+  if constexpr (sizeof...(labels) > 0) {
+    const std::string_view kv[] = {labels...};
+    out.push_back('{');
+    for (std::size_t i = 0; i + 1 < sizeof...(labels); i += 2) {
+      if (i) out.push_back(',');
+      out += kv[i];
+      out += "=\"";
+      append_label_value(out, kv[i + 1]);
+      out.push_back('"');
+    }
+    out.push_back('}');
+  }
+  out.push_back(' ');
+  append_value(out, v);
+  out.push_back('\n');
+}
+
+void single(std::string& out, std::string_view name, std::string_view type, std::string_view help, double v) {
+  family(out, name, type, help);
+  sample(out, name, v);
+}
+
+constexpr double kNaN = __builtin_nan("");
+
+// "<source>:<field>[.<index>]" -> ("<source>:<field>", "<index>"), as channel_label() splits
+// it, without allocating.
+std::pair<std::string_view, std::string_view> split_channel(std::string_view name) {
+  const std::size_t colon = name.find(':');
+  const std::size_t dot = name.find('.', colon == std::string_view::npos ? 0 : colon + 1);
+  if (dot == std::string_view::npos) return {name, {}};
+  return {name.substr(0, dot), name.substr(dot + 1)};
+}
+
+// Subsystem index -> label value.
+std::string_view subsystem_name(std::size_t i) { return to_string(static_cast<Subsystem>(i)); }
+
+}  // namespace
+
+double prometheus_unit_scale(const ChannelInfo& c) {
+  if (c.unit == "ms") return 1e-3;
+  if (c.unit == "us") return 1e-6;
+  if (c.unit == "ns") return 1e-9;
+  return 1.0;
+}
+
+std::string prometheus_metric_name(const ChannelInfo& c) {
+  // "<source>:<field>[.<index>]": drop the index (it becomes the `entity` label), keep
+  // source and field. channel_label() defines where the index starts.
+  const std::string_view base = split_channel(c.name).first;
+  std::string out;
+  out.reserve(8 + base.size() + 6);
+  out = "reveal_";
+  append_sanitised(out, base);
+  // Prometheus base units: a channel counted in ms, µs or ns is exported in seconds
+  // (prometheus_unit_scale) and named so: an abbreviated unit token of the kernel's field name
+  // ("io_time_ms") becomes "seconds", or "_seconds" is appended when the name has none
+  // (PSI "cpu_some_total", in µs, becomes reveal_proc_pressure_cpu_some_seconds_total).
+  // The one kernel field whose name has a token that reads as an abbreviated unit but is not
+  // one: vmstat's nr_sec_page_table_pages (secondary page tables, in pages).
+  if (const auto at = out.find("_sec_"); at != std::string::npos && prometheus_unit_scale(c) == 1.0)
+    out.replace(at, 5, "_secondary_");
+  if (prometheus_unit_scale(c) != 1.0) {
+    if (out.size() >= 6 && out.compare(out.size() - 6, 6, "_total") == 0) out.resize(out.size() - 6);
+    bool replaced = false;
+    for (std::string_view abbr : {"ms", "us", "ns"})
+      for (std::size_t at = out.find(abbr); at != std::string::npos; at = out.find(abbr, at + 1)) {
+        const std::size_t end = at + abbr.size();
+        if (out[at - 1] == '_' && (end == out.size() || out[end] == '_')) {
+          out.replace(at, abbr.size(), "seconds");
+          replaced = true;
+        }
+      }
+    if (!replaced) out += "_seconds";
+  }
+  if (c.kind == Kind::counter) {
+    const bool has_total = out.size() >= 6 && out.compare(out.size() - 6, 6, "_total") == 0;
+    if (!has_total) {
+      if (out.back() != '_') out.push_back('_');
+      out += "total";
+    }
+  } else {
+    if (out.back() == '_' && out.size() > 7) out.pop_back();  // "reveal_x_" from a field ending in punctuation
+    // `_total` means counter, to Prometheus and to the fleet reader (reveal/prometheus_source.h
+    // rebuilds the kind from it): a gauge named so (nvml:memory_total, the GPU's memory size)
+    // becomes reveal_nvml_memory_total_value.
+    if (out.size() >= 6 && out.compare(out.size() - 6, 6, "_total") == 0) out += "_value";
+  }
+  return out;
+}
+
+std::string render_metrics(const AgentSnapshot& s) {
+  const std::size_t nc = s.channels.size();
+  std::string out;
+  out.reserve(4096 + s.probes.size() * 400 + nc * 160);
+
+  // --- The agent itself ---------------------------------------------------------------------
+  family(out, "reveal_build_info", "gauge", "Reveal agent version and mode (live or replay); always 1");
+  sample(out, "reveal_build_info", 1, "version", s.version, "mode", s.mode);
+
+  // --- Detection ----------------------------------------------------------------------------
+  single(out, "reveal_anomaly_score", "gauge",
+         "Fused anomaly score of the last window (anomalous when >= 1; NaN before the model)",
+         s.model_ready ? s.anomaly_score : kNaN);
+  family(out, "reveal_subsystem_anomaly_score", "gauge",
+         "Per subsystem: calibrated robust-z stream of its channels, >= 1 anomalous (NaN before the model)");
+  for (std::size_t i = 0; i < kNumSubsystems; ++i)
+    sample(out, "reveal_subsystem_anomaly_score", s.model_ready ? s.subsystem_score[i] : kNaN, "subsystem",
+           subsystem_name(i));
+  single(out, "reveal_model_ready", "gauge", "1 once a reference model is fitted (warm-up done)",
+         s.model_ready ? 1 : 0);
+  single(out, "reveal_model_reference_windows", "gauge", "Windows the current reference model was fitted on",
+         double(s.reference_windows));
+  single(out, "reveal_model_fit_timestamp_seconds", "gauge", "Unix time of the last model fit",
+         s.model_fit_unix_s);
+  single(out, "reveal_windows_scored_total", "counter", "Windows scored by the streaming detector",
+         double(s.windows_scored_total));
+  family(out, "reveal_incidents_total", "counter", "Incidents opened, by attributed subsystem");
+  for (std::size_t i = 0; i < kNumSubsystems; ++i)
+    sample(out, "reveal_incidents_total", double(s.incidents_total[i]), "subsystem", subsystem_name(i));
+  if (s.active) {
+    const Incident& a = *s.active;
+    const std::string_view channel = a.top.empty() ? std::string_view() : std::string_view(a.top.front().name);
+    // `top_channel`, not `channel`: that label marks raw channels, which the fleet reader selects.
+    family(out, "reveal_incident_active", "gauge",
+           "1 while an incident is open: its subsystem, focus entity and strongest channel");
+    sample(out, "reveal_incident_active", 1, "subsystem", to_string(a.subsystem), "focus", a.focus, "top_channel",
+           channel);
+    single(out, "reveal_incident_active_start_timestamp_seconds", "gauge", "Unix time the open incident started",
+           double(a.start_unix_ns) / 1e9);
+    single(out, "reveal_incident_active_confidence", "gauge",
+           "Share of the open incident's evidence that belongs to its subsystem (0..1)", a.confidence);
+  }
+
+  // --- Sampling, probes, store --------------------------------------------------------------
+  single(out, "reveal_samples_total", "counter", "Samples taken", double(s.samples_total));
+  single(out, "reveal_samples_skipped_total", "counter", "Sampling ticks missed because the host stalled",
+         double(s.samples_skipped_total));
+  single(out, "reveal_last_sample_timestamp_seconds", "gauge", "Unix time of the last sample",
+         double(s.last_sample_unix_ns) / 1e9);
+  struct ProbeFamily {
+    std::string_view name, type, help;
+    double (*value)(const ProbeHealth&);
+  };
+  static constexpr ProbeFamily kProbeFamilies[] = {
+      {"reveal_probe_up", "gauge", "1 when the probe's last read gave at least one value",
+       [](const ProbeHealth& p) { return p.up ? 1.0 : 0.0; }},
+      {"reveal_probe_duration_seconds", "gauge", "Duration of the probe's last read",
+       [](const ProbeHealth& p) { return p.last_duration_s; }},
+      {"reveal_probe_channels", "gauge", "Channels the probe opened",
+       [](const ProbeHealth& p) { return double(p.channels); }},
+      {"reveal_probe_channels_missing", "gauge", "Channels of the probe without a value (NaN) at the last read",
+       [](const ProbeHealth& p) { return double(p.channels_missing); }},
+      {"reveal_probe_errors_total", "counter", "Probe reads that threw or gave no value at all",
+       [](const ProbeHealth& p) { return double(p.errors_total); }},
+  };
+  for (const auto& f : kProbeFamilies) {
+    family(out, f.name, f.type, f.help);
+    for (const auto& p : s.probes) sample(out, f.name, f.value(p), "probe", p.name);
+  }
+  single(out, "reveal_store_bytes", "gauge", "Size of the rolling store on disk (with its -wal and -head files)",
+         double(s.store_bytes));
+  single(out, "reveal_store_max_bytes", "gauge", "The rolling store's configured size bound",
+         double(s.store_max_bytes));
+  single(out, "reveal_detect_duration_seconds", "gauge", "Streaming detector time for the last sample",
+         s.detect_duration_s);
+  single(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds",
+         s.process_cpu_seconds);
+  single(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes", s.process_resident_bytes);
+  single(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds",
+         s.process_start_unix_s);
+
+  // --- Raw channels: one family per metric name, in order of first appearance ------------------
+  std::vector<std::string> names;
+  names.reserve(nc);
+  std::vector<std::uint32_t> fam(nc), first_of;  // channel -> family; family -> first channel
+  std::unordered_map<std::string_view, std::uint32_t> index;
+  index.reserve(nc);
+  for (std::size_t i = 0; i < nc; ++i) names.push_back(i < s.exported.size() && s.exported[i]
+                                                           ? prometheus_metric_name(s.channels[i])
+                                                           : std::string());
+  for (std::size_t i = 0; i < nc; ++i) {
+    if (names[i].empty()) continue;
+    auto [it, fresh] = index.try_emplace(names[i], std::uint32_t(first_of.size()));
+    if (fresh) first_of.push_back(std::uint32_t(i));
+    fam[i] = it->second;
+  }
+  // Counting sort of the exported channels by family, stable in store order.
+  std::vector<std::uint32_t> start(first_of.size() + 1, 0), order;
+  for (std::size_t i = 0; i < nc; ++i)
+    if (!names[i].empty()) ++start[fam[i] + 1];
+  for (std::size_t f = 0; f < first_of.size(); ++f) start[f + 1] += start[f];
+  order.resize(start.back());
+  {
+    std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
+    for (std::size_t i = 0; i < nc; ++i)
+      if (!names[i].empty()) order[next[fam[i]]++] = std::uint32_t(i);
+  }
+  for (std::size_t f = 0; f < first_of.size(); ++f) {
+    const ChannelInfo& head = s.channels[first_of[f]];
+    const std::string& name = names[first_of[f]];
+    out += "# HELP ";
+    out += name;
+    out.push_back(' ');
+    if (!head.help.empty()) {
+      append_help_text(out, head.help);
+    } else {
+      out += "Reveal channel ";
+      append_help_text(out, split_channel(head.name).first);
+    }
+    fmt::format_to(Out(out), " (raw {}, unit {})\n# TYPE {} {}\n", to_string(head.kind),
+                   head.unit.empty() ? "none" : head.unit, name, head.kind == Kind::counter ? "counter" : "gauge");
+    for (std::uint32_t k = start[f]; k < start[f + 1]; ++k) {
+      const std::size_t i = order[k];
+      const ChannelInfo& c = s.channels[i];
+      const std::string_view entity = split_channel(c.name).second;
+      const double v = (i < s.values.size() ? s.values[i] : kNaN) * prometheus_unit_scale(c);
+      if (entity.empty())
+        sample(out, name, v, "channel", c.name, "subsystem", to_string(c.subsystem), "unit", c.unit);
+      else
+        sample(out, name, v, "channel", c.name, "subsystem", to_string(c.subsystem), "unit", c.unit, "entity",
+               entity);
+    }
+  }
+  return out;
+}
+
+std::string render_incidents_json(const AgentSnapshot& s) {
+  nlohmann::json j;
+  j["schema"] = "reveal.incidents/1";
+  j["host"] = s.hostname;
+  j["active"] = s.active ? report::incident_json(*s.active) : nlohmann::json(nullptr);
+  auto recent = nlohmann::json::array();
+  for (const auto& inc : s.recent) recent.push_back(report::incident_json(inc));
+  j["recent"] = std::move(recent);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace reveal

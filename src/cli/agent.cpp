@@ -1,0 +1,84 @@
+// `reveal agent`: the per-host daemon (src/agent/agent_runtime.h, docs/AGENT.md).
+#ifdef REVEAL_WITH_HTTP
+#include <cstdio>
+
+#include "agent/agent_runtime.h"
+#include "commands.h"
+#include "reveal/agent_config.h"
+#include "reveal/units.h"
+
+namespace reveal::cli {
+
+Action add_agent(CLI::App& app) {
+  struct Opts {
+    std::string config, listen, store, replay, interval, root;
+    std::vector<std::string> probes, exclude;
+    bool check_config = false, exit_after_replay = false, quiet = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand(
+      "agent", "Run the per-host daemon: sample continuously, detect in streaming mode, serve /metrics for Prometheus");
+  sub->footer(
+      "Examples:\n"
+      "  reveal agent --config /etc/reveal/agent.toml\n"
+      "  reveal agent --listen 127.0.0.1:9797 --store /var/lib/reveal/agent.db\n"
+      "  reveal agent --replay run.db --listen 127.0.0.1:9800 --store /tmp/replay.db\n"
+      "Signals: SIGHUP reloads the configuration file, SIGTERM/SIGINT flush the store and exit 0.");
+  sub->add_option("--config", o->config, "TOML configuration file (deploy/reveal-agent.toml documents every key)");
+  sub->add_flag("--check-config", o->check_config, "Load the configuration (file and flags), report the first error and exit (0 ok, 2 error)");
+  sub->add_option("--listen", o->listen, "host:port of the HTTP server (default 127.0.0.1:9797)");
+  sub->add_option("--store", o->store, "Rolling store file (default /var/lib/reveal/agent.db; the previous one becomes <path>.prev)");
+  sub->add_option("--interval", o->interval, "Sampling interval, e.g. 1s, 500ms");
+  sub->add_option("--root", o->root, "Read /proc and /sys under this directory (e.g. /host)");
+  sub->add_option("--probes", o->probes, "Only these probes (names, or prefixes ending in *)")->delimiter(',');
+  sub->add_option("--exclude", o->exclude, "Skip these probes")->delimiter(',');
+  sub->add_option("--replay", o->replay, "Serve this recording in real time, as if live, instead of sampling the host");
+  sub->add_flag("--exit-after-replay", o->exit_after_replay, "With --replay: exit once the last sample is served");
+  sub->add_flag("-q,--quiet", o->quiet, "Print nothing but errors");
+  return [o]() -> int {
+    // The configuration: defaults, then the file, then flags (flags win, also after SIGHUP).
+    auto load = [o]() {
+      AgentConfig c = o->config.empty() ? AgentConfig{} : load_agent_config(o->config);
+      if (!o->listen.empty()) {
+        if (!parse_listen(o->listen)) throw ConfigError("--listen '" + o->listen + "' is not host:port");
+        c.listen = o->listen;
+      }
+      if (!o->store.empty()) c.store_path = o->store;
+      if (!o->interval.empty()) {
+        auto d = parse_duration(o->interval);
+        if (!d || d->count() < 1'000'000) throw ConfigError("--interval '" + o->interval + "' is not a duration of at least 1ms");
+        c.interval = *d;
+      }
+      if (!o->root.empty()) c.root = o->root;
+      if (!o->probes.empty()) c.probes = o->probes;
+      if (!o->exclude.empty()) c.exclude = o->exclude;
+      return c;
+    };
+    AgentConfig cfg;
+    try {
+      cfg = load();
+      agent::check_detector_options(cfg);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+    if (o->check_config) {
+      if (!o->quiet) std::printf("%s: ok\n", o->config.empty() ? "(defaults and flags)" : o->config.c_str());
+      return kExitOk;
+    }
+    if (o->exit_after_replay && o->replay.empty()) throw UsageError("--exit-after-replay needs --replay");
+    if (o->replay.empty()) {
+      check_root(cfg.root);
+      select_probes(cfg.probes, cfg.exclude);  // unknown probe names are usage errors
+    }
+    agent::RunOptions run;
+    run.config = cfg;
+    if (!o->config.empty()) run.reload = load;
+    run.replay = o->replay;
+    run.exit_after_replay = o->exit_after_replay;
+    run.quiet = o->quiet;
+    return agent::run(run);
+  };
+}
+
+}  // namespace reveal::cli
+#endif

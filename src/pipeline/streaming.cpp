@@ -1,0 +1,244 @@
+// Streaming detector; contract in include/reveal/streaming.h.
+#include "reveal/streaming.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "window_model.h"
+
+namespace reveal {
+namespace {
+constexpr double kNaN = __builtin_nan("");
+constexpr std::size_t kMaxClosed = 100;
+}  // namespace
+
+StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<ChannelInfo> channels,
+                                     StreamingOptions opts)
+    : meta_(meta), raw_channels_(std::move(channels)), opts_(opts), tracker_(opts.detect.incident) {
+  const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
+  if (L < 2) throw DetectError("window length must be at least 2 samples");
+  if (stride < 1) throw DetectError("stride must be at least 1 sample");
+  if (opts_.warmup_samples < L + 3 * stride)
+    throw DetectError("warm-up must hold at least 4 windows (" + std::to_string(L + 3 * stride) + " samples)");
+  if (opts_.history_samples < opts_.warmup_samples)
+    throw DetectError("history must be at least as long as the warm-up");
+  opts_.refit_samples = std::max<std::size_t>(opts_.refit_samples, 1);
+  capacity_ = pending_capacity_ = opts_.history_samples;
+  pair_.meta = meta_;
+  pair_.channels = raw_channels_;
+  pair_.t_unix_ns.assign(2, 0);
+  pair_.values = Matrix(2, raw_channels_.size(), kNaN);
+}
+
+StreamingDetector::~StreamingDetector() = default;
+
+void StreamingDetector::set_incident_rule(IncidentRule rule) {
+  opts_.detect.incident = rule;
+  tracker_.set_rule(rule);
+  zring_ = Matrix();  // resized at the next window
+}
+
+void StreamingDetector::set_history_samples(std::size_t n) {
+  pending_capacity_ = std::max(n, opts_.warmup_samples);
+}
+
+const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<const double> row) {
+  update_.scored = update_.opened = update_.closed = update_.refitted = false;
+  update_.fused = kNaN;
+  if (row.size() != raw_channels_.size())
+    throw DetectError("sample has " + std::to_string(row.size()) + " values for " +
+                      std::to_string(raw_channels_.size()) + " channels");
+  if (have_prev_ && t_unix_ns <= last_t_ns_) return update_;
+  if (pushed_++ < opts_.settle_samples) return update_;
+  // Rates and derived channels of this sample: the offline code on (previous, this).
+  auto r0 = pair_.values.row(0), r1 = pair_.values.row(1);
+  std::copy(r1.begin(), r1.end(), r0.begin());
+  std::copy(row.begin(), row.end(), r1.begin());
+  pair_.t_unix_ns[0] = pair_.t_unix_ns[1];
+  pair_.t_unix_ns[1] = t_unix_ns;
+  last_t_ns_ = t_unix_ns;
+  if (!have_prev_) {
+    have_prev_ = true;
+    t0_ns_ = t_unix_ns;
+    return update_;
+  }
+  Series d = to_rates(pair_);
+  add_derived(d, /*keep_empty=*/true);
+  if (layout_.empty()) {
+    layout_ = d.channels;
+    hist_ = Matrix(capacity_, layout_.size(), kNaN);
+    hist_t_.assign(capacity_, 0);
+    const std::size_t L = opts_.detect.window.length;
+    recent_.channels = layout_;
+    recent_.t_s.assign(L, 0.0);
+    recent_.values = Matrix(L, layout_.size(), kNaN);
+    win_.length = L;
+    win_.n_channels = layout_.size();
+    win_.first_row = {0};
+    win_.t_start_s = {0.0};
+    win_.t_end_s = {0.0};
+    win_.stats = Matrix(1, layout_.size() * kNumStats, kNaN);
+  }
+  if (d.channels.size() != layout_.size())
+    throw DetectError("the derived channel layout changed (" + std::to_string(layout_.size()) + " → " +
+                      std::to_string(d.channels.size()) + " channels)");
+  const std::uint64_t g = rows_++;
+  auto dst = hist_.row(slot(g));
+  auto src = d.values.row(1);
+  std::copy(src.begin(), src.end(), dst.begin());
+  hist_t_[slot(g)] = t_unix_ns;
+
+  if (!active_ && rows_ >= opts_.warmup_samples && (!model_ || rows_ - rows_at_fit_ >= opts_.refit_samples)) fit();
+  const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
+  if (model_ && g + 1 >= L && (g + 1 - L) % stride == 0) score_window();
+  return update_;
+}
+
+void StreamingDetector::fit() {
+  rows_at_fit_ = rows_;
+  if (pending_capacity_ != capacity_) {  // history length changed: keep the newest rows
+    const std::size_t keep = std::min<std::uint64_t>({rows_, capacity_, pending_capacity_});
+    Matrix h(pending_capacity_, layout_.size(), kNaN);
+    std::vector<std::int64_t> ht(pending_capacity_, 0);
+    for (std::uint64_t g = rows_ - keep; g < rows_; ++g) {
+      auto s = hist_.row(slot(g));
+      std::copy(s.begin(), s.end(), h.row(std::size_t(g % pending_capacity_)).begin());
+      ht[std::size_t(g % pending_capacity_)] = hist_t_[slot(g)];
+    }
+    hist_ = std::move(h);
+    hist_t_ = std::move(ht);
+    capacity_ = pending_capacity_;
+  }
+  // The history, oldest first, as a Series.
+  const std::uint64_t n = std::min<std::uint64_t>(rows_, capacity_);
+  Series s;
+  s.channels = layout_;
+  s.t_s.resize(n);
+  s.values = Matrix(n, layout_.size(), kNaN);
+  const std::uint64_t g0 = rows_ - n;
+  for (std::uint64_t g = g0; g < rows_; ++g) {
+    auto src = hist_.row(slot(g));
+    std::copy(src.begin(), src.end(), s.values.row(std::size_t(g - g0)).begin());
+    s.t_s[std::size_t(g - g0)] = double(hist_t_[slot(g)] - t0_ns_) * 1e-9;
+  }
+  std::vector<int> cols = pipeline::varying_columns(s);
+  if (cols.empty()) {
+    not_ready_ = "no channel varies in the history";
+    return;
+  }
+  const Windows w = make_windows(s, opts_.detect.window);
+  if (w.first_row.size() < 4) {
+    not_ready_ = "history shorter than 4 windows";
+    return;
+  }
+  std::vector<Subsystem> subs(cols.size());
+  std::vector<const ChannelInfo*> chans(cols.size());
+  for (std::size_t j = 0; j < cols.size(); ++j) {
+    chans[j] = &layout_[cols[j]];
+    subs[j] = chans[j]->subsystem;
+  }
+  auto model = std::make_unique<pipeline::WindowModel>(pipeline::channel_floors(s, cols), subs, opts_.detect);
+  std::vector<double> fused;
+  const std::vector<char> keep = pipeline::fit_self(*model, w, cols, fused);
+  reference_windows_ = std::count(keep.begin(), keep.end(), 1);
+  model_ = std::move(model);
+  cols_ = std::move(cols);
+  chans_ = std::move(chans);
+  z_.assign(cols_.size(), 0.0);
+  zring_ = Matrix();
+  last_fit_ns_ = last_t_ns_;
+  not_ready_.clear();
+  update_.refitted = true;
+}
+
+void StreamingDetector::score_window() {
+  const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
+  const std::uint64_t g_last = rows_ - 1, g_first = g_last + 1 - L;
+  for (std::size_t i = 0; i < L; ++i) {
+    auto src = hist_.row(slot(g_first + i));
+    std::copy(src.begin(), src.end(), recent_.values.row(i).begin());
+    recent_.t_s[i] = double(hist_t_[slot(g_first + i)] - t0_ns_) * 1e-9;
+  }
+  window_stats(recent_, 0, L, win_.stats.row(0));
+  const pipeline::WindowScore sc = model_->score(win_, 0, cols_, z_);
+  const std::uint64_t gw = g_first / stride;
+  ++windows_scored_;
+  update_.scored = true;
+  update_.fused = sc.fused;
+  update_.subsystem = sc.subsystem;
+  std::size_t best = 0;
+  for (std::size_t j = 1; j < z_.size(); ++j)
+    if (std::fabs(z_[j]) > std::fabs(z_[best])) best = j;
+  update_.top_channel = chans_.empty() ? std::string() : chans_[best]->name;
+  update_.top_z = z_.empty() ? 0.0 : z_[best];
+
+  const std::size_t K = std::size_t(std::max(opts_.detect.incident.min_windows, 1));
+  if (zring_.rows() != K || zring_.cols() != z_.size()) {
+    zring_ = Matrix(K, z_.size(), 0.0);
+    fused_ring_.assign(K, 0.0);
+  }
+  auto zr = zring_.row(std::size_t(gw % K));
+  std::copy(z_.begin(), z_.end(), zr.begin());
+  fused_ring_[std::size_t(gw % K)] = sc.fused;
+
+  const bool anomalous = sc.fused >= 1.0;
+  switch (tracker_.push(std::size_t(gw), anomalous)) {
+    case IncidentTracker::Change::opened: {
+      zsum_.assign(z_.size(), 0.0);
+      zcount_ = 0;
+      Incident inc;
+      inc.peak_score = 0;
+      for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) {
+        auto row = zring_.row(w % K);
+        for (std::size_t j = 0; j < z_.size(); ++j) zsum_[j] += row[j];
+        ++zcount_;
+        inc.peak_score = std::max(inc.peak_score, fused_ring_[w % K]);
+      }
+      active_ = std::move(inc);
+      update_incident();
+      update_.opened = true;
+      break;
+    }
+    case IncidentTracker::Change::extended:
+      for (std::size_t j = 0; j < z_.size(); ++j) zsum_[j] += z_[j];
+      ++zcount_;
+      active_->peak_score = std::max(active_->peak_score, sc.fused);
+      update_incident();
+      break;
+    case IncidentTracker::Change::closed:
+      update_.closed = true;
+      closed_.push_back(std::move(*active_));
+      active_.reset();
+      if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
+      break;
+    case IncidentTracker::Change::none:
+      break;
+  }
+}
+
+void StreamingDetector::update_incident() {
+  Incident& inc = *active_;
+  const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
+  inc.first_window = tracker_.first();
+  inc.last_window = tracker_.last();
+  // Rows of the incident still in the history ring.
+  const std::uint64_t oldest = rows_ > capacity_ ? rows_ - capacity_ : 0;
+  const std::uint64_t r0 = std::max<std::uint64_t>(std::uint64_t(inc.first_window) * stride, oldest);
+  const std::uint64_t r1 = std::min<std::uint64_t>(std::uint64_t(inc.last_window) * stride + L, rows_);
+  inc.start_unix_ns = hist_t_[slot(r0)];
+  inc.end_unix_ns = hist_t_[slot(r1 - 1)];
+  inc.start_s = double(inc.start_unix_ns - t0_ns_) * 1e-9;
+  inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
+  std::vector<double> zbar(zsum_.size()), mean(zsum_.size());
+  for (std::size_t j = 0; j < zsum_.size(); ++j) {
+    zbar[j] = zsum_[j] / double(std::max<std::size_t>(zcount_, 1));
+    double sum = 0;
+    std::size_t n = 0;
+    for (std::uint64_t r = r0; r < r1; ++r)
+      if (const double x = hist_(slot(r), std::size_t(cols_[j])); std::isfinite(x)) { sum += x; ++n; }
+    mean[j] = n ? sum / double(n) : kNaN;
+  }
+  pipeline::attribute(inc, zbar, mean, *model_, chans_, meta_.cores, opts_.detect.top_channels);
+}
+
+}  // namespace reveal

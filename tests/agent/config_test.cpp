@@ -1,0 +1,353 @@
+// `reveal agent` configuration (reveal/agent_config.h): defaults, a full and a partial file,
+// every error kind with its one-line "<file>:<line>:<col>: <what>" form, the value parsers and
+// the SIGHUP restart-only diff. The documented example deploy/reveal-agent.toml must load and
+// spell out exactly the defaults.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "reveal/agent_config.h"
+
+namespace reveal {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using std::chrono::nanoseconds;
+
+class AgentConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("reveal-agent-config-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& text, const std::string& name = "agent.toml") {
+    const fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+  AgentConfig load(const std::string& text, const AgentConfig& base = {}) {
+    return load_agent_config(write(text), base);
+  }
+  // The ConfigError message for `text`, with the temp dir replaced by "DIR"; "" if it loads.
+  std::string error(const std::string& text) {
+    try {
+      load(text);
+    } catch (const ConfigError& e) {
+      std::string m = e.what();
+      const std::string d = dir_.string();
+      if (m.compare(0, d.size(), d) == 0) m = "DIR" + m.substr(d.size());
+      return m;
+    }
+    return "";
+  }
+  fs::path dir_;
+};
+
+void expect_defaults(const AgentConfig& c) {
+  const AgentConfig d;
+  EXPECT_EQ(c.listen, "127.0.0.1:9797");
+  EXPECT_EQ(c.root, "/");
+  EXPECT_EQ(c.interval, nanoseconds(1s));
+  EXPECT_TRUE(c.probes.empty());
+  EXPECT_TRUE(c.exclude.empty());
+  EXPECT_EQ(c.config_interval, nanoseconds(60s));
+  EXPECT_EQ(c.store_path, "/var/lib/reveal/agent.db");
+  EXPECT_EQ(c.store_max_age, nanoseconds(24h));
+  EXPECT_EQ(c.store_max_bytes, 256ull << 20);
+  EXPECT_EQ(c.metric_channels, std::vector<std::string>{"*"});
+  EXPECT_EQ(c.window, 3u);
+  EXPECT_EQ(c.stride, 1u);
+  EXPECT_EQ(c.warmup, nanoseconds(120s));
+  EXPECT_EQ(c.refit, nanoseconds(300s));
+  EXPECT_EQ(c.history, nanoseconds(1h));
+  EXPECT_EQ(c.min_windows, 3);
+  EXPECT_EQ(c.end_after, 3);
+  EXPECT_EQ(c.seed, 42u);
+  EXPECT_TRUE(restart_only_changes(c, d).empty());
+}
+
+TEST_F(AgentConfigTest, DefaultsAndEmptyFile) {
+  expect_defaults(AgentConfig{});
+  expect_defaults(load(""));
+  expect_defaults(load("# nothing but a comment\n\n[store]\n[metrics]\n[detect]\n"));
+}
+
+TEST_F(AgentConfigTest, FullFile) {
+  const AgentConfig c = load(R"(
+listen = "0.0.0.0:9100"
+root = "/host"
+interval = "500ms"
+probes = ["proc.*", "sys.net"]
+exclude = ["perf.uncore"]
+config_interval = "2m"
+[store]
+path = "/tmp/a.db"
+max_age = "6h"
+max_size = "1GiB"
+[metrics]
+channels = ["proc.stat:*", "nvml:util.gpu?"]
+[detect]
+window = 5
+stride = 2
+warmup = "30s"
+refit = "10m"
+history = "2h"
+min_windows = 4
+end_after = 6
+seed = 7
+)");
+  EXPECT_EQ(c.listen, "0.0.0.0:9100");
+  EXPECT_EQ(c.root, "/host");
+  EXPECT_EQ(c.interval, nanoseconds(500ms));
+  EXPECT_EQ(c.probes, (std::vector<std::string>{"proc.*", "sys.net"}));
+  EXPECT_EQ(c.exclude, std::vector<std::string>{"perf.uncore"});
+  EXPECT_EQ(c.config_interval, nanoseconds(120s));
+  EXPECT_EQ(c.store_path, "/tmp/a.db");
+  EXPECT_EQ(c.store_max_age, nanoseconds(6h));
+  EXPECT_EQ(c.store_max_bytes, 1ull << 30);
+  EXPECT_EQ(c.metric_channels, (std::vector<std::string>{"proc.stat:*", "nvml:util.gpu?"}));
+  EXPECT_EQ(c.window, 5u);
+  EXPECT_EQ(c.stride, 2u);
+  EXPECT_EQ(c.warmup, nanoseconds(30s));
+  EXPECT_EQ(c.refit, nanoseconds(600s));
+  EXPECT_EQ(c.history, nanoseconds(2h));
+  EXPECT_EQ(c.min_windows, 4);
+  EXPECT_EQ(c.end_after, 6);
+  EXPECT_EQ(c.seed, 7u);
+}
+
+TEST_F(AgentConfigTest, PartialFileKeepsBase) {
+  AgentConfig base;
+  base.listen = "127.0.0.1:1234";  // e.g. set by a flag before the file is read
+  base.probes = {"proc.stat"};
+  base.store_max_bytes = 5ull << 20;
+  base.min_windows = 9;
+  const AgentConfig c = load("interval = \"2s\"\n[detect]\nend_after = 1\n[metrics]\nchannels = []\n", base);
+  EXPECT_EQ(c.interval, nanoseconds(2s));
+  EXPECT_EQ(c.end_after, 1);
+  EXPECT_TRUE(c.metric_channels.empty());  // an explicit empty list replaces the default
+  EXPECT_EQ(c.listen, "127.0.0.1:1234");
+  EXPECT_EQ(c.probes, std::vector<std::string>{"proc.stat"});
+  EXPECT_EQ(c.store_max_bytes, 5ull << 20);
+  EXPECT_EQ(c.min_windows, 9);
+  EXPECT_EQ(c.window, 3u);
+  EXPECT_EQ(c.store_path, "/var/lib/reveal/agent.db");
+}
+
+TEST_F(AgentConfigTest, DottedKeysAndIntegerSize) {
+  const AgentConfig c = load("store.max_size = 2097152\ndetect.window = 4\n");
+  EXPECT_EQ(c.store_max_bytes, 2u << 20);
+  EXPECT_EQ(c.window, 4u);
+}
+
+TEST_F(AgentConfigTest, MissingFile) {
+  const fs::path p = dir_ / "absent.toml";
+  try {
+    load_agent_config(p);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), p.string() + ": cannot read: No such file or directory");
+  }
+  EXPECT_THROW(load_agent_config(dir_), ConfigError);  // a directory
+}
+
+TEST_F(AgentConfigTest, SyntaxErrorHasPositionOnOneLine) {
+  const std::string m = error("listen = \"127.0.0.1:9797\"\ninterval = \n");
+  EXPECT_EQ(m.rfind("DIR/agent.toml:2:", 0), 0u) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  const std::string dup = error("window = 1\n[detect]\nwindow = 3\nwindow = 4\n");
+  EXPECT_EQ(dup.rfind("DIR/agent.toml:4:", 0), 0u) << dup;
+  const std::string unterminated = error("root = \"/host\n");
+  EXPECT_EQ(unterminated.rfind("DIR/agent.toml:1:", 0), 0u) << unterminated;
+  EXPECT_EQ(unterminated.find('\n'), std::string::npos) << unterminated;
+}
+
+TEST_F(AgentConfigTest, UnknownKeys) {
+  EXPECT_EQ(error("[detect]\nwindw = 3\n"), "DIR/agent.toml:2:1: unknown key 'detect.windw'");
+  EXPECT_EQ(error("listen = \"h:1\"\n  lisen = \"h:2\"\n"), "DIR/agent.toml:2:3: unknown key 'lisen'");
+  EXPECT_EQ(error("[storage]\npath = \"x\"\n"), "DIR/agent.toml:1:2: unknown key 'storage'");
+  EXPECT_EQ(error("[store]\npath = \"/a\"\nmax_bytes = 5\n"), "DIR/agent.toml:3:1: unknown key 'store.max_bytes'");
+  EXPECT_EQ(error("[metrics]\nchannel = [\"*\"]\n"), "DIR/agent.toml:2:1: unknown key 'metrics.channel'");
+  // The first unknown key in the file is named, not the first in key order.
+  EXPECT_EQ(error("zz = 1\naa = 2\n"), "DIR/agent.toml:1:1: unknown key 'zz'");
+}
+
+TEST_F(AgentConfigTest, WrongTypes) {
+  EXPECT_EQ(error("[detect]\nwindow = \"3\"\n"), "DIR/agent.toml:2:10: 'detect.window' must be an integer, not a string");
+  EXPECT_EQ(error("[detect]\nseed = 1.5\n"), "DIR/agent.toml:2:8: 'detect.seed' must be an integer, not a float");
+  EXPECT_EQ(error("listen = 9797\n"), "DIR/agent.toml:1:10: 'listen' must be a string, not an integer");
+  EXPECT_EQ(error("interval = 1\n"),
+            "DIR/agent.toml:1:12: 'interval' must be a duration string such as \"1s\", not an integer");
+  EXPECT_EQ(error("probes = \"proc.*\"\n"),
+            "DIR/agent.toml:1:10: 'probes' must be an array of strings, not a string");
+  EXPECT_EQ(error("exclude = [\"a\", 2]\n"), "DIR/agent.toml:1:17: 'exclude[1]' must be a string, not an integer");
+  EXPECT_EQ(error("store = \"/x.db\"\n"), "DIR/agent.toml:1:9: 'store' must be a table, not a string");
+  EXPECT_EQ(error("[[detect]]\nwindow = 3\n"), "DIR/agent.toml:1:1: 'detect' must be a table, not an array");
+  EXPECT_EQ(error("[store]\nmax_size = true\n"),
+            "DIR/agent.toml:2:12: 'store.max_size' must be a size string such as \"256MiB\", not a boolean");
+  EXPECT_EQ(error("root = \"\"\n"), "DIR/agent.toml:1:8: 'root' must not be empty");
+  EXPECT_EQ(error("[metrics]\nchannels = [\"\"]\n"), "DIR/agent.toml:2:13: 'metrics.channels[0]' must not be empty");
+}
+
+TEST_F(AgentConfigTest, BadDurationSizeListen) {
+  EXPECT_EQ(error("interval = \"1x\"\n"),
+            "DIR/agent.toml:1:12: 'interval': bad duration \"1x\" (want e.g. \"500ms\", \"1s\", \"2m\", \"1h\")");
+  EXPECT_EQ(error("[detect]\nrefit = \"-5m\"\n").rfind("DIR/agent.toml:2:9: 'detect.refit': bad duration", 0), 0u);
+  EXPECT_EQ(error("[store]\nmax_size = \"256MB!\"\n"),
+            "DIR/agent.toml:2:12: 'store.max_size': bad size \"256MB!\" (want bytes with an optional unit: "
+            "\"256MiB\", \"1GB\", \"4096\")");
+  EXPECT_EQ(error("[store]\nmax_size = -1\n"), "DIR/agent.toml:2:12: 'store.max_size' = -1 must not be negative");
+  EXPECT_EQ(error("listen = \"localhost\"\n"),
+            "DIR/agent.toml:1:10: 'listen': bad address \"localhost\" (want host:port with a port in 1..65535, "
+            "e.g. \"127.0.0.1:9797\" or \"[::1]:9797\")");
+  EXPECT_EQ(error("listen = \"127.0.0.1:70000\"\n").rfind("DIR/agent.toml:1:10: 'listen': bad address", 0), 0u);
+}
+
+TEST_F(AgentConfigTest, RangeChecks) {
+  EXPECT_EQ(error("interval = \"999us\"\n"), "DIR/agent.toml:1:12: 'interval' = \"999us\" must be at least 1ms");
+  EXPECT_EQ(load("interval = \"1ms\"\n").interval, nanoseconds(1ms));
+  EXPECT_EQ(error("[detect]\nwindow = 1\n"), "DIR/agent.toml:2:10: 'detect.window' = 1 is out of range (want at least 2)");
+  EXPECT_EQ(load("[detect]\nwindow = 2\n").window, 2u);
+  EXPECT_EQ(error("[detect]\nstride = 0\n"), "DIR/agent.toml:2:10: 'detect.stride' = 0 is out of range (want at least 1)");
+  EXPECT_EQ(error("[detect]\nstride = -3\n"), "DIR/agent.toml:2:10: 'detect.stride' = -3 is out of range (want at least 1)");
+  EXPECT_EQ(error("[detect]\nmin_windows = 0\n"),
+            "DIR/agent.toml:2:15: 'detect.min_windows' = 0 is out of range (want 1..2147483647)");
+  EXPECT_EQ(error("[detect]\nend_after = 4294967296\n"),
+            "DIR/agent.toml:2:13: 'detect.end_after' = 4294967296 is out of range (want 1..2147483647)");
+  EXPECT_EQ(error("[detect]\nseed = -1\n"), "DIR/agent.toml:2:8: 'detect.seed' = -1 is out of range (want at least 0)");
+  EXPECT_EQ(error("[detect]\nrefit = \"0s\"\n"), "DIR/agent.toml:2:9: 'detect.refit' = \"0s\" must be above 0s");
+  EXPECT_EQ(load("[detect]\nwarmup = \"0s\"\n").warmup, nanoseconds(0));
+  EXPECT_EQ(error("[store]\nmax_size = \"1023KiB\"\n"),
+            "DIR/agent.toml:2:12: 'store.max_size' = 1047552 bytes must be at least 1MiB");
+  EXPECT_EQ(load("[store]\nmax_size = \"1MiB\"\n").store_max_bytes, 1u << 20);
+  EXPECT_EQ(error("[store]\nmax_age = \"0s\"\n"), "DIR/agent.toml:2:11: 'store.max_age' = \"0s\" must be above 0s");
+}
+
+TEST(AgentConfig, ParseSize) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("0"), 0u);
+  EXPECT_EQ(parse_size("10B"), 10u);
+  EXPECT_EQ(parse_size("500kB"), 500'000u);
+  EXPECT_EQ(parse_size("2MB"), 2'000'000u);
+  EXPECT_EQ(parse_size("3GB"), 3'000'000'000u);
+  EXPECT_EQ(parse_size("1KiB"), 1024u);
+  EXPECT_EQ(parse_size("256MiB"), 256ull << 20);
+  EXPECT_EQ(parse_size("1GiB"), 1ull << 30);
+  EXPECT_EQ(parse_size("2TiB"), 2ull << 40);
+  EXPECT_EQ(parse_size("1.5GiB"), 3ull << 29);
+  EXPECT_EQ(parse_size("0.5kB"), 500u);
+  EXPECT_EQ(parse_size("18446744073709551615"), std::numeric_limits<std::uint64_t>::max());
+  for (const char* bad : {"", "MiB", "-1", "-1MiB", "+5", "1.5", "0.1B", "1 MiB", " 1", "1mib", "1Mi", "1KB",
+                          "1kiB", "1.", ".5MiB", "1.2.3", "18446744073709551616", "17179869184GiB", "1e3",
+                          "0x10", "5MiB "})
+    EXPECT_FALSE(parse_size(bad).has_value()) << bad;
+}
+
+TEST(AgentConfig, ParseListen) {
+  using P = std::pair<std::string, int>;
+  EXPECT_EQ(parse_listen("127.0.0.1:9797"), P("127.0.0.1", 9797));
+  EXPECT_EQ(parse_listen("0.0.0.0:1"), P("0.0.0.0", 1));
+  EXPECT_EQ(parse_listen("localhost:65535"), P("localhost", 65535));
+  EXPECT_EQ(parse_listen("[::1]:9797"), P("::1", 9797));
+  EXPECT_EQ(parse_listen("[::]:80"), P("::", 80));
+  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", ":9797", "h:0", "h:65536", "h:99999999", "h:-1", "h:+80",
+                          "h:80a", "h: 80", "::1:9797", "[::1]", "[::1]9797", "[::1]:", "[]:80", "[::1:80", "a b:80"})
+    EXPECT_FALSE(parse_listen(bad).has_value()) << bad;
+}
+
+TEST(AgentConfig, GlobMatch) {
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("*", "proc.stat:user"));
+  EXPECT_TRUE(glob_match("", ""));
+  EXPECT_FALSE(glob_match("", "a"));
+  EXPECT_TRUE(glob_match("proc.*", "proc.stat"));
+  EXPECT_FALSE(glob_match("proc.*", "sys.net"));
+  EXPECT_TRUE(glob_match("proc.stat:user", "proc.stat:user"));
+  EXPECT_FALSE(glob_match("proc.stat:user", "proc.stat:user.cpu3"));  // anchored at both ends
+  EXPECT_FALSE(glob_match("stat", "proc.stat"));
+  EXPECT_TRUE(glob_match("nvml:util.gpu?", "nvml:util.gpu0"));
+  EXPECT_FALSE(glob_match("nvml:util.gpu?", "nvml:util.gpu"));
+  EXPECT_FALSE(glob_match("nvml:util.gpu?", "nvml:util.gpu10"));
+  EXPECT_TRUE(glob_match("?", "x"));
+  EXPECT_FALSE(glob_match("?", ""));
+  EXPECT_TRUE(glob_match("*:*.cpu?", "proc.stat:user.cpu3"));
+  EXPECT_TRUE(glob_match("a*b*c", "aXbYbZc"));
+  EXPECT_TRUE(glob_match("a*b", "abab"));  // needs the backtrack past the first 'b'
+  EXPECT_FALSE(glob_match("a*b", "abac"));
+  EXPECT_TRUE(glob_match("**x**", "x"));
+  EXPECT_TRUE(glob_match("*?", "a"));
+  EXPECT_FALSE(glob_match("*?", ""));
+  EXPECT_TRUE(glob_match("a*", "a"));
+  // Pathological pattern: linear backtracking, not exponential.
+  EXPECT_FALSE(glob_match("a*a*a*a*a*a*a*a*a*a*b", std::string(2000, 'a')));
+}
+
+TEST(AgentConfig, RestartOnlyChanges) {
+  const AgentConfig a;
+  AgentConfig b = a;
+  // Every (reload) key may change without a restart.
+  b.store_max_age = 1h;
+  b.store_max_bytes = 1ull << 30;
+  b.metric_channels = {"proc.*"};
+  b.refit = 60s;
+  b.history = 2h;
+  b.min_windows = 5;
+  b.end_after = 7;
+  EXPECT_TRUE(restart_only_changes(a, b).empty());
+  // Every other key needs one, named by its file key path, in file order.
+  b.listen = "0.0.0.0:9797";
+  b.root = "/host";
+  b.interval = 2s;
+  b.probes = {"proc.*"};
+  b.exclude = {"perf.*"};
+  b.config_interval = 10s;
+  b.store_path = "/tmp/x.db";
+  b.window = 4;
+  b.stride = 2;
+  b.warmup = 1s;
+  b.seed = 1;
+  EXPECT_EQ(restart_only_changes(a, b),
+            (std::vector<std::string>{"listen", "root", "interval", "probes", "exclude", "config_interval",
+                                      "store.path", "detect.window", "detect.stride", "detect.warmup",
+                                      "detect.seed"}));
+  AgentConfig c = a;
+  c.window = 5;
+  EXPECT_EQ(restart_only_changes(a, c), std::vector<std::string>{"detect.window"});
+}
+
+// The documented example in deploy/ loads and spells out exactly the defaults (so the comments
+// there and this header cannot drift apart silently).
+TEST(AgentConfig, DeployExampleIsTheDefaults) {
+  const fs::path example = fs::path(REVEAL_FIXTURES_DIR) / ".." / ".." / "deploy" / "reveal-agent.toml";
+  ASSERT_TRUE(fs::exists(example)) << example;
+  AgentConfig sentinel;
+  sentinel.listen = "192.0.2.1:1";
+  sentinel.root = "/nonexistent";
+  sentinel.interval = 7s;
+  sentinel.config_interval = 7s;
+  sentinel.store_path = "/nonexistent.db";
+  sentinel.store_max_age = 7s;
+  sentinel.store_max_bytes = 7ull << 20;
+  sentinel.metric_channels = {};
+  sentinel.window = 7;
+  sentinel.stride = 7;
+  sentinel.warmup = 7s;
+  sentinel.refit = 7s;
+  sentinel.history = 7s;
+  sentinel.min_windows = 7;
+  sentinel.end_after = 7;
+  sentinel.seed = 7;
+  // Every key is set in the file (none falls back to the sentinel base), and to its default.
+  expect_defaults(load_agent_config(example, sentinel));
+}
+
+}  // namespace
+}  // namespace reveal

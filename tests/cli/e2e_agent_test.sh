@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# End to end: `reveal agent` on this host with a 40 s warm-up; stress-ng then saturates the
+# CPUs for 15 s. /metrics, polled every 0.2 s, must show the anomaly and an active incident on
+# cpu within a few seconds of the onset (printed: the streaming detection latency), /incidents
+# must hold it afterwards; SIGHUP applies a new metric selection and reports restart-only keys;
+# SIGTERM flushes the store (it loads with every sample) and exits 0. Also: bad configuration
+# exits 2, a taken port exits 3 and leaves the existing store alone.
+#   usage: e2e_agent_test.sh REVEAL FIXTURES
+set -uo pipefail
+REVEAL=$1
+T=$(mktemp -d)
+AG=""
+trap '[[ -n $AG ]] && kill $AG 2>/dev/null; pkill -f "stress-ng --cpu 2 --timeout 15s" 2>/dev/null; rm -rf "$T"' EXIT
+source "$(dirname "$0")/test_lib.sh"
+command -v curl >/dev/null || { echo "curl missing: run scripts/setup.sh"; exit 1; }
+command -v stress-ng >/dev/null || { echo "stress-ng missing: run scripts/setup.sh"; exit 1; }
+PORT=$((20000 + RANDOM % 20000))
+
+cat >"$T/agent.toml" <<EOF
+listen = "127.0.0.1:$PORT"
+[store]
+path = "$T/agent.db"
+[detect]
+warmup = "40s"
+EOF
+metric() { curl -s --max-time 2 "http://127.0.0.1:$PORT/metrics"; }
+# has PATTERN: the current /metrics holds a line matching PATTERN (no pipe into grep -q: with
+# pipefail, curl's SIGPIPE when grep stops early would read as "no match").
+has() { metric >"$T/cur.txt"; grep -q "$1" "$T/cur.txt"; }
+
+# --- bad input: exit 2 for configuration, exit 3 for a port in use ---------------------------
+expect_exit 2 "$REVEAL" agent --config "$T/missing.toml"
+grep -q "missing.toml" "$T/err" || fail "missing config not named: $(cat "$T/err")"
+printf 'listen = "127.0.0.1:%s"\n[detect]\nwindw = 3\n' "$PORT" >"$T/bad.toml"
+expect_exit 2 "$REVEAL" agent --config "$T/bad.toml"
+grep -q "bad.toml:3" "$T/err" || fail "unknown key not located: $(cat "$T/err")"
+expect_exit 2 "$REVEAL" agent --config "$T/agent.toml" --interval 0s
+expect_exit 0 "$REVEAL" agent --config "$T/agent.toml" --check-config
+
+# A port already taken: exit 3, and the store at --store is left alone.
+python3 -m http.server --bind 127.0.0.1 $((PORT + 2)) >/dev/null 2>&1 &
+PY=$!
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$((PORT + 2))/" && break; sleep 0.1; done
+echo "not a store" >"$T/other.db"
+expect_exit 3 "$REVEAL" agent --listen "127.0.0.1:$((PORT + 2))" --store "$T/other.db"
+grep -q "cannot listen" "$T/err" || fail "taken port: $(cat "$T/err")"
+[[ $(cat "$T/other.db") == "not a store" ]] || fail "taken port changed the other store"
+kill $PY; wait $PY 2>/dev/null
+
+sync; sleep 2
+"$REVEAL" agent --config "$T/agent.toml" 2>"$T/agent.log" &
+AG=$!
+for _ in $(seq 50); do has '^reveal_samples_total [1-9]' && break; sleep 0.2; done
+metric >"$T/m0.txt" || fail "no /metrics"
+grep -q '^reveal_model_ready 0' "$T/m0.txt" || fail "model ready before warm-up"
+[[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/healthz") == 200 ]] || fail "/healthz not 200"
+[[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope") == 404 ]] || fail "unknown path not 404"
+grep -q '^reveal_proc_stat_user_total{channel="proc.stat:user",' "$T/m0.txt" || fail "raw counter channel missing"
+if command -v promtool >/dev/null; then
+  # Lint: the raw channels keep the kernel's field names (MemAvailable, Tcp_InSegs), which
+  # promtool reports as camelCase; any other remark is a real naming problem.
+  promtool check metrics <"$T/m0.txt" >"$T/lint.txt" 2>&1
+  grep -v -e 'metric names should be written in .snake_case. not .camelCase.' "$T/lint.txt" >"$T/lint-rest.txt"
+  [[ -s "$T/lint-rest.txt" ]] && fail "promtool check metrics: $(head -5 "$T/lint-rest.txt")"
+fi
+
+# --- warm-up, then the fault -----------------------------------------------------------------
+for _ in $(seq 300); do has '^reveal_model_ready 1' && break; sleep 0.2; done
+has '^reveal_model_ready 1' || fail "model not ready after the warm-up"
+# The test polls /metrics every 0.2 s from start to end: its own loopback traffic and curl
+# processes are part of the host's normal behaviour, so they must not stop or change pace.
+for _ in $(seq 25); do has '^reveal_incident_active' && { fail "incident active before the fault"; break; }; sleep 0.2; done
+stress-ng --cpu 2 --timeout 15s --quiet &
+STRESS=$!
+F0=$(date +%s.%N)
+score_at="" inc_at="" sub=""
+for _ in $(seq 100); do
+  m=$(metric)
+  now=$(date +%s.%N)
+  s=$(awk '$1 == "reveal_anomaly_score" {print $2}' <<<"$m")
+  if [[ -z $score_at ]] && python3 -c "import sys; sys.exit(0 if float('$s') >= 1 else 1)" 2>/dev/null; then score_at=$now; fi
+  if grep -q '^reveal_incident_active{' <<<"$m"; then
+    inc_at=$now
+    sub=$(grep -o '^reveal_incident_active{[^}]*subsystem="[a-z/]*"' <<<"$m" | grep -o 'subsystem="[a-z/]*"')
+    break
+  fi
+  sleep 0.2
+done
+wait $STRESS
+lat() { python3 -c "print(f'{$1 - $F0:.1f}')"; }
+[[ -n $score_at ]] && echo "latency: anomaly score >= 1 on /metrics $(lat "$score_at") s after onset" || fail "anomaly score never reached 1"
+[[ -n $inc_at ]] && echo "latency: incident active on /metrics $(lat "$inc_at") s after onset ($sub)" || fail "no active incident on /metrics"
+[[ $sub == 'subsystem="cpu"' ]] || fail "incident subsystem $sub, want cpu"
+[[ -n $inc_at ]] && python3 -c "import sys; sys.exit(0 if $inc_at - $F0 <= 8 else 1)" || fail "incident later than 8 s after onset"
+for _ in $(seq 150); do has '^reveal_incident_active' || break; sleep 0.2; done
+curl -s "http://127.0.0.1:$PORT/incidents" >"$T/inc.json"
+python3 - "$T/inc.json" <<'PY' || fail "/incidents: $(head -c 400 "$T/inc.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "reveal.incidents/1", d
+assert d["recent"], "no closed incident"
+assert d["recent"][-1]["subsystem"] == "cpu", d["recent"][-1]["subsystem"]
+PY
+has '^reveal_incidents_total{subsystem="cpu"} 1' || fail "incident counter not 1 for cpu"
+
+# --- SIGHUP: reloadable keys apply, restart-only keys are reported -----------------------------
+cat >>"$T/agent.toml" <<EOF
+[metrics]
+channels = ["proc.meminfo:*"]
+EOF
+sed -i "s/^listen = .*/listen = \"127.0.0.1:$((PORT + 1))\"/" "$T/agent.toml"
+kill -HUP $AG
+sleep 2.5
+metric >"$T/m1.txt"
+grep -q '^reveal_proc_meminfo_MemFree{' "$T/m1.txt" || fail "selected channel missing after SIGHUP"
+grep -q '^reveal_proc_stat_user_total{' "$T/m1.txt" && fail "unselected channel still exported after SIGHUP"
+grep -q "'listen' changed: ignored until restart" "$T/agent.log" || fail "restart-only change not reported: $(tail -3 "$T/agent.log")"
+echo 'listen = [' >>"$T/agent.toml"
+kill -HUP $AG
+sleep 1.5
+grep -q "configuration not reloaded" "$T/agent.log" || fail "broken config on SIGHUP not reported"
+has '^reveal_samples_total' || fail "agent gone after a broken SIGHUP config"
+
+# --- SIGTERM: flush and exit 0 ---------------------------------------------------------------
+n=$(metric | awk '$1 == "reveal_samples_total" {print $2}')
+kill -TERM $AG
+wait $AG
+rc=$?
+AG=""
+[[ $rc == 0 ]] || fail "SIGTERM exit $rc"
+[[ -e "$T/agent.db-head" ]] && fail "head log left after SIGTERM"
+"$REVEAL" info "$T/agent.db" >"$T/info.txt" || fail "store does not load after SIGTERM"
+got=$(grep -oE '[0-9]+ samples every' "$T/info.txt" | grep -oE '^[0-9]+' || echo 0)
+[[ $got -ge $n ]] || fail "store holds $got samples, /metrics said $n"
+grep -q "incident opened: cpu" "$T/agent.log" || fail "incident not logged"
+"$REVEAL" export "$T/agent.db" --csv "$T/x.csv" >/dev/null 2>&1 || fail "export of the agent store"
+python3 - "$T/agent.db" <<'PY' || fail "incident events not in the store"
+import sqlite3, sys
+kinds = [r[0] for r in sqlite3.connect(sys.argv[1]).execute("SELECT kind FROM events WHERE source = 'agent'")]
+assert "incident_opened" in kinds and "incident_closed" in kinds, kinds
+PY
+
+[[ $fails == 0 ]] && echo "agent e2e: all checks passed" || { cat "$T/agent.log"; exit 1; }

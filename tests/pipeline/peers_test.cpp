@@ -1,0 +1,151 @@
+// Peers reference (include/reveal/peers.h) on synthetic hosts of one job.
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "reveal/peers.h"
+
+namespace reveal {
+namespace {
+
+constexpr std::int64_t kS = 1'000'000'000;
+constexpr std::int64_t kT0 = std::int64_t(1'700'000'000) * kS;
+
+// A 1 Hz host running the job: noisy gauges in three subsystems and a byte counter. From
+// `fault_from` to `fault_to` its CPU gauge shifts up by `shift` noise SDs.
+Recording host(const std::string& name, std::uint64_t seed, std::int64_t t0, std::size_t n = 120,
+               std::size_t fault_from = 0, std::size_t fault_to = 0, double shift = 0) {
+  Recording r;
+  r.meta.hostname = name;
+  r.meta.interval_s = 1.0;
+  r.channels = {{"t:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                {"t:mem_used", "%", Kind::gauge, Subsystem::memory},
+                {"t:rx_bytes", "bytes", Kind::counter, Subsystem::network},
+                {"t:disk_util", "%", Kind::gauge, Subsystem::storage}};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  double rx = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool fault = i >= fault_from && i < fault_to;
+    rx += 5e6 + 2e5 * noise(rng);
+    const double row[] = {50 + 3 * noise(rng) + (fault ? shift * 3 : 0), 40 + 2 * noise(rng), rx,
+                          10 + 2 * noise(rng)};
+    r.values.append_row(row);
+    r.t_unix_ns.push_back(t0 + std::int64_t(i) * kS);
+  }
+  r.meta.start_unix_ns = r.t_unix_ns.front();
+  r.meta.end_unix_ns = r.t_unix_ns.back();
+  return r;
+}
+
+TEST(Peers, TheHostWithALevelShiftIsNamed) {
+  const std::vector<Recording> hosts = {host("a", 1, kT0), host("b", 2, kT0, 120, 40, 80, 12.0), host("c", 3, kT0)};
+  const PeersResult pr = compare_peers(hosts, {}, {});
+  EXPECT_EQ(pr.alignment, "same time");
+  EXPECT_EQ(pr.start_unix_ns, kT0);
+  EXPECT_EQ(pr.end_unix_ns, kT0 + 119 * kS);
+  ASSERT_EQ(pr.hosts.size(), 3u);
+  ASSERT_TRUE(pr.odd.has_value());
+  EXPECT_EQ(*pr.odd, 0u);
+  const PeerHost& odd = pr.hosts[0];
+  EXPECT_EQ(odd.name, "b");
+  EXPECT_GT(odd.score, 0.0);
+  ASSERT_FALSE(odd.result.incidents.empty());
+  const Incident& inc = odd.result.incidents.front();
+  EXPECT_EQ(inc.subsystem, Subsystem::cpu);
+  EXPECT_NEAR(inc.start_s, 40, 3);
+  EXPECT_NEAR(inc.end_s, 80, 3);
+  EXPECT_EQ(odd.result.mode, "baseline");
+  EXPECT_EQ(odd.result.baseline_hosts, (std::vector<std::string>{"a", "c"}));
+  ASSERT_FALSE(pr.odd_channels.empty());
+  EXPECT_EQ(pr.odd_channels.front().name, "t:cpu_busy");
+  EXPECT_GT(pr.odd_channels.front().z, 3.0);
+  EXPECT_EQ(pr.flagged.front(), "b");
+  // Its incident covers a third of the run well past the threshold; the others score little.
+  EXPECT_GE(odd.incident_windows, 35u);
+  EXPECT_GE(odd.score, kOddMargin * pr.hosts[1].score);
+  // Names given by the caller replace hostnames.
+  const PeersResult named = compare_peers(hosts, {"x.db", "y.db", "z.db"}, {});
+  ASSERT_TRUE(named.odd.has_value());
+  EXPECT_EQ(named.hosts[*named.odd].name, "y.db");
+}
+
+TEST(Peers, NoHostStandsOutWhenAllAreAlike) {
+  const std::vector<Recording> hosts = {host("a", 11, kT0), host("b", 12, kT0), host("c", 13, kT0)};
+  const PeersResult pr = compare_peers(hosts, {}, {});
+  EXPECT_FALSE(pr.odd.has_value());
+  EXPECT_TRUE(pr.flagged.empty());
+  for (const auto& h : pr.hosts) {
+    EXPECT_EQ(h.score, 0.0) << h.name;
+    EXPECT_TRUE(h.result.incidents.empty()) << h.name;
+  }
+}
+
+TEST(Peers, TwoFaultyHostsOfThreeLeaveNoSingleOddHost) {
+  const std::vector<Recording> hosts = {host("a", 21, kT0, 120, 40, 80, 12.0), host("b", 22, kT0),
+                                        host("c", 23, kT0, 120, 40, 80, 12.0)};
+  const PeersResult pr = compare_peers(hosts, {}, {});
+  // a and c each look odd against a baseline that holds the other's fault half the time; neither
+  // leads the other by kOddMargin, so no single host is named.
+  EXPECT_FALSE(pr.odd.has_value());
+  EXPECT_TRUE(pr.odd_channels.empty());
+}
+
+TEST(Peers, RunsRecordedAtDifferentTimesAreAlignedByOffset) {
+  // Recorded one after another (no overlap), of different lengths: compared over the shortest.
+  const std::vector<Recording> hosts = {host("a", 31, kT0, 130), host("b", 32, kT0 + 200 * kS, 120, 40, 80, 12.0),
+                                        host("c", 33, kT0 + 400 * kS, 125)};
+  const PeersResult pr = compare_peers(hosts, {}, {});
+  EXPECT_EQ(pr.alignment, "offset");
+  EXPECT_NEAR(pr.span_s, 119.0, 1e-6);
+  ASSERT_FALSE(pr.notes.empty());
+  ASSERT_TRUE(pr.odd.has_value());
+  EXPECT_EQ(pr.hosts[*pr.odd].name, "b");
+  for (const auto& h : pr.hosts) EXPECT_EQ(h.result.n_samples, 120u) << h.name;
+}
+
+TEST(Peers, PartialOverlapIsCutToTheCommonSpan) {
+  const std::vector<Recording> hosts = {host("a", 41, kT0), host("b", 42, kT0 + 10 * kS, 120, 40, 80, 12.0),
+                                        host("c", 43, kT0 + 20 * kS)};
+  const PeersResult pr = compare_peers(hosts, {}, {});
+  EXPECT_EQ(pr.alignment, "same time");
+  EXPECT_EQ(pr.start_unix_ns, kT0 + 20 * kS);
+  EXPECT_EQ(pr.end_unix_ns, kT0 + 119 * kS);
+  for (const auto& h : pr.hosts) EXPECT_EQ(h.result.n_samples, 100u) << h.name;
+  ASSERT_TRUE(pr.odd.has_value());
+  EXPECT_EQ(pr.hosts[*pr.odd].name, "b");
+}
+
+TEST(Peers, Errors) {
+  EXPECT_THROW(compare_peers({host("a", 1, kT0)}, {}, {}), PeersError);
+  EXPECT_THROW(compare_peers({host("a", 1, kT0), host("b", 2, kT0)}, {"only-one"}, {}), PeersError);
+  try {
+    compare_peers({host("a", 1, kT0), host("tiny", 2, kT0, 3)}, {}, {});
+    ADD_FAILURE() << "no error";
+  } catch (const PeersError& e) {
+    EXPECT_NE(std::string(e.what()).find("host tiny"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Peers, SliceRecording) {
+  Recording r = host("a", 5, kT0, 20);
+  r.events.push_back({kT0 + 2 * kS, "nvml", "xid", 79, "early"});
+  r.events.push_back({kT0 + 12 * kS, "nvml", "xid", 79, "inside"});
+  r.config_changes.push_back({kT0 + 11 * kS, "net.eth0.mtu", "1500", "9000"});
+  const Recording s = slice_recording(r, 10, 5);
+  ASSERT_EQ(s.t_unix_ns.size(), 5u);
+  EXPECT_EQ(s.t_unix_ns.front(), kT0 + 10 * kS);
+  EXPECT_EQ(s.meta.start_unix_ns, kT0 + 10 * kS);
+  EXPECT_EQ(s.meta.end_unix_ns, kT0 + 14 * kS);
+  EXPECT_EQ(s.values.rows(), 5u);
+  EXPECT_EQ(s.values(0, 1), r.values(10, 1));
+  EXPECT_EQ(s.values(4, 3), r.values(14, 3));
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0].detail, "inside");
+  EXPECT_EQ(s.config_changes.size(), 1u);
+  EXPECT_EQ(slice_recording(r, 18, 10).t_unix_ns.size(), 2u);  // clamped to the end
+}
+
+}  // namespace
+}  // namespace reveal

@@ -1,0 +1,159 @@
+#include "reveal/streaming.h"
+
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace reveal {
+namespace {
+
+// 1 Hz synthetic host: noisy gauges in four subsystems and one counter; between
+// [fault_from, fault_to) the memory gauge shifts up by `shift` noise SDs.
+struct Synth {
+  std::vector<ChannelInfo> channels = {{"test:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                                       {"test:mem_used", "%", Kind::gauge, Subsystem::memory},
+                                       {"test:rx_bytes", "bytes", Kind::counter, Subsystem::network},
+                                       {"test:disk_util", "%", Kind::gauge, Subsystem::storage}};
+  std::mt19937_64 rng;
+  std::normal_distribution<double> noise{0.0, 1.0};
+  double rx = 0;
+  explicit Synth(std::uint64_t seed) : rng(seed) {}
+  std::vector<double> row(bool fault, double shift) {
+    rx += 5e6 + 2e5 * noise(rng);
+    return {50 + 3 * noise(rng), 40 + 2 * noise(rng) + (fault ? shift * 2 : 0), rx, 10 + 2 * noise(rng)};
+  }
+};
+
+constexpr std::int64_t kT0 = std::int64_t(1'700'000'000) * 1'000'000'000;
+
+TEST(StreamingDetector, WarmsUpThenFindsALevelShiftWithinSecondsOnTheRightSubsystem) {
+  Synth syn(3);
+  RunMetadata meta;
+  meta.cores = 4;
+  StreamingOptions o;
+  o.warmup_samples = 60;
+  o.refit_samples = 30;
+  o.history_samples = 300;
+  StreamingDetector d(meta, syn.channels, o);
+  const std::size_t onset = 150, end = 180;
+  std::size_t opened_at = 0, closed_at = 0, scored = 0;
+  for (std::size_t i = 0; i < 260; ++i) {
+    const auto row = syn.row(i >= onset && i < end, 15.0);
+    const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, row);
+    if (i < 60) { EXPECT_FALSE(d.model_ready()) << i; }
+    if (u.scored) {
+      ++scored;
+      EXPECT_TRUE(std::isfinite(u.fused));
+      EXPECT_TRUE(std::isfinite(u.subsystem[std::size_t(Subsystem::memory)]));
+    }
+    if (u.opened) {
+      EXPECT_EQ(opened_at, 0u) << "one incident only";
+      opened_at = i;
+      ASSERT_TRUE(d.active());
+      EXPECT_EQ(d.active()->subsystem, Subsystem::memory);
+      ASSERT_FALSE(d.active()->top.empty());
+      EXPECT_EQ(d.active()->top[0].name, "test:mem_used");
+      EXPECT_NEAR(double(d.active()->start_unix_ns - kT0) * 1e-9, double(onset), 3.0);
+      EXPECT_FALSE(d.active()->action.empty());
+    }
+    if (u.closed) closed_at = i;
+  }
+  EXPECT_TRUE(d.model_ready());
+  EXPECT_GT(scored, 150u);
+  // Onset at sample 150: the first window lying wholly in the fault ends at 152; three such
+  // windows open the incident at 154 (≤ 4 s after onset at 1 Hz).
+  EXPECT_GE(opened_at, onset + 2);
+  EXPECT_LE(opened_at, onset + 4);
+  EXPECT_GE(closed_at, end + 2);
+  EXPECT_LE(closed_at, end + 8);
+  ASSERT_EQ(d.closed().size(), 1u);
+  EXPECT_FALSE(d.active());
+  EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, double(end), 3.0);
+  EXPECT_GT(d.closed()[0].peak_score, 1.0);
+  // The model was not refitted during the incident: the reference stays clean.
+  EXPECT_GT(d.reference_windows(), 100u);
+}
+
+TEST(StreamingDetector, CleanStreamRaisesNothing) {
+  Synth syn(11);
+  StreamingOptions o;
+  o.warmup_samples = 60;
+  o.refit_samples = 60;
+  o.history_samples = 600;
+  StreamingDetector d({}, syn.channels, o);
+  std::size_t high = 0, scored = 0;
+  for (std::size_t i = 0; i < 900; ++i) {
+    const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(false, 0));
+    EXPECT_FALSE(u.opened) << "false incident at " << i;
+    if (u.scored) { ++scored; high += u.fused >= 1.0; }
+  }
+  EXPECT_GT(scored, 800u);
+  EXPECT_LT(high, scored / 100 + 2);
+  EXPECT_TRUE(d.closed().empty());
+}
+
+TEST(StreamingDetector, GapsOldSamplesAndBadRowsAreHandled) {
+  Synth syn(5);
+  StreamingOptions o;
+  o.warmup_samples = 30;
+  o.history_samples = 100;
+  StreamingDetector d({}, syn.channels, o);
+  for (std::size_t i = 0; i < 80; ++i) {
+    auto row = syn.row(false, 0);
+    if (i % 7 == 3) row[1] = std::nan("");  // gaps
+    if (i % 13 == 5) row[2] = 0;           // counter reset
+    d.push(kT0 + std::int64_t(i) * 1'000'000'000, row);
+  }
+  EXPECT_TRUE(d.model_ready());
+  const auto before = d.windows_scored();
+  // A sample not newer than the last one is ignored (clock stepped back).
+  EXPECT_FALSE(d.push(kT0, syn.row(false, 0)).scored);
+  EXPECT_EQ(d.windows_scored(), before);
+  EXPECT_THROW(d.push(kT0 + 1000LL * 1'000'000'000, std::vector<double>(2, 1.0)), DetectError);
+  // History shrinks at the next fit, keeping the newest rows, and scoring goes on.
+  d.set_history_samples(40);
+  d.set_refit_samples(1);
+  for (std::size_t i = 80; i < 100; ++i) d.push(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(false, 0));
+  EXPECT_TRUE(d.model_ready());
+  EXPECT_GT(d.windows_scored(), before + 15);
+}
+
+TEST(StreamingDetector, RejectsOptionsThatCannotWork) {
+  Synth syn(1);
+  StreamingOptions o;
+  o.detect.window.length = 1;
+  EXPECT_THROW(StreamingDetector({}, syn.channels, o), DetectError);
+  o = {};
+  o.warmup_samples = 4;
+  EXPECT_THROW(StreamingDetector({}, syn.channels, o), DetectError);
+  o = {};
+  o.history_samples = 10;
+  EXPECT_THROW(StreamingDetector({}, syn.channels, o), DetectError);
+}
+
+}  // namespace
+}  // namespace reveal
+
+namespace reveal {
+namespace {
+
+TEST(StreamingDetector, SettleSamplesStayOutOfTheReference) {
+  Synth syn(2);
+  StreamingOptions o;
+  o.warmup_samples = 30;
+  o.settle_samples = 20;
+  StreamingDetector d({}, syn.channels, o);
+  std::size_t ready_at = 0;
+  for (std::size_t i = 0; i < 80 && !ready_at; ++i) {
+    // The start-up transient: the first 20 samples are wildly off and must not be learned.
+    auto row = syn.row(i < 20, 200.0);
+    d.push(kT0 + std::int64_t(i) * 1'000'000'000, row);
+    if (d.model_ready()) ready_at = i;
+  }
+  EXPECT_EQ(ready_at, 20u + 30u);  // 20 ignored, then one sample for the first rate, then 30 rows
+  EXPECT_GT(d.reference_windows(), 20u);
+}
+
+}  // namespace
+}  // namespace reveal
