@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,33 @@ Series to_rates(const Recording& rec);
 // is left out, unless `keep_empty`: then the channel set depends only on the input channel
 // names, which the streaming detector needs (it derives two rows at a time).
 void add_derived(Series& s, bool keep_empty = false);
+
+// add_derived() for one row at a time (the streaming detector): the formulas are planned once
+// for the rate channels' names, then compute() fills a row without allocating. channels() are
+// those of add_derived(s, keep_empty = true) on a Series of `rate_channels`, in the same order,
+// and compute() gives the same values as that call's row.
+class DerivedRow {
+ public:
+  explicit DerivedRow(const std::vector<ChannelInfo>& rate_channels);
+  ~DerivedRow();
+  DerivedRow(const DerivedRow&) = delete;
+  DerivedRow& operator=(const DerivedRow&) = delete;
+  const std::vector<ChannelInfo>& channels() const { return channels_; }
+  // rates.size() = rate channels, out.size() = channels().
+  void compute(std::span<const double> rates, std::span<double> out);
+
+ private:
+  struct Plan;
+  std::unique_ptr<Plan> plan_;
+  std::vector<ChannelInfo> channels_;
+};
+
+// The channels of to_rates(): counters become gauges with unit "<unit>/s".
+std::vector<ChannelInfo> rate_channels(const std::vector<ChannelInfo>& raw);
+// One row of to_rates(): counters' Δ/dt from `prev` to `cur` (NaN for a reset, a gap or
+// dt ≤ 0; wraps as to_rates), other channels copied from `cur`. Allocates nothing.
+void rates_row(const std::vector<ChannelInfo>& raw, std::span<const double> prev, std::span<const double> cur,
+               double dt, std::span<double> out);
 
 struct WindowOptions {
   std::size_t length = 3;  // samples per window

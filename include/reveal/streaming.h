@@ -1,8 +1,8 @@
 // Streaming detection: the offline pipeline (reveal/detect.h) fed one raw sample at a time,
 // for `reveal agent`.
 //
-// Per sample: rates and derived channels of the new sample (to_rates + add_derived on the last
-// two raw samples, keep_empty so the channel layout is fixed), appended to a history ring of
+// Per sample: rates and derived channels of the new sample (rates_row and DerivedRow: the
+// formulas of to_rates and add_derived, one row at a time), appended to a history ring of
 // `history_samples` derived rows; every `stride` samples the window of the last `length` rows
 // is scored by the current reference model (WindowModel, the same code as detect()) and fed to
 // the incident rule (IncidentTracker, as find_incidents()).
@@ -11,9 +11,8 @@
 // `refit_samples`; never while an incident is open (the fault would join the reference).
 // Attribution (attribute(), as detect()) is recomputed whenever the open incident grows.
 //
-// Cost: window statistics and scoring allocate nothing; the rate/derived step reuses the
-// offline code on a two-row recording and does allocate (a few hundred small blocks per
-// sample); fits and attribution allocate. Memory: history_samples × derived channels doubles.
+// Cost: a sample that only scores a window allocates nothing; fits and attribution (when an
+// incident opens or grows) allocate. Memory: history_samples × derived channels doubles.
 #pragma once
 
 #include <array>
@@ -22,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reveal/agent.h"
@@ -49,7 +49,8 @@ struct StreamUpdate {
   bool scored = false;          // a window ended at this sample and was scored
   double fused = 0;             // its fused score (anomalous ≥ 1); NaN when not scored
   std::array<double, kNumSubsystems> subsystem{};  // per-subsystem scores (≥ 1 anomalous)
-  std::string top_channel;      // channel with the largest |z| in the window
+  std::string_view top_channel; // channel with the largest |z| in the window (valid for the
+                                // detector's lifetime)
   double top_z = 0;
   bool opened = false, closed = false;  // an incident opened / closed at this window
   bool refitted = false;        // the model was (re)fitted at this sample
@@ -93,9 +94,11 @@ class StreamingDetector {
   StreamingOptions opts_;
   IncidentTracker tracker_;
   // Rates/derived of the newest sample.
-  Recording pair_;
+  std::vector<double> prev_, rates_;
+  std::int64_t prev_t_ns_ = 0;
   bool have_prev_ = false;
-  std::vector<ChannelInfo> layout_;  // derived channel layout, fixed at the first derived row
+  std::unique_ptr<DerivedRow> derived_;
+  std::vector<ChannelInfo> layout_;  // derived channel layout (derived_->channels())
   // History ring of derived rows: global row g lives at slot(g).
   std::size_t capacity_ = 0, pending_capacity_ = 0;
   Matrix hist_;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "reveal/features.h"
@@ -22,7 +23,10 @@ double ratio(double num, double den, double scale) {
 // Collects new columns, then appends them (and drops superseded raw channels) in one pass.
 class Builder {
  public:
-  Builder(Series& s, bool keep_empty) : s_(s), keep_empty_(keep_empty) {}
+  // plan_only: add() records each derived channel and its formula without evaluating it
+  // (DerivedRow evaluates them one row at a time).
+  Builder(Series& s, bool keep_empty, bool plan_only = false)
+      : s_(s), keep_empty_(keep_empty), plan_only_(plan_only) {}
   double v(int col, std::size_t row) const { return col < 0 ? kNaN : s_.values(row, col); }
   int col(const std::string& name) const {
     auto it = index_.find(name);
@@ -37,6 +41,11 @@ class Builder {
     c.kind = Kind::gauge;
     c.subsystem = sub;
     c.help = std::move(help);
+    if (plan_only_) {
+      new_channels_.push_back(std::move(c));
+      formulas_.push_back(f);
+      return;
+    }
     std::vector<double> col(s_.t_s.size());
     bool any = false;
     for (std::size_t r = 0; r < col.size(); ++r) {
@@ -67,8 +76,20 @@ class Builder {
   }
 
  private:
+  // DerivedRow's view of the plan.
+ public:
+  const std::vector<ChannelInfo>& planned_channels() const { return new_channels_; }
+  const std::vector<std::function<double(std::size_t)>>& formulas() const { return formulas_; }
+  std::vector<std::size_t> kept_columns() const {
+    std::vector<std::size_t> keep;
+    for (std::size_t c = 0; c < s_.channels.size(); ++c) if (!drop_.count(c)) keep.push_back(c);
+    return keep;
+  }
+
+ private:
   Series& s_;
-  bool keep_empty_ = false;
+  bool keep_empty_ = false, plan_only_ = false;
+  std::vector<std::function<double(std::size_t)>> formulas_;
   std::map<std::string, int> index_;
   std::vector<ChannelInfo> new_channels_;
   std::vector<std::vector<double>> new_columns_;
@@ -233,10 +254,7 @@ void derive_perf(Builder& b, const Series& s) {
         [&b, rd, wr, df](std::size_t row) { return df >= 0 ? b.v(df, row) : b.v(rd, row) + b.v(wr, row); });
 }
 
-}  // namespace
-
-void add_derived(Series& s, bool keep_empty) {
-  Builder b(s, keep_empty);
+void derive_all(Builder& b, const Series& s) {
   b.index();
   derive_cpu(b, s);
   derive_memory(b);
@@ -244,7 +262,41 @@ void add_derived(Series& s, bool keep_empty) {
   derive_disk(b, s);
   derive_psi(b);
   derive_perf(b, s);
+}
+
+}  // namespace
+
+void add_derived(Series& s, bool keep_empty) {
+  Builder b(s, keep_empty);
+  derive_all(b, s);
   b.commit();
+}
+
+struct DerivedRow::Plan {
+  Series row;  // one row: the rates the formulas read
+  std::unique_ptr<Builder> builder;
+  std::vector<std::size_t> kept;
+};
+
+DerivedRow::DerivedRow(const std::vector<ChannelInfo>& rate_channels) : plan_(std::make_unique<Plan>()) {
+  plan_->row.channels = rate_channels;
+  plan_->row.t_s.assign(1, 0.0);
+  plan_->row.values = Matrix(1, rate_channels.size(), kNaN);
+  plan_->builder = std::make_unique<Builder>(plan_->row, /*keep_empty=*/true, /*plan_only=*/true);
+  derive_all(*plan_->builder, plan_->row);
+  plan_->kept = plan_->builder->kept_columns();
+  for (std::size_t c : plan_->kept) channels_.push_back(rate_channels[c]);
+  for (const auto& c : plan_->builder->planned_channels()) channels_.push_back(c);
+}
+
+DerivedRow::~DerivedRow() = default;
+
+void DerivedRow::compute(std::span<const double> rates, std::span<double> out) {
+  auto in = plan_->row.values.row(0);
+  std::copy(rates.begin(), rates.end(), in.begin());
+  std::size_t j = 0;
+  for (std::size_t c : plan_->kept) out[j++] = in[c];
+  for (const auto& f : plan_->builder->formulas()) out[j++] = f(0);
 }
 
 }  // namespace reveal

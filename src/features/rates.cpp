@@ -25,27 +25,38 @@ double counter_delta(double prev, double cur, int bits, double wrap_range) {
 }
 }  // namespace
 
+std::vector<ChannelInfo> rate_channels(const std::vector<ChannelInfo>& raw) {
+  std::vector<ChannelInfo> out = raw;
+  for (auto& ch : out)
+    if (ch.kind == Kind::counter) {
+      ch.kind = Kind::gauge;
+      ch.unit += "/s";
+    }
+  return out;
+}
+
+void rates_row(const std::vector<ChannelInfo>& raw, std::span<const double> prev, std::span<const double> cur,
+               double dt, std::span<double> out) {
+  for (std::size_t c = 0; c < raw.size(); ++c) {
+    const ChannelInfo& ch = raw[c];
+    if (ch.kind != Kind::counter) out[c] = cur[c];
+    else out[c] = dt > 0 ? counter_delta(prev[c], cur[c], ch.counter_bits, ch.wrap_range) / dt : std::nan("");
+  }
+}
+
 Series to_rates(const Recording& rec) {
   Series s;
   const std::size_t n = rec.t_unix_ns.size(), nc = rec.channels.size();
-  s.channels = rec.channels;
+  s.channels = rate_channels(rec.channels);
   s.t_s.resize(n);
   for (std::size_t i = 0; i < n; ++i) s.t_s[i] = double(rec.t_unix_ns[i] - rec.t_unix_ns[0]) * 1e-9;
   s.values = Matrix(n, nc, std::nan(""));
-  for (std::size_t c = 0; c < nc; ++c) {
-    auto& ch = s.channels[c];
-    if (ch.kind != Kind::counter) {
-      for (std::size_t i = 0; i < n; ++i) s.values(i, c) = rec.values(i, c);
-      continue;
-    }
-    for (std::size_t i = 1; i < n; ++i) {
-      const double dt = s.t_s[i] - s.t_s[i - 1];
-      if (!(dt > 0)) continue;
-      s.values(i, c) = counter_delta(rec.values(i - 1, c), rec.values(i, c), ch.counter_bits, ch.wrap_range) / dt;
-    }
-    ch.kind = Kind::gauge;
-    ch.unit += "/s";
-  }
+  for (std::size_t c = 0; n > 0 && c < nc; ++c)  // row 0: gauges as they are, counters have no rate yet
+    if (rec.channels[c].kind != Kind::counter) s.values(0, c) = rec.values(0, c);
+  for (std::size_t i = 1; i < n; ++i)
+    rates_row(rec.channels, rec.values.row(i - 1), rec.values.row(i),
+              double(rec.t_unix_ns[i] - rec.t_unix_ns[i - 1]) * 1e-9,  // exact Δt, as streaming
+              s.values.row(i));
   return s;
 }
 

@@ -24,10 +24,22 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
     throw DetectError("history must be at least as long as the warm-up");
   opts_.refit_samples = std::max<std::size_t>(opts_.refit_samples, 1);
   capacity_ = pending_capacity_ = opts_.history_samples;
-  pair_.meta = meta_;
-  pair_.channels = raw_channels_;
-  pair_.t_unix_ns.assign(2, 0);
-  pair_.values = Matrix(2, raw_channels_.size(), kNaN);
+  prev_.assign(raw_channels_.size(), kNaN);
+  rates_.assign(raw_channels_.size(), kNaN);
+  derived_ = std::make_unique<DerivedRow>(rate_channels(raw_channels_));
+  layout_ = derived_->channels();
+  const std::size_t nd = layout_.size();
+  hist_ = Matrix(capacity_, nd, kNaN);
+  hist_t_.assign(capacity_, 0);
+  recent_.channels = layout_;
+  recent_.t_s.assign(L, 0.0);
+  recent_.values = Matrix(L, nd, kNaN);
+  win_.length = L;
+  win_.n_channels = nd;
+  win_.first_row = {0};
+  win_.t_start_s = {0.0};
+  win_.t_end_s = {0.0};
+  win_.stats = Matrix(1, nd * kNumStats, kNaN);
 }
 
 StreamingDetector::~StreamingDetector() = default;
@@ -50,42 +62,19 @@ const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<co
                       std::to_string(raw_channels_.size()) + " channels");
   if (have_prev_ && t_unix_ns <= last_t_ns_) return update_;
   if (pushed_++ < opts_.settle_samples) return update_;
-  // Rates and derived channels of this sample: the offline code on (previous, this).
-  auto r0 = pair_.values.row(0), r1 = pair_.values.row(1);
-  std::copy(r1.begin(), r1.end(), r0.begin());
-  std::copy(row.begin(), row.end(), r1.begin());
-  pair_.t_unix_ns[0] = pair_.t_unix_ns[1];
-  pair_.t_unix_ns[1] = t_unix_ns;
+  // Rates and derived channels of this sample: the offline formulas, one row.
   last_t_ns_ = t_unix_ns;
   if (!have_prev_) {
     have_prev_ = true;
-    t0_ns_ = t_unix_ns;
+    t0_ns_ = prev_t_ns_ = t_unix_ns;
+    std::copy(row.begin(), row.end(), prev_.begin());
     return update_;
   }
-  Series d = to_rates(pair_);
-  add_derived(d, /*keep_empty=*/true);
-  if (layout_.empty()) {
-    layout_ = d.channels;
-    hist_ = Matrix(capacity_, layout_.size(), kNaN);
-    hist_t_.assign(capacity_, 0);
-    const std::size_t L = opts_.detect.window.length;
-    recent_.channels = layout_;
-    recent_.t_s.assign(L, 0.0);
-    recent_.values = Matrix(L, layout_.size(), kNaN);
-    win_.length = L;
-    win_.n_channels = layout_.size();
-    win_.first_row = {0};
-    win_.t_start_s = {0.0};
-    win_.t_end_s = {0.0};
-    win_.stats = Matrix(1, layout_.size() * kNumStats, kNaN);
-  }
-  if (d.channels.size() != layout_.size())
-    throw DetectError("the derived channel layout changed (" + std::to_string(layout_.size()) + " → " +
-                      std::to_string(d.channels.size()) + " channels)");
+  rates_row(raw_channels_, prev_, row, double(t_unix_ns - prev_t_ns_) * 1e-9, rates_);
+  std::copy(row.begin(), row.end(), prev_.begin());
+  prev_t_ns_ = t_unix_ns;
   const std::uint64_t g = rows_++;
-  auto dst = hist_.row(slot(g));
-  auto src = d.values.row(1);
-  std::copy(src.begin(), src.end(), dst.begin());
+  derived_->compute(rates_, hist_.row(slot(g)));
   hist_t_[slot(g)] = t_unix_ns;
 
   if (!active_ && rows_ >= opts_.warmup_samples && (!model_ || rows_ - rows_at_fit_ >= opts_.refit_samples)) fit();
@@ -169,7 +158,7 @@ void StreamingDetector::score_window() {
   std::size_t best = 0;
   for (std::size_t j = 1; j < z_.size(); ++j)
     if (std::fabs(z_[j]) > std::fabs(z_[best])) best = j;
-  update_.top_channel = chans_.empty() ? std::string() : chans_[best]->name;
+  update_.top_channel = chans_.empty() ? std::string_view() : std::string_view(chans_[best]->name);
   update_.top_z = z_.empty() ? 0.0 : z_[best];
 
   const std::size_t K = std::size_t(std::max(opts_.detect.incident.min_windows, 1));

@@ -118,3 +118,44 @@ TEST(DerivedPerf, PerCoreIpcAndMemoryBandwidth) {
 
 }  // namespace
 }  // namespace reveal
+
+#include "reveal/store.h"
+
+namespace reveal {
+namespace {
+
+// The streaming path (rates_row + DerivedRow, one row at a time) gives exactly the offline
+// path's values (to_rates + add_derived(keep_empty)) on a real recording.
+TEST(DerivedRow, MatchesTheOfflineDerivationRowByRow) {
+  for (const char* name : {"h200-gpu-contention.db", "fleet-b.db"}) {
+    const Recording rec = load_recording(std::string(REVEAL_FIXTURES_DIR) + "/recordings/" + name);
+    Series offline = to_rates(rec);
+    add_derived(offline, /*keep_empty=*/true);
+    DerivedRow d(rate_channels(rec.channels));
+    ASSERT_EQ(d.channels().size(), offline.channels.size()) << name;
+    for (std::size_t c = 0; c < offline.channels.size(); ++c) {
+      ASSERT_EQ(d.channels()[c].name, offline.channels[c].name) << name;
+      ASSERT_EQ(d.channels()[c].unit, offline.channels[c].unit) << name;
+    }
+    std::vector<double> rates(rec.channels.size()), out(d.channels().size());
+    std::size_t compared = 0;
+    for (std::size_t i = 1; i < rec.t_unix_ns.size(); ++i) {
+      rates_row(rec.channels, rec.values.row(i - 1), rec.values.row(i),
+                double(rec.t_unix_ns[i] - rec.t_unix_ns[i - 1]) * 1e-9, rates);
+      d.compute(rates, out);
+      for (std::size_t c = 0; c < out.size(); ++c) {
+        const double want = offline.values(i, c);
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(out[c])) << name << " row " << i << " " << offline.channels[c].name;
+        } else {
+          EXPECT_EQ(out[c], want) << name << " row " << i << " " << offline.channels[c].name;
+          ++compared;
+        }
+      }
+    }
+    EXPECT_GT(compared, 10000u) << name;
+  }
+}
+
+}  // namespace
+}  // namespace reveal

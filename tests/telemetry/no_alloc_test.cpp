@@ -184,3 +184,34 @@ TEST(StoreNoAlloc, AppendAllocatesNothingBetweenChunkCommits) {
 
 }  // namespace
 }  // namespace reveal
+
+#include "reveal/streaming.h"
+
+namespace reveal {
+namespace {
+
+// The agent's per-sample detection: once the model is fitted, a push() that scores a window
+// (no refit, no incident change) allocates nothing. A real recording's channels and values.
+TEST(StreamingNoAlloc, ScoringASampleAllocatesNothing) {
+  const Recording rec = load_recording(fixture("recordings") / "fleet-a.db");
+  StreamingOptions o;
+  o.warmup_samples = 30;
+  o.refit_samples = 100000;  // no refit inside the measured samples
+  StreamingDetector d(rec.meta, rec.channels, o);
+  std::size_t measured = 0;
+  for (std::size_t i = 0; i < rec.t_unix_ns.size(); ++i) {
+    const bool steady = d.model_ready() && !d.active();
+    g_allocs = 0;
+    t_counting = steady;
+    const StreamUpdate& u = d.push(rec.t_unix_ns[i], rec.values.row(i));
+    t_counting = false;
+    if (steady && u.scored && !u.opened && !u.closed && !u.refitted && !d.active()) {
+      EXPECT_EQ(g_allocs.load(), 0) << "sample " << i;
+      ++measured;
+    }
+  }
+  EXPECT_GT(measured, 20u);
+}
+
+}  // namespace
+}  // namespace reveal
