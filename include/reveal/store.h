@@ -116,6 +116,11 @@ class StoreWriter {
   std::uint64_t max_bytes_ = 0;
 };
 
+// Throws StoreError unless `path` is absent or a store that may be replaced: a regular file
+// that is empty or an SQLite database, not held by a running writer. (StoreWriter's check;
+// `reveal agent` runs it on its store and on <store>.prev before rotating them.)
+void check_replaceable_store(const std::filesystem::path& path);
+
 // What to read of a store: channels for which `keep_channel` is true (null = all) and samples
 // stamped within [start_unix_ns, end_unix_ns]. Only the chunks and channel groups that overlap
 // are decoded (schema v2).

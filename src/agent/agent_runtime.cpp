@@ -57,10 +57,12 @@ void log_line(bool quiet, const std::string& s) {
 }
 
 // Moves a previous store (and its -wal/-shm/-head companions) to <path>.prev.
+// Refuses (StoreError) when either is not a store or the store is held by a running writer.
 void rotate_previous(const fs::path& path) {
   std::error_code ec;
+  check_replaceable_store(path);
   if (!fs::exists(path, ec)) return;
-  if (!fs::is_regular_file(path, ec)) throw std::runtime_error("store '" + path.string() + "' is not a regular file");
+  check_replaceable_store(path.string() + ".prev");
   for (const char* sfx : {"", "-wal", "-shm", "-head"}) {
     const fs::path from = path.string() + sfx, to = path.string() + ".prev" + sfx;
     fs::remove(to, ec);
@@ -243,6 +245,11 @@ int run(const RunOptions& opts) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // Idle or slow clients must not hold every worker: more workers than cpp-httplib's default
+  // 8, and short read/keep-alive timeouts (a scrape is one quick request).
+  server.new_task_queue = [] { return new httplib::ThreadPool(16); };
+  server.set_read_timeout(1, 0);
+  server.set_keep_alive_timeout(1);
   if (!server.bind_to_port(listen->first.c_str(), listen->second))
     throw std::runtime_error("cannot listen on " + cfg.listen + ": " + std::strerror(errno ? errno : EADDRINUSE));
 

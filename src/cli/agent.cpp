@@ -1,6 +1,10 @@
 // `reveal agent`: the per-host daemon (src/agent/agent_runtime.h, docs/AGENT.md).
 #ifdef REVEAL_WITH_HTTP
+#include <pthread.h>
+#include <signal.h>
+
 #include <cstdio>
+#include <filesystem>
 
 #include "agent/agent_runtime.h"
 #include "commands.h"
@@ -35,7 +39,20 @@ Action add_agent(CLI::App& app) {
   sub->add_option("--replay", o->replay, "Serve this recording in real time, as if live, instead of sampling the host");
   sub->add_flag("--exit-after-replay", o->exit_after_replay, "With --replay: exit once the last sample is served");
   sub->add_flag("-q,--quiet", o->quiet, "Print nothing but errors");
-  return [o]() -> int {
+  return [o, sub]() -> int {
+    // Signals are handled by the agent's signal thread; block them now so that a SIGTERM that
+    // arrives while the configuration loads is handled (exit 0), not fatal.
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&sigs, sig);
+    pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+    for (const char* flag : {"--config", "--listen", "--store", "--interval", "--root", "--replay"})
+      if (sub->count(flag) > 0) {
+        const std::string& v = std::string(flag) == "--config" ? o->config : std::string(flag) == "--listen" ? o->listen
+                               : std::string(flag) == "--store" ? o->store : std::string(flag) == "--interval" ? o->interval
+                               : std::string(flag) == "--root" ? o->root : o->replay;
+        if (v.empty()) throw UsageError(std::string(flag) + ": empty value");
+      }
     // The configuration: defaults, then the file, then flags (flags win, also after SIGHUP).
     auto load = [o]() {
       AgentConfig c = o->config.empty() ? AgentConfig{} : load_agent_config(o->config);
@@ -61,15 +78,18 @@ Action add_agent(CLI::App& app) {
     } catch (const std::exception& e) {
       throw UsageError(e.what());
     }
+    if (o->exit_after_replay && o->replay.empty()) throw UsageError("--exit-after-replay needs --replay");
+    if (o->replay.empty()) select_probes(cfg.probes, cfg.exclude);  // unknown probe names are usage errors
+    if (!o->replay.empty()) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(o->replay, cfg.store_path, ec))
+        throw UsageError("--replay and the store are the same file '" + o->replay + "'");
+    }
     if (o->check_config) {
       if (!o->quiet) std::printf("%s: ok\n", o->config.empty() ? "(defaults and flags)" : o->config.c_str());
       return kExitOk;
     }
-    if (o->exit_after_replay && o->replay.empty()) throw UsageError("--exit-after-replay needs --replay");
-    if (o->replay.empty()) {
-      check_root(cfg.root);
-      select_probes(cfg.probes, cfg.exclude);  // unknown probe names are usage errors
-    }
+    if (o->replay.empty()) check_root(cfg.root);
     agent::RunOptions run;
     run.config = cfg;
     if (!o->config.empty()) run.reload = load;

@@ -17,6 +17,7 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
     : meta_(meta), raw_channels_(std::move(channels)), opts_(opts), tracker_(opts.detect.incident) {
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
   if (L < 2) throw DetectError("window length must be at least 2 samples");
+  if (L > 86400 || stride > 86400) throw DetectError("window length and stride must be at most 86400 samples");
   if (stride < 1) throw DetectError("stride must be at least 1 sample");
   if (opts_.warmup_samples < L + 3 * stride)
     throw DetectError("warm-up must hold at least 4 windows (" + std::to_string(L + 3 * stride) + " samples)");

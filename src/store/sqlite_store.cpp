@@ -59,28 +59,32 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
-StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& meta,
-                         const std::vector<ChannelInfo>& channels, std::size_t chunk_samples)
-    : path_(path), n_channels_(channels.size()), chunk_samples_(std::max<std::size_t>(1, chunk_samples)) {
+void check_replaceable_store(const std::filesystem::path& path) {
   std::error_code ec;
   if (path.empty()) fail(path, "empty output path");
   // Overwrite only a previous store: never a device, a directory or someone's other file.
   const auto st = std::filesystem::symlink_status(path, ec);
-  if (!ec && std::filesystem::exists(st)) {
-    if (!std::filesystem::is_regular_file(st)) fail(path, "exists and is not a regular file; refusing to overwrite it");
-    char magic[16] = {};
-    std::ifstream f(path, std::ios::binary);
-    f.read(magic, sizeof magic);
-    if (f.gcount() > 0 && std::memcmp(magic, "SQLite format 3", 16) != 0)
-      fail(path, "exists and is not a Reveal store; refusing to overwrite it (remove it first)");
-    // A store another recorder is still writing (it holds the flock below) is never replaced.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-      ::close(fd);
-      if (busy) fail(path, "is being recorded by another reveal process; refusing to overwrite it");
-    }
+  if (ec || !std::filesystem::exists(st)) return;
+  if (!std::filesystem::is_regular_file(st)) fail(path, "exists and is not a regular file; refusing to overwrite it");
+  char magic[16] = {};
+  std::ifstream f(path, std::ios::binary);
+  f.read(magic, sizeof magic);
+  if (f.gcount() > 0 && std::memcmp(magic, "SQLite format 3", 16) != 0)
+    fail(path, "exists and is not a Reveal store; refusing to overwrite it (remove it first)");
+  // A store another recorder is still writing (it holds the flock below) is never replaced.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);
+    if (busy) fail(path, "is being recorded by another reveal process; refusing to overwrite it");
   }
+}
+
+StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& meta,
+                         const std::vector<ChannelInfo>& channels, std::size_t chunk_samples)
+    : path_(path), n_channels_(channels.size()), chunk_samples_(std::max<std::size_t>(1, chunk_samples)) {
+  std::error_code ec;
+  check_replaceable_store(path);
   std::filesystem::remove(path, ec);
   std::filesystem::remove(path.string() + "-wal", ec);
   std::filesystem::remove(path.string() + "-shm", ec);

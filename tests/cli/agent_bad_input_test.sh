@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `reveal agent` refuses what would lose or damage data, and stays reachable: a store path
+# holding another file, a store another agent is writing, --replay onto its own store, empty
+# flags, unknown probes under --check-config, SIGTERM right after start, idle HTTP clients.
+#   usage: agent_bad_input_test.sh REVEAL FIXTURES
+set -uo pipefail
+REVEAL=$1
+FIX=$2
+T=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+source "$(dirname "$0")/test_lib.sh"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_up() { for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$1/healthz" && return 0; sleep 0.1; done; return 1; }
+
+# Another file at the store path: refused, untouched (and not moved to .prev).
+echo "important" >"$T/notes.txt"
+expect_exit 3 "$REVEAL" agent --listen "127.0.0.1:$(free_port)" --store "$T/notes.txt" -q
+grep -q "not a Reveal store" "$T/err" || fail "foreign file: $(cat "$T/err")"
+[[ $(cat "$T/notes.txt") == important && ! -e "$T/notes.txt.prev" ]] || fail "foreign file moved or changed"
+
+# A store another agent is writing: refused, and the running agent is unharmed.
+P1=$(free_port)
+"$REVEAL" agent --listen "127.0.0.1:$P1" --store "$T/a.db" -q 2>"$T/a.err" &
+A=$!
+pids+=($A)
+wait_up "$P1" || fail "first agent not up"
+expect_exit 3 "$REVEAL" agent --listen "127.0.0.1:$(free_port)" --store "$T/a.db" -q
+grep -q "another reveal process" "$T/err" || fail "busy store: $(cat "$T/err")"
+[[ -e "$T/a.db.prev" ]] && fail "busy store was rotated"
+sleep 1.5
+kill -TERM $A
+wait $A
+rc=$?
+[[ $rc == 0 ]] || fail "first agent exit $rc: $(cat "$T/a.err")"
+"$REVEAL" info "$T/a.db" >/dev/null || fail "first agent's store does not load"
+
+# Restart on the same store: the old one becomes .prev and still loads.
+P2=$(free_port)
+"$REVEAL" agent --listen "127.0.0.1:$P2" --store "$T/a.db" -q &
+B=$!
+pids+=($B)
+wait_up "$P2" || fail "second agent not up"
+"$REVEAL" info "$T/a.db.prev" >/dev/null || fail ".prev does not load"
+
+# Idle clients do not block scrapes: 12 open connections that send nothing.
+for i in $(seq 12); do (exec 3<>"/dev/tcp/127.0.0.1/$P2"; sleep 6) & pids+=($!); done
+sleep 0.5
+code=$(curl -s -o /dev/null -m 3 -w '%{http_code}' "http://127.0.0.1:$P2/healthz")
+[[ $code == 200 ]] || fail "/healthz with 12 idle connections: $code"
+
+# SIGTERM right after start: exit 0, store flushed.
+kill -TERM $B
+wait $B
+P3=$(free_port)
+"$REVEAL" agent --listen "127.0.0.1:$P3" --store "$T/c.db" -q &
+C=$!
+sleep 0.05
+kill -TERM $C
+wait $C
+rc=$?
+[[ $rc == 0 ]] || fail "SIGTERM 50 ms after start: exit $rc"
+
+# Usage errors: exit 2.
+expect_exit 2 "$REVEAL" agent --replay "$FIX/recordings/fleet-a.db" --store "$FIX/recordings/fleet-a.db"
+grep -q "same file" "$T/err" || fail "replay onto its store: $(cat "$T/err")"
+expect_exit 2 "$REVEAL" agent --listen "" --check-config
+expect_exit 2 "$REVEAL" agent --store "" --check-config
+expect_exit 2 "$REVEAL" agent --probes nonexist --check-config
+expect_exit 2 "$REVEAL" agent --exit-after-replay --check-config
+printf '[detect]\nwindow = 2\nstride = 6148914691236517206\n' >"$T/ovf.toml"
+expect_exit 2 "$REVEAL" agent --config "$T/ovf.toml" --check-config
+
+[[ $fails == 0 ]] && echo "agent bad input: all checks passed" || exit 1
