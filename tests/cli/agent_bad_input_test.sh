@@ -44,7 +44,7 @@ wait_up "$P2" || fail "second agent not up"
 "$REVEAL" info "$T/a.db.prev" >/dev/null || fail ".prev does not load"
 
 # Idle clients do not block scrapes: 12 open connections that send nothing.
-for i in $(seq 12); do (exec 3<>"/dev/tcp/127.0.0.1/$P2"; sleep 6) & pids+=($!); done
+for i in $(seq 12); do (exec 3<>"/dev/tcp/127.0.0.1/$P2"; sleep 6) 2>/dev/null & pids+=($!); done
 sleep 0.5
 code=$(curl -s -o /dev/null -m 3 -w '%{http_code}' "http://127.0.0.1:$P2/healthz")
 [[ $code == 200 ]] || fail "/healthz with 12 idle connections: $code"
@@ -60,6 +60,30 @@ kill -TERM $C
 wait $C
 rc=$?
 [[ $rc == 0 ]] || fail "SIGTERM 50 ms after start: exit $rc"
+
+# A probe's source vanishing (here /proc/meminfo under --root) never stops the agent: the
+# probe shows as down on /metrics with its channels missing, and comes back with the file.
+cp -r "$FIX/vm-2cpu" "$T/root"
+P4=$(free_port)
+"$REVEAL" agent --listen "127.0.0.1:$P4" --store "$T/d.db" --root "$T/root" --probes 'proc.*' -q &
+D=$!
+pids+=($D)
+wait_up "$P4" || fail "agent on a fixture root not up"
+sleep 1.2
+cp "$T/root/proc/meminfo" "$T/meminfo.away"
+rm "$T/root/proc/meminfo"
+sleep 2.2
+curl -s "http://127.0.0.1:$P4/metrics" >"$T/gone.txt"
+grep -q '^reveal_probe_up{probe="proc.meminfo"} 0' "$T/gone.txt" || fail "vanished meminfo not shown as probe down"
+grep -q '^reveal_probe_up{probe="proc.stat"} 1' "$T/gone.txt" || fail "sibling probe affected"
+grep -qE '^reveal_probe_errors_total\{probe="proc.meminfo"\} [1-9]' "$T/gone.txt" || fail "probe errors not counted"
+cp "$T/meminfo.away" "$T/root/proc/meminfo"
+sleep 2.2
+curl -s "http://127.0.0.1:$P4/metrics" >"$T/back.txt"
+grep -q '^reveal_probe_up{probe="proc.meminfo"} 1' "$T/back.txt" || fail "meminfo back but probe still down"
+kill -0 $D 2>/dev/null || fail "agent died when a probe's file vanished"
+kill -TERM $D
+wait $D || fail "agent on a fixture root: exit $?"
 
 # Usage errors: exit 2.
 expect_exit 2 "$REVEAL" agent --replay "$FIX/recordings/fleet-a.db" --store "$FIX/recordings/fleet-a.db"
