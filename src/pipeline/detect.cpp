@@ -18,15 +18,6 @@ Series prepare(const Recording& r) {
   return s;
 }
 
-// Column `c` of a Series restricted to finite values.
-std::vector<double> finite_column(const Matrix& m, std::size_t c) {
-  std::vector<double> v;
-  v.reserve(m.rows());
-  for (std::size_t r = 0; r < m.rows(); ++r)
-    if (std::isfinite(m(r, c))) v.push_back(m(r, c));
-  return v;
-}
-
 }  // namespace
 
 DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,
@@ -60,7 +51,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   std::vector<std::vector<int>> ref_cols(refs.size());
   std::size_t missing_in_baseline = 0;
   for (std::size_t c = 0; c < s.channels.size(); ++c) {
-    auto v = finite_column(s.values, c);
+    auto v = pipeline::finite_column(s.values, c);
     if (v.size() * 2 < s.t_s.size()) continue;
     std::vector<int> idx;
     bool everywhere = true;
@@ -69,7 +60,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
       int j = r.find(s.channels[c].name);
       if (j < 0) { everywhere = false; break; }
       idx.push_back(j);
-      auto rv = finite_column(r.values, j);
+      auto rv = pipeline::finite_column(r.values, j);
       refv.insert(refv.end(), rv.begin(), rv.end());
     }
     if (!everywhere) { ++missing_in_baseline; continue; }

@@ -23,14 +23,6 @@ constexpr double kNaN = __builtin_nan("");
 // Fraction of the host's RAM below which a memory level shift is not scored.
 constexpr double kRamFloorFraction = 0.005;
 
-std::vector<double> finite_column(const Matrix& m, std::size_t c) {
-  std::vector<double> v;
-  v.reserve(m.rows());
-  for (std::size_t r = 0; r < m.rows(); ++r)
-    if (std::isfinite(m(r, c))) v.push_back(m(r, c));
-  return v;
-}
-
 double pearson(const Matrix& m, std::size_t a, std::size_t b) {
   double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
   std::size_t n = 0;
@@ -98,6 +90,14 @@ struct Top3 {
 };
 
 }  // namespace
+
+std::vector<double> finite_column(const Matrix& m, std::size_t c) {
+  std::vector<double> v;
+  v.reserve(m.rows());
+  for (std::size_t r = 0; r < m.rows(); ++r)
+    if (std::isfinite(m(r, c))) v.push_back(m(r, c));
+  return v;
+}
 
 Calibration calibrate(const std::vector<double>& ref, double floor) {
   Calibration c;

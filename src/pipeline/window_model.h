@@ -20,6 +20,9 @@ namespace reveal::pipeline {
 struct Calibration {
   double median = 0, scale = 1;
 };
+// Column `c` of `m` restricted to its finite values.
+std::vector<double> finite_column(const Matrix& m, std::size_t c);
+
 // Median and max(1.4826·MAD, 1e-3·|median|, floor) of a reference score stream.
 Calibration calibrate(const std::vector<double>& ref, double floor);
 
