@@ -21,7 +21,7 @@
 //   warmup = "120s"                    # history needed before the first model is fitted
 //   refit = "300s"                     # (reload) refit the reference model this often
 //   history = "1h"                     # (reload) reference history length
-//   min_windows = 3                    # (reload) anomalous windows in a row that open an incident
+//   min_windows = 2                    # (reload) anomalous windows in a row that open an incident
 //   end_after = 3                      # (reload) normal windows in a row that close it
 //   seed = 42                          # Isolation Forest seed
 // Durations: parse_duration() strings ("90s", "2m", "500ms", "1h"). Sizes: bytes with an
@@ -57,7 +57,7 @@ struct AgentConfig {
   std::chrono::nanoseconds warmup = std::chrono::seconds(120);
   std::chrono::nanoseconds refit = std::chrono::seconds(300);
   std::chrono::nanoseconds history = std::chrono::hours(1);
-  int min_windows = 3, end_after = 3;
+  int min_windows = 2, end_after = 3;
   std::uint64_t seed = 42;
 };
 

@@ -14,6 +14,8 @@
 //   |ln((|v|+ε)/(|ref|+ε))| (ε = unit resolution, 5 points for % and 0/1 states; cap ln 100;
 //   falls ×0.25; per-CPU channels ÷ number of CPUs); a subsystem's evidence is the sum of its
 //   3 strongest; confidence = its share of all evidence.
+// Incidents: k = 2 anomalous windows in a row open one, not before the start-up settle is over
+//   (incident.h).
 // Self mode reweights: windows with fused ≥ 0.5 (± one window length) leave the reference and
 //   the run is scored again, up to 3 passes, while at least half the windows remain.
 #pragma once
@@ -37,6 +39,10 @@ struct DetectOptions {
   double if_cut = 6.0;      // calibrated Isolation Forest stream threshold, in robust SDs
   double prune_r = 0.5;     // Pearson |r| pruning for the multivariate model
   int top_channels = 5;
+  // Start-up settle: windows ending within this many seconds of the run's first sample cannot
+  // open an incident (IncidentRule::settle_windows); a fault that outlasts them is still reported
+  // from its start. Matches the agent's 10 s start-up settle.
+  double settle_s = 10.0;
 };
 
 struct DetectorTrace {

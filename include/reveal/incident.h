@@ -11,14 +11,27 @@
 
 namespace reveal {
 
+// k = 2 by default, when the k-th window is *sustained*: the robust-z detector flags it, which
+// needs a deviation lasting the whole window (3 samples), so the incident opens one stride
+// after the first window lying wholly inside the fault closes (3–4 s after the onset at 1 Hz).
+// A window flagged by the Isolation Forest alone (e.g. a window that only partly overlaps the
+// fault, seen through its std) needs one more window: the incident then opens with the
+// sustained evidence that names its subsystem. A 3-sample blip (one window) opens none.
 struct IncidentRule {
-  int min_windows = 3;  // k: consecutive anomalous windows that open an incident
+  int min_windows = 2;  // k: consecutive anomalous windows that open an incident (k+1 unsustained)
   int end_after = 3;    // m: consecutive normal windows that close it
+  // Windows at the start of a run that cannot open an incident: an anomalous run that ends
+  // within them (the start-up of the recorder and of the job) opens none; one that lasts
+  // beyond them opens as soon as they are over, starting at its own first window. The offline
+  // pipeline sets this from DetectOptions::settle_s; the streaming detector skips its start-up
+  // samples instead (StreamingOptions::settle_samples) and leaves it 0.
+  std::size_t settle_windows = 0;
 };
 
 // The incident rule applied one window at a time (the streaming detector; find_incidents()
 // runs the same machine over a whole run). An incident opens at the first of k consecutive
-// anomalous windows and ends at the last anomalous window before m consecutive normal ones;
+// anomalous windows when the last of them is sustained, else of k+1 (never before
+// settle_windows), and ends at the last anomalous window before m consecutive normal ones;
 // shorter normal gaps are merged in.
 class IncidentTracker {
  public:
@@ -26,21 +39,24 @@ class IncidentTracker {
   explicit IncidentTracker(IncidentRule rule);
   // Feeds window `w` (indices must increase by one per call). `opened`: an incident now spans
   // [first(), last()]; `extended`: the open one's last() moved to w; `closed`: the incident
-  // [first(), last()] ended (m normal windows after last()).
-  Change push(std::size_t w, bool anomalous);
+  // [first(), last()] ended (m normal windows after last()). `sustained`: the robust-z
+  // detector flags window w (only read when `anomalous`).
+  Change push(std::size_t w, bool anomalous, bool sustained = true);
   bool open() const { return open_; }
   std::size_t first() const { return first_; }
   std::size_t last() const { return last_; }
   void set_rule(IncidentRule rule);
 
  private:
-  std::size_t k_, m_, run_ = 0, quiet_ = 0, first_ = 0, last_ = 0;
+  std::size_t k_, m_, settle_ = 0, run_ = 0, quiet_ = 0, first_ = 0, last_ = 0;
   bool open_ = false;
 };
 
-// [first, last] window indices of each incident. `anomalous[w]` flags window w.
+// [first, last] window indices of each incident. `anomalous[w]` flags window w; `sustained`
+// is empty (every window sustained) or flags the windows the robust-z detector flags.
 std::vector<std::pair<std::size_t, std::size_t>> find_incidents(std::span<const bool> anomalous,
-                                                                IncidentRule rule);
+                                                                IncidentRule rule,
+                                                                std::span<const bool> sustained = {});
 
 // One channel's evidence inside an incident.
 struct ChannelEvidence {

@@ -114,7 +114,7 @@ class StreamingDetector {
   std::vector<int> cols_;           // layout columns the model scores
   std::vector<const ChannelInfo*> chans_;
   std::vector<double> z_;
-  Matrix zring_;                    // z rows of the last min_windows windows
+  Matrix zring_;                    // z rows of the last min_windows + 1 windows
   std::vector<double> fused_ring_;
   std::uint64_t windows_ = 0;       // windows scored (global window index of the next one)
   std::uint64_t rows_at_fit_ = 0;

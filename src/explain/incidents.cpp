@@ -7,9 +7,10 @@ IncidentTracker::IncidentTracker(IncidentRule rule) { set_rule(rule); }
 void IncidentTracker::set_rule(IncidentRule rule) {
   k_ = rule.min_windows < 1 ? 1 : std::size_t(rule.min_windows);
   m_ = rule.end_after < 1 ? 1 : std::size_t(rule.end_after);
+  settle_ = rule.settle_windows;
 }
 
-IncidentTracker::Change IncidentTracker::push(std::size_t w, bool anomalous) {
+IncidentTracker::Change IncidentTracker::push(std::size_t w, bool anomalous, bool sustained) {
   if (anomalous) {
     ++run_;
     quiet_ = 0;
@@ -17,7 +18,7 @@ IncidentTracker::Change IncidentTracker::push(std::size_t w, bool anomalous) {
       last_ = w;
       return Change::extended;
     }
-    if (run_ >= k_) {
+    if (run_ >= (sustained ? k_ : k_ + 1) && w >= settle_) {
       open_ = true;
       first_ = w + 1 - run_;
       last_ = w;
@@ -35,11 +36,14 @@ IncidentTracker::Change IncidentTracker::push(std::size_t w, bool anomalous) {
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> find_incidents(std::span<const bool> anomalous,
-                                                                IncidentRule rule) {
+                                                                IncidentRule rule,
+                                                                std::span<const bool> sustained) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
   IncidentTracker t(rule);
-  for (std::size_t w = 0; w < anomalous.size(); ++w)
-    if (t.push(w, anomalous[w]) == IncidentTracker::Change::closed) out.emplace_back(t.first(), t.last());
+  for (std::size_t w = 0; w < anomalous.size(); ++w) {
+    const bool sus = sustained.empty() || (w < sustained.size() && sustained[w]);
+    if (t.push(w, anomalous[w], sus) == IncidentTracker::Change::closed) out.emplace_back(t.first(), t.last());
+  }
   if (t.open()) out.emplace_back(t.first(), t.last());
   return out;
 }

@@ -129,10 +129,17 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   res.window_end_s = w.t_end_s;
 
   // Incidents and attribution.
-  std::unique_ptr<bool[]> anomalous(new bool[nw]);
-  for (std::size_t k = 0; k < nw; ++k) anomalous[k] = res.fused[k] >= 1.0;
+  std::unique_ptr<bool[]> anomalous(new bool[nw]), sustained(new bool[nw]);
+  for (std::size_t k = 0; k < nw; ++k) {
+    anomalous[k] = res.fused[k] >= 1.0;
+    sustained[k] = tz.calibrated[k] >= tz.cut;
+  }
   std::vector<double> zbar(nc), mean_value(nc);
-  for (auto [a, b] : find_incidents(std::span<const bool>(anomalous.get(), nw), opts.incident)) {
+  IncidentRule rule = opts.incident;
+  rule.settle_windows = std::size_t(std::count_if(w.t_end_s.begin(), w.t_end_s.end(),
+                                                  [&](double t) { return t < opts.settle_s; }));
+  for (auto [a, b] : find_incidents(std::span<const bool>(anomalous.get(), nw), rule,
+                                    std::span<const bool>(sustained.get(), nw))) {
     Incident inc;
     inc.first_window = a;
     inc.last_window = b;

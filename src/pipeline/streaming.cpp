@@ -162,7 +162,8 @@ void StreamingDetector::score_window() {
   update_.top_channel = chans_.empty() ? std::string_view() : std::string_view(chans_[best]->name);
   update_.top_z = z_.empty() ? 0.0 : z_[best];
 
-  const std::size_t K = std::size_t(std::max(opts_.detect.incident.min_windows, 1));
+  // The windows an opening incident can span: k, or k + 1 when the k-th is not sustained.
+  const std::size_t K = std::size_t(std::max(opts_.detect.incident.min_windows, 1)) + 1;
   if (zring_.rows() != K || zring_.cols() != z_.size()) {
     zring_ = Matrix(K, z_.size(), 0.0);
     fused_ring_.assign(K, 0.0);
@@ -172,7 +173,7 @@ void StreamingDetector::score_window() {
   fused_ring_[std::size_t(gw % K)] = sc.fused;
 
   const bool anomalous = sc.fused >= 1.0;
-  switch (tracker_.push(std::size_t(gw), anomalous)) {
+  switch (tracker_.push(std::size_t(gw), anomalous, sc.z_cal >= model_->z_cut())) {
     case IncidentTracker::Change::opened: {
       zsum_.assign(z_.size(), 0.0);
       zcount_ = 0;

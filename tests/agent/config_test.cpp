@@ -68,7 +68,7 @@ void expect_defaults(const AgentConfig& c) {
   EXPECT_EQ(c.warmup, nanoseconds(120s));
   EXPECT_EQ(c.refit, nanoseconds(300s));
   EXPECT_EQ(c.history, nanoseconds(1h));
-  EXPECT_EQ(c.min_windows, 3);
+  EXPECT_EQ(c.min_windows, 2);
   EXPECT_EQ(c.end_after, 3);
   EXPECT_EQ(c.seed, 42u);
   EXPECT_TRUE(restart_only_changes(c, d).empty());

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End to end: `reveal agent` on this host with a 40 s warm-up; stress-ng then saturates the
 # CPUs for 15 s. /metrics, polled every 0.2 s, must show the anomaly and an active incident on
-# cpu within a few seconds of the onset (printed: the streaming detection latency), /incidents
+# cpu within 5 s of the onset (printed: the streaming detection latency; target ≤ 4 s), /incidents
 # must hold it afterwards; SIGHUP applies a new metric selection and reports restart-only keys;
 # SIGTERM flushes the store (it loads with every sample) and exits 0. Also: bad configuration
 # exits 2, a taken port exits 3 and leaves the existing store alone.
@@ -9,8 +9,8 @@
 set -uo pipefail
 REVEAL=$1
 T=$(mktemp -d)
-AG=""
-trap '[[ -n $AG ]] && kill $AG 2>/dev/null; pkill -f "stress-ng --cpu 2 --timeout 15s" 2>/dev/null; rm -rf "$T"' EXIT
+AG="" POLLER=""
+trap '[[ -n $POLLER ]] && kill $POLLER 2>/dev/null; [[ -n $AG ]] && kill $AG 2>/dev/null; pkill -f "stress-ng --cpu 2 --timeout 15s" 2>/dev/null; rm -rf "$T"' EXIT
 source "$(dirname "$0")/test_lib.sh"
 command -v curl >/dev/null || { echo "curl missing: run scripts/setup.sh"; exit 1; }
 command -v stress-ng >/dev/null || { echo "stress-ng missing: run scripts/setup.sh"; exit 1; }
@@ -24,9 +24,36 @@ path = "$T/agent.db"
 warmup = "40s"
 EOF
 metric() { curl -s --max-time 2 "http://127.0.0.1:$PORT/metrics"; }
-# has PATTERN: the current /metrics holds a line matching PATTERN (no pipe into grep -q: with
-# pipefail, curl's SIGPIPE when grep stops early would read as "no match").
-has() { metric >"$T/cur.txt"; grep -q "$1" "$T/cur.txt"; }
+# has PATTERN: the latest /metrics fetched by the poller holds a line matching PATTERN.
+has() { [[ -s $T/cur.txt ]] && grep -q "$1" "$T/cur.txt"; }
+# The poller: one process fetches /metrics every 0.2 s from the agent's start to its end, keeps
+# the latest text in cur.txt and logs "unix_time score incident_line" to poll.log. Its loopback
+# traffic is part of the host's normal behaviour, so its pace must never change (a test loop
+# whose per-iteration cost changes at the fault onset shows up as a network anomaly).
+start_poller() {
+  python3 - "$PORT" "$T" <<'PY' &
+import sys, time, urllib.request, os
+port, d = sys.argv[1], sys.argv[2]
+log = open(os.path.join(d, "poll.log"), "a", buffering=1)
+nxt = time.time()
+while True:
+    try:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+    except Exception:
+        body = None
+    now = time.time()
+    if body is not None:
+        with open(os.path.join(d, "cur.tmp"), "w") as f:
+            f.write(body)
+        os.replace(os.path.join(d, "cur.tmp"), os.path.join(d, "cur.txt"))
+        score = next((l.split()[1] for l in body.splitlines() if l.startswith("reveal_anomaly_score ")), "nan")
+        inc = next((l for l in body.splitlines() if l.startswith("reveal_incident_active{")), "")
+        log.write(f"{now:.3f} {score} {inc}\n")
+    nxt += 0.2
+    time.sleep(max(0.0, nxt - time.time()))
+PY
+  POLLER=$!
+}
 
 # --- bad input: exit 2 for configuration, exit 3 for a port in use ---------------------------
 expect_exit 2 "$REVEAL" agent --config "$T/missing.toml"
@@ -50,6 +77,8 @@ kill $PY; wait $PY 2>/dev/null
 sync; sleep 2
 "$REVEAL" agent --config "$T/agent.toml" 2>"$T/agent.log" &
 AG=$!
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
+start_poller
 for _ in $(seq 50); do has '^reveal_samples_total [1-9]' && break; sleep 0.2; done
 metric >"$T/m0.txt" || fail "no /metrics"
 grep -q '^reveal_model_ready 0' "$T/m0.txt" || fail "model ready before warm-up"
@@ -67,31 +96,33 @@ fi
 # --- warm-up, then the fault -----------------------------------------------------------------
 for _ in $(seq 300); do has '^reveal_model_ready 1' && break; sleep 0.2; done
 has '^reveal_model_ready 1' || fail "model not ready after the warm-up"
-# The test polls /metrics every 0.2 s from start to end: its own loopback traffic and curl
-# processes are part of the host's normal behaviour, so they must not stop or change pace.
 for _ in $(seq 25); do has '^reveal_incident_active' && { fail "incident active before the fault"; break; }; sleep 0.2; done
 stress-ng --cpu 2 --timeout 15s --quiet &
 STRESS=$!
 F0=$(date +%s.%N)
-score_at="" inc_at="" sub=""
-for _ in $(seq 100); do
-  m=$(metric)
-  now=$(date +%s.%N)
-  s=$(awk '$1 == "reveal_anomaly_score" {print $2}' <<<"$m")
-  if [[ -z $score_at ]] && python3 -c "import sys; sys.exit(0 if float('$s') >= 1 else 1)" 2>/dev/null; then score_at=$now; fi
-  if grep -q '^reveal_incident_active{' <<<"$m"; then
-    inc_at=$now
-    sub=$(grep -o '^reveal_incident_active{[^}]*subsystem="[a-z/]*"' <<<"$m" | grep -o 'subsystem="[a-z/]*"')
-    break
-  fi
-  sleep 0.2
-done
+for _ in $(seq 50); do has '^reveal_incident_active{' && break; sleep 0.2; done
+sleep 0.5
 wait $STRESS
-lat() { python3 -c "print(f'{$1 - $F0:.1f}')"; }
-[[ -n $score_at ]] && echo "latency: anomaly score >= 1 on /metrics $(lat "$score_at") s after onset" || fail "anomaly score never reached 1"
-[[ -n $inc_at ]] && echo "latency: incident active on /metrics $(lat "$inc_at") s after onset ($sub)" || fail "no active incident on /metrics"
-[[ $sub == 'subsystem="cpu"' ]] || fail "incident subsystem $sub, want cpu"
-[[ -n $inc_at ]] && python3 -c "import sys; sys.exit(0 if $inc_at - $F0 <= 8 else 1)" || fail "incident later than 8 s after onset"
+# From the poller's log: the first fetch after the onset with score >= 1, and with an incident.
+read -r score_lat inc_lat sub < <(python3 - "$T/poll.log" "$F0" <<'PY'
+import re, sys
+f0 = float(sys.argv[2]); score = inc = None; sub = "none"
+for line in open(sys.argv[1]):
+    t, s, *rest = line.split(" ", 2)
+    t = float(t)
+    if t < f0: continue
+    if score is None and s != "nan" and float(s) >= 1: score = t - f0
+    if inc is None and rest and rest[0].strip():
+        inc = t - f0
+        m = re.search(r'subsystem="([a-z/]*)"', rest[0]); sub = m.group(1) if m else "?"
+fmt = lambda x: "none" if x is None else f"{x:.1f}"
+print(fmt(score), fmt(inc), sub)
+PY
+)
+[[ $score_lat != none ]] && echo "latency: anomaly score >= 1 on /metrics $score_lat s after onset" || fail "anomaly score never reached 1"
+[[ $inc_lat != none ]] && echo "latency: incident active on /metrics $inc_lat s after onset ($sub)" || fail "no active incident on /metrics"
+[[ $sub == cpu ]] || fail "incident subsystem $sub, want cpu"
+[[ $inc_lat != none ]] && python3 -c "import sys; sys.exit(0 if $inc_lat <= 5 else 1)" || fail "incident later than 5 s after onset"
 for _ in $(seq 150); do has '^reveal_incident_active' || break; sleep 0.2; done
 curl -s "http://127.0.0.1:$PORT/incidents" >"$T/inc.json"
 python3 - "$T/inc.json" <<'PY' || fail "/incidents: $(head -c 400 "$T/inc.json")"
@@ -123,6 +154,7 @@ has '^reveal_samples_total' || fail "agent gone after a broken SIGHUP config"
 
 # --- SIGTERM: flush and exit 0 ---------------------------------------------------------------
 n=$(metric | awk '$1 == "reveal_samples_total" {print $2}')
+kill $POLLER 2>/dev/null; wait $POLLER 2>/dev/null; POLLER=""
 kill -TERM $AG
 wait $AG
 rc=$?

@@ -61,10 +61,11 @@ TEST(StreamingDetector, WarmsUpThenFindsALevelShiftWithinSecondsOnTheRightSubsys
   }
   EXPECT_TRUE(d.model_ready());
   EXPECT_GT(scored, 150u);
-  // Onset at sample 150: the first window lying wholly in the fault ends at 152; three such
-  // windows open the incident at 154 (≤ 4 s after onset at 1 Hz).
+  // Onset at sample 150: the first window lying wholly in the fault ends at 152 (the first
+  // sustained one); the Isolation Forest may flag the two partial windows before it, and the
+  // incident opens at 152 or 153 (≤ 4 s after onset at 1 Hz), already naming memory.
   EXPECT_GE(opened_at, onset + 2);
-  EXPECT_LE(opened_at, onset + 4);
+  EXPECT_LE(opened_at, onset + 3);
   EXPECT_GE(closed_at, end + 2);
   EXPECT_LE(closed_at, end + 8);
   ASSERT_EQ(d.closed().size(), 1u);
