@@ -1,6 +1,7 @@
 // `reveal agent` daemon loop; contract in agent_runtime.h.
 #include "agent/agent_runtime.h"
 
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -250,6 +251,30 @@ int run(const RunOptions& opts) {
   server.new_task_queue = [] { return new httplib::ThreadPool(16); };
   server.set_read_timeout(1, 0);
   server.set_keep_alive_timeout(1);
+  // The served paths answer other methods with 405 and the methods they allow.
+  const auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("method not allowed: use GET\n", "text/plain");
+  };
+  const char* served = R"(/(metrics|incidents|healthz)?)";
+  server.Post(served, not_allowed);
+  server.Put(served, not_allowed);
+  server.Patch(served, not_allowed);
+  server.Delete(served, not_allowed);
+  // A host that does not resolve is named as such (bind() would leave an unrelated errno).
+  {
+    addrinfo hints{}, *ai = nullptr;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    const int rc = getaddrinfo(listen->first.c_str(), nullptr, &hints, &ai);
+    if (rc != 0)
+      throw std::runtime_error("cannot listen on " + cfg.listen + ": address '" + listen->first +
+                               "' does not resolve (" + gai_strerror(rc) + ")");
+    freeaddrinfo(ai);
+  }
+  errno = 0;
   if (!server.bind_to_port(listen->first.c_str(), listen->second))
     throw std::runtime_error("cannot listen on " + cfg.listen + ": " + std::strerror(errno ? errno : EADDRINUSE));
 

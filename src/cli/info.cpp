@@ -5,6 +5,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -81,7 +82,14 @@ int info(const std::string& path, bool json) {
     return kExitOk;
   }
   std::string o = fmt::format("Reveal store — {}\n", path);
-  o += fmt::format("host        {} ({}, {} cores, kernel {})\n", m.hostname, m.cpu_model, m.cores, m.kernel);
+  // Imported stores (SMD, CSV, nvidia-smi logs) know no CPU model, core count or kernel: show
+  // only what the store holds.
+  std::vector<std::string> hw;
+  if (!m.cpu_model.empty()) hw.push_back(m.cpu_model);
+  if (m.cores > 0) hw.push_back(fmt::format("{} cores", m.cores));
+  if (!m.kernel.empty()) hw.push_back("kernel " + m.kernel);
+  o += fmt::format("host        {}{}\n", m.hostname.empty() ? "(unknown)" : m.hostname,
+                   hw.empty() ? "" : fmt::format(" ({})", fmt::join(hw, ", ")));
   if (n)
     o += fmt::format("time        {} → {} ({:.0f} s, {} samples every {:g} s){}\n", format_utc(rec.t_unix_ns.front()),
                      format_utc(rec.t_unix_ns.back()), covered_s, n, m.interval_s,

@@ -49,6 +49,14 @@ sleep 0.5
 code=$(curl -s -o /dev/null -m 3 -w '%{http_code}' "http://127.0.0.1:$P2/healthz")
 [[ $code == 200 ]] || fail "/healthz with 12 idle connections: $code"
 
+# Methods other than GET on the served paths: 405 with Allow; unknown paths stay 404.
+code=$(curl -s -o /dev/null -m 3 -w '%{http_code}' -X POST -d x "http://127.0.0.1:$P2/metrics")
+[[ $code == 405 ]] || fail "POST /metrics: $code, want 405"
+curl -s -i -m 3 -X DELETE "http://127.0.0.1:$P2/incidents" >"$T/del.txt"
+grep -qi '^Allow: GET, HEAD' "$T/del.txt" || fail "405 without Allow: $(head -3 "$T/del.txt")"
+code=$(curl -s -o /dev/null -m 3 -w '%{http_code}' -X POST -d x "http://127.0.0.1:$P2/nope")
+[[ $code == 404 ]] || fail "POST to an unknown path: $code, want 404"
+
 # SIGTERM right after start: exit 0, store flushed.
 kill -TERM $B
 wait $B
@@ -84,6 +92,10 @@ grep -q '^reveal_probe_up{probe="proc.meminfo"} 1' "$T/back.txt" || fail "meminf
 kill -0 $D 2>/dev/null || fail "agent died when a probe's file vanished"
 kill -TERM $D
 wait $D || fail "agent on a fixture root: exit $?"
+
+# A listen address that does not resolve: exit 3, named as such (not a stray errno).
+expect_exit 3 "$REVEAL" agent --listen "nosuchhost.invalid:$(free_port)" --store "$T/e.db" -q
+grep -q "address 'nosuchhost.invalid' does not resolve" "$T/err" || fail "bad host: $(cat "$T/err")"
 
 # Usage errors: exit 2.
 expect_exit 2 "$REVEAL" agent --replay "$FIX/recordings/fleet-a.db" --store "$FIX/recordings/fleet-a.db"

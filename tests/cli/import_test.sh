@@ -116,6 +116,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["samples"] == 23688 and d["channels"] == 38, d
 PY
+  # An imported store knows no CPU model, cores or kernel: the host line shows only the name.
+  expect_exit 0 "$REVEAL" info "$T/smd.db"
+  grep -qx 'host        machine-1-6' "$T/out" || fail "imported host line: $(grep '^host' "$T/out")"
   expect_exit 0 "$REVEAL" export "$T/smd.db" --csv - --channels 'smd:col00,smd:col37' --end 2s
   python3 - "$T/out" "$PKL" <<'PY' || fail "SMD values equal the array's"
 import csv, struct, sys
