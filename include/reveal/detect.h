@@ -8,6 +8,9 @@
 //   robust_z  per-channel robust z of the window mean; window score = RMS of the 3 largest |z|.
 //   iforest   Isolation Forest (Liu et al. 2008) on window mean and std of a pruned channel set
 //             (channels dropped when Pearson |r| ≥ prune_r with one already kept, paper §4).
+//   pca_spe, pca_t2  PCA residual (pca_residual.h) on every channel's robust z of its window
+//             mean; the streams are calibrated on held-out reference windows, on ln(1 + score).
+//             Fused only with PcaUse::fuse (see PcaUse).
 // Calibration: each detector's score stream is standardised on its reference scores,
 //   c = (s − median) / max(1.4826·MAD, floor); fused = max_d c_d / cut_d, anomalous when fused ≥ 1.
 // Attribution: among channels with mean |z| ≥ 3 over the incident, each weighs its effect size
@@ -31,12 +34,22 @@
 
 namespace reveal {
 
+// The PCA residual detector's role. `report`: fitted and scored, its streams in the JSON
+// traces (pca_spe, pca_t2), not part of the fused score. Measured on the 8 recordings at hand
+// (docs/BENCHMARKS.md, "PCA residual"), fusing its SPE added 3 false incidents on clean runs and
+// found nothing the other two missed, so it stays out of fusion until its tail is calibrated
+// (SPOT, issue #5). `off`: not fitted (the agent: no cost). `fuse`: SPE joins the fused score.
+enum class PcaUse { off, report, fuse };
+
 struct DetectOptions {
   WindowOptions window;
   IncidentRule incident;
   std::uint64_t seed = 42;
   double z_cut = 6.0;       // calibrated robust-z stream threshold, in robust SDs
   double if_cut = 6.0;      // calibrated Isolation Forest stream threshold, in robust SDs
+  PcaUse pca = PcaUse::report;
+  double pca_cut = 6.0;     // calibrated PCA residual (SPE) stream threshold, in robust SDs of ln(1 + SPE)
+  double pca_variance = 0.9;  // share of the reference variance the PCA model plane keeps
   double prune_r = 0.5;     // Pearson |r| pruning for the multivariate model
   int top_channels = 5;
   // Start-up settle: windows ending within this many seconds of the run's first sample cannot

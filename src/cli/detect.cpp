@@ -145,7 +145,7 @@ Action add_detect(CLI::App& app) {
     bool json = false, peers = false;
     DetectOptions d;
     std::size_t window = 3, stride = 1;
-    std::string settle = "10s";
+    std::string settle = "10s", pca = "report";
     std::string prometheus, match = "{__name__=~\"reveal_.+\"}", start, end = "now", step = "1s";
     double timeout_s = 60;
   };
@@ -179,12 +179,18 @@ Action add_detect(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--end-after", o->d.incident.end_after, "Normal windows in a row that close an incident")
       ->capture_default_str()->check(CLI::Range(1, 1000));
+  sub->add_option("--pca", o->pca,
+                  "PCA residual detector: report (its SPE and T² streams in the JSON, not fused), fuse (SPE joins "
+                  "the fused score), off")
+      ->check(CLI::IsMember({"report", "fuse", "off"}))
+      ->capture_default_str();
   sub->add_option("--top", o->d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));
   return [o, sub]() -> int {
     o->d.window = {o->window, o->stride};
     const auto settle = parse_duration(o->settle);
     if (!settle || settle->count() < 0) throw UsageError("--settle: '" + o->settle + "' is not a duration (e.g. 10s, 0s)");
     o->d.settle_s = double(settle->count()) * 1e-9;
+    o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
     const bool prom = !o->prometheus.empty();
     for (const char* flag : {"--match", "--start", "--end", "--step", "--timeout"})
       if (!prom && sub->count(flag)) throw UsageError(std::string(flag) + " needs --prometheus");

@@ -109,6 +109,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   Matrix z(nw, nc);
   DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut};
   DetectorTrace tif{"iforest", std::vector<double>(nw), std::vector<double>(nw), opts.if_cut};
+  DetectorTrace tspe{"pca_spe", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut};
+  DetectorTrace tt2{"pca_t2", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut};
   res.fused.assign(nw, 0.0);
   for (std::size_t k = 0; k < nw; ++k) {
     const pipeline::WindowScore sc = model.score(w, k, run_cols, z.row(k));
@@ -116,6 +118,10 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     tz.calibrated[k] = sc.z_cal;
     tif.raw[k] = sc.if_raw;
     tif.calibrated[k] = sc.if_cal;
+    tspe.raw[k] = sc.spe_raw;
+    tspe.calibrated[k] = sc.spe_cal;
+    tt2.raw[k] = sc.t2_raw;
+    tt2.calibrated[k] = sc.t2_cal;
     res.fused[k] = sc.fused;
   }
   res.window_start_s = w.t_start_s;
@@ -170,6 +176,10 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   }
   res.detectors.push_back(std::move(tz));
   res.detectors.push_back(std::move(tif));
+  if (opts.pca != PcaUse::off) {
+    res.detectors.push_back(std::move(tspe));
+    res.detectors.push_back(std::move(tt2));
+  }
   return res;
 }
 

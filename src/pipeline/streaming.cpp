@@ -15,6 +15,8 @@ constexpr std::size_t kMaxClosed = 100;
 StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<ChannelInfo> channels,
                                      StreamingOptions opts)
     : meta_(meta), raw_channels_(std::move(channels)), opts_(opts), tracker_(opts.detect.incident) {
+  // Nobody reads the PCA traces of a stream: fit and score the PCA model only when it is fused.
+  if (opts_.detect.pca == PcaUse::report) opts_.detect.pca = PcaUse::off;
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
   if (L < 2) throw DetectError("window length must be at least 2 samples");
   if (L > 86400 || stride > 86400) throw DetectError("window length and stride must be at most 86400 samples");

@@ -2,6 +2,7 @@
 #include "window_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -17,6 +18,9 @@ const double kMaxEffect = std::log(100.0);  // effect-size cap for attribution (
 constexpr std::size_t kTopPerSubsystem = 3;
 constexpr double kZStreamFloor = 1.0;   // robust SDs: the z stream's scale is at least one z unit
 constexpr double kIfStreamFloor = 0.01; // Isolation Forest score units (scores live in (0, 1])
+constexpr double kSpeStreamFloor = 0.1; // ln(1 + SPE) units
+constexpr double kT2StreamFloor = 0.1;  // ln(1 + T²) units
+constexpr std::size_t kPcaBlock = 10;   // windows per block of the held-out PCA calibration
 constexpr double kSuspect = 0.5;        // fused score that removes a window from a self reference
 constexpr int kSelfPasses = 3;
 constexpr double kNaN = __builtin_nan("");
@@ -141,9 +145,10 @@ std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols
 
 WindowModel::WindowModel(std::vector<double> floors, std::vector<Subsystem> subsystems, const DetectOptions& opts)
     : floors_(std::move(floors)), subsystems_(std::move(subsystems)), z_cut_(opts.z_cut),
-      if_cut_(opts.if_cut), prune_r_(opts.prune_r), seed_(opts.seed) {
+      if_cut_(opts.if_cut), pca_cut_(opts.pca_cut), prune_r_(opts.prune_r), seed_(opts.seed),
+      pca_use_(opts.pca), pca_({.variance = opts.pca_variance, .max_components = 50}) {
   const std::size_t nc = floors_.size();
-  vlo_.resize(nc); vhi_.resize(nc); zlo_.resize(nc); zhi_.resize(nc);
+  vlo_.resize(nc); vhi_.resize(nc); zlo_.resize(nc); zhi_.resize(nc); pfeat_.resize(nc);
   for (Subsystem s : subsystems_) sub_present_[std::size_t(s)] = true;
 }
 
@@ -184,6 +189,12 @@ void WindowModel::features(const Windows& w, std::size_t k, const std::vector<in
   }
 }
 
+void WindowModel::pca_features(const Windows& w, std::size_t k, const std::vector<int>& cols,
+                               std::span<double> out) const {
+  for (std::size_t j = 0; j < floors_.size(); ++j)
+    out[j] = std::clamp((w.at(k, cols[j], kMean) - rz_.median()[j]) / rz_.scale()[j], -kZClip, kZClip);
+}
+
 void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   const std::size_t nc = floors_.size();
   Matrix means(0, nc);
@@ -222,10 +233,42 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   forest_.fit(f);
   std::vector<double> ifref(f.rows());
   for (std::size_t k = 0; k < f.rows(); ++k) ifref[k] = forest_.score(f.row(k));
+  Matrix pf(0, pca_use_ == PcaUse::off ? 0 : nc);
+  if (pca_use_ != PcaUse::off)
+    for (const auto& r : refs)
+      for (std::size_t k = 0; k < r.windows->first_row.size(); ++k) {
+        if (r.keep && !(*r.keep)[k]) continue;
+        pca_features(*r.windows, k, *r.cols, pfeat_);
+        pf.append_row(pfeat_);
+      }
+  // A PCA plane fitted on few windows in many dimensions reconstructs its own windows almost
+  // exactly, so in-sample SPE says nothing about new windows. The reference streams are
+  // therefore held out: two folds of alternating blocks of kPcaBlock windows (blocks, because
+  // neighbouring windows share samples), each scored by the plane fitted on the other.
+  std::vector<double> speref, t2ref;
+  std::array<Matrix, 2> fold{Matrix(0, nc), Matrix(0, nc)};
+  for (std::size_t k = 0; k < pf.rows(); ++k) fold[(k / kPcaBlock) % 2].append_row(pf.row(k));
+  if (pca_use_ != PcaUse::off && fold[0].rows() >= 2 && fold[1].rows() >= 2) {
+    for (int f = 0; f < 2; ++f) {
+      PcaResidual held = pca_;
+      held.fit(fold[f]);
+      const Matrix& other = fold[1 - f];
+      for (std::size_t k = 0; k < other.rows(); ++k) {
+        const PcaScore ps = held.score(other.row(k));
+        speref.push_back(std::log1p(ps.spe));
+        t2ref.push_back(std::log1p(ps.t2));
+      }
+    }
+    pca_.fit(pf);
+  } else {
+    pca_.clear();
+  }
   // Each stream's scale has a floor in its own units so that a reference of near-identical
   // scores cannot turn a tiny change into a huge one.
   z_cal_ = calibrate(zref, kZStreamFloor);
   if_cal_ = calibrate(ifref, kIfStreamFloor);
+  spe_cal_ = speref.empty() ? Calibration{} : calibrate(speref, kSpeStreamFloor);
+  t2_cal_ = t2ref.empty() ? Calibration{} : calibrate(t2ref, kT2StreamFloor);
   for (std::size_t i = 0; i < kNumSubsystems; ++i)
     if (sub_present_[i]) sub_cal_[i] = calibrate(subref[i], kZStreamFloor);
 }
@@ -240,7 +283,16 @@ WindowScore WindowModel::score(const Windows& w, std::size_t k, const std::vecto
   s.if_raw = forest_.score(feat_);
   s.z_cal = (s.z_raw - z_cal_.median) / z_cal_.scale;
   s.if_cal = (s.if_raw - if_cal_.median) / if_cal_.scale;
+  if (pca_.fitted()) {
+    pca_features(w, k, cols, pfeat_);
+    const PcaScore ps = pca_.score(pfeat_);
+    s.spe_raw = ps.spe;
+    s.t2_raw = ps.t2;
+    s.spe_cal = (std::log1p(ps.spe) - spe_cal_.median) / spe_cal_.scale;
+    s.t2_cal = (std::log1p(ps.t2) - t2_cal_.median) / t2_cal_.scale;
+  }
   s.fused = std::max({0.0, s.z_cal / z_cut_, s.if_cal / if_cut_});
+  if (pca_use_ == PcaUse::fuse) s.fused = std::max(s.fused, s.spe_cal / pca_cut_);
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include "reveal/features.h"
 #include "reveal/incident.h"
 #include "reveal/isolation_forest.h"
+#include "reveal/pca_residual.h"
 #include "reveal/robust_z.h"
 
 namespace reveal::pipeline {
@@ -43,9 +44,11 @@ struct ReferenceWindows {
 };
 
 struct WindowScore {
-  double z_raw = 0, if_raw = 0;  // detector scores
-  double z_cal = 0, if_cal = 0;  // calibrated: robust SDs above the reference median
-  double fused = 0;              // max(z_cal / z_cut, if_cal / if_cut); anomalous at ≥ 1
+  double z_raw = 0, if_raw = 0, spe_raw = 0, t2_raw = 0;  // detector scores
+  double z_cal = 0, if_cal = 0, spe_cal = 0, t2_cal = 0;  // calibrated: robust SDs above the reference median
+  // max(z_cal / z_cut, if_cal / if_cut[, spe_cal / pca_cut with PcaUse::fuse]); anomalous at ≥ 1.
+  // spe/t2 are 0 when the PCA model is off or unfitted.
+  double fused = 0;
   // Per subsystem: RMS of the 3 largest |z| among its channels, calibrated on the reference
   // like the robust-z stream and divided by z_cut (≥ 1 anomalous); NaN without channels.
   std::array<double, kNumSubsystems> subsystem{};
@@ -73,25 +76,31 @@ class WindowModel {
   // Raw reference score streams of the last fit (for the offline report).
   double z_cut() const { return z_cut_; }
   double if_cut() const { return if_cut_; }
+  double pca_cut() const { return pca_cut_; }
+  std::size_t pca_components() const { return pca_.components(); }
 
  private:
   void features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
+  // Detector 3 input: every model channel's robust z of its window mean (clipped).
+  void pca_features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   double z_stream(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z,
                   std::array<double, kNumSubsystems>* sub) const;
 
   std::vector<double> floors_;
   std::vector<Subsystem> subsystems_;
-  double z_cut_, if_cut_, prune_r_;
+  double z_cut_, if_cut_, pca_cut_, prune_r_;
   std::uint64_t seed_;
+  PcaUse pca_use_;
   RobustZ rz_;
   std::vector<std::size_t> kept_;
   IsolationForest forest_;
-  Calibration z_cal_, if_cal_;
+  PcaResidual pca_;
+  Calibration z_cal_, if_cal_, spe_cal_, t2_cal_;
   std::array<Calibration, kNumSubsystems> sub_cal_{};
   std::array<bool, kNumSubsystems> sub_present_{};
   std::size_t n_ref_ = 0;
   // Scoring scratch.
-  mutable std::vector<double> vlo_, vhi_, zlo_, zhi_, feat_;
+  mutable std::vector<double> vlo_, vhi_, zlo_, zhi_, feat_, pfeat_;
 };
 
 // Self-reference fit with iterative reweighting (detect.h): fit on every window, drop windows

@@ -144,3 +144,73 @@ TEST(Detect, GapsDoNotBreakScoring) {
 
 }  // namespace
 }  // namespace reveal
+
+namespace reveal {
+namespace {
+
+// Two gauges that move together (b follows a) until, in [from, to), b mirrors a instead: each
+// stays within its usual range, only their correlation breaks — the PCA residual's case.
+Recording broken_correlation(std::size_t n, std::size_t from, std::size_t to, std::uint64_t seed) {
+  Recording r;
+  r.meta.hostname = "synthetic";
+  r.meta.interval_s = 1.0;
+  r.channels = {{"test:rx_rate", "count/s", Kind::gauge, Subsystem::network},
+                {"test:softirq_pct", "%", Kind::gauge, Subsystem::cpu},
+                {"test:disk_util", "%", Kind::gauge, Subsystem::storage}};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  std::bernoulli_distribution flip(0.5);
+  double level = 150;  // a is high or low for 10 s stretches, never near its mean for long
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i % 10 == 0) level = flip(rng) ? 150 : -150;
+    const double a = 500 + level + 20 * noise(rng);
+    const double b = (i >= from && i < to) ? 50 - (a - 500) / 10 : 50 + (a - 500) / 10;
+    const double row[] = {a, b + 0.5 * noise(rng), 10 + 2 * noise(rng)};
+    r.values.append_row(row);
+    r.t_unix_ns.push_back(std::int64_t(1'700'000'000) * 1'000'000'000 + std::int64_t(i) * 1'000'000'000);
+  }
+  r.meta.start_unix_ns = r.t_unix_ns.front();
+  r.meta.end_unix_ns = r.t_unix_ns.back();
+  return r;
+}
+
+const DetectorTrace& trace(const DetectResult& r, const std::string& name) {
+  for (const auto& d : r.detectors)
+    if (d.name == name) return d;
+  throw std::runtime_error("no trace " + name);
+}
+
+TEST(Detect, PcaResidualSeesABrokenCorrelationAndJoinsFusionOnlyWhenAsked) {
+  const Recording run = broken_correlation(240, 120, 160, 7);
+  DetectOptions o;
+  const DetectResult report = detect(run, {}, o);
+  o.pca = PcaUse::off;
+  const DetectResult off = detect(run, {}, o);
+  o.pca = PcaUse::fuse;
+  const DetectResult fuse = detect(run, {}, o);
+  // report: the same fused score as without PCA, plus the two PCA traces.
+  EXPECT_EQ(report.fused, off.fused);
+  EXPECT_EQ(off.detectors.size(), 2u);
+  ASSERT_EQ(report.detectors.size(), 4u);
+  const DetectorTrace& spe = trace(fuse, "pca_spe");
+  EXPECT_EQ(trace(report, "pca_t2").raw.size(), report.fused.size());
+  // With PCA fused, the self reference drops the broken span (reweighting), and the residual
+  // stream is above its cut inside it and below it elsewhere.
+  std::size_t in_hi = 0, in_n = 0, out_hi = 0, out_n = 0;
+  for (std::size_t k = 0; k < spe.calibrated.size(); ++k) {
+    const double t = report.window_start_s[k];
+    const bool hi = spe.calibrated[k] >= spe.cut;
+    if (t >= 121 && t <= 156) { in_hi += hi; ++in_n; }
+    else if (t < 115 || t > 162) { out_hi += hi; ++out_n; }
+  }
+  EXPECT_GT(double(in_hi), 0.8 * double(in_n)) << in_hi << "/" << in_n;
+  EXPECT_LT(double(out_hi), 0.03 * double(out_n)) << out_hi << "/" << out_n;
+  // The marginal detectors miss it; fused with PCA, one incident covers the span.
+  EXPECT_TRUE(off.incidents.empty());
+  ASSERT_EQ(fuse.incidents.size(), 1u);
+  EXPECT_LE(fuse.incidents[0].start_s, 125.0);
+  EXPECT_GE(fuse.incidents[0].end_s, 155.0);
+}
+
+}  // namespace
+}  // namespace reveal
