@@ -63,6 +63,10 @@ struct DetectorTrace {
   std::vector<double> raw;          // per window
   std::vector<double> calibrated;   // per window, robust SDs above the reference median
   double cut = 0;
+  // Per window: P(a reference window scores at least this much), from a peaks-over-threshold
+  // GPD fit of the reference stream (SPOT, include/reveal/spot.h); NaN without a tail fit.
+  // Reported only: the fused score does not use it yet (issue #5).
+  std::vector<double> tail_p;
 };
 
 struct DetectResult {

@@ -107,10 +107,10 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   res.reference_windows = std::count(keep.begin(), keep.end(), 1);
 
   Matrix z(nw, nc);
-  DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut};
-  DetectorTrace tif{"iforest", std::vector<double>(nw), std::vector<double>(nw), opts.if_cut};
-  DetectorTrace tspe{"pca_spe", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut};
-  DetectorTrace tt2{"pca_t2", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut};
+  DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut, std::vector<double>(nw)};
+  DetectorTrace tif{"iforest", std::vector<double>(nw), std::vector<double>(nw), opts.if_cut, std::vector<double>(nw)};
+  DetectorTrace tspe{"pca_spe", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
+  DetectorTrace tt2{"pca_t2", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
   res.fused.assign(nw, 0.0);
   for (std::size_t k = 0; k < nw; ++k) {
     const pipeline::WindowScore sc = model.score(w, k, run_cols, z.row(k));
@@ -122,6 +122,10 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     tspe.calibrated[k] = sc.spe_cal;
     tt2.raw[k] = sc.t2_raw;
     tt2.calibrated[k] = sc.t2_cal;
+    tz.tail_p[k] = sc.tail_p[0];
+    tif.tail_p[k] = sc.tail_p[1];
+    tspe.tail_p[k] = sc.tail_p[2];
+    tt2.tail_p[k] = sc.tail_p[3];
     res.fused[k] = sc.fused;
   }
   res.window_start_s = w.t_start_s;

@@ -269,6 +269,16 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   if_cal_ = calibrate(ifref, kIfStreamFloor);
   spe_cal_ = speref.empty() ? Calibration{} : calibrate(speref, kSpeStreamFloor);
   t2_cal_ = t2ref.empty() ? Calibration{} : calibrate(t2ref, kT2StreamFloor);
+  const std::array<const std::vector<double>*, 4> streams{&zref, &ifref, &speref, &t2ref};
+  for (std::size_t d = 0; d < streams.size(); ++d) {
+    tail_ok_[d] = false;
+    try {
+      tails_[d].fit(*streams[d]);
+      tail_ok_[d] = true;
+    } catch (const std::invalid_argument&) {
+      // Too few reference windows or a constant tail: no tail probability for this stream.
+    }
+  }
   for (std::size_t i = 0; i < kNumSubsystems; ++i)
     if (sub_present_[i]) sub_cal_[i] = calibrate(subref[i], kZStreamFloor);
 }
@@ -291,6 +301,9 @@ WindowScore WindowModel::score(const Windows& w, std::size_t k, const std::vecto
     s.spe_cal = (std::log1p(ps.spe) - spe_cal_.median) / spe_cal_.scale;
     s.t2_cal = (std::log1p(ps.t2) - t2_cal_.median) / t2_cal_.scale;
   }
+  const std::array<double, 4> stream{s.z_raw, s.if_raw, std::log1p(s.spe_raw), std::log1p(s.t2_raw)};
+  for (std::size_t d = 0; d < stream.size(); ++d)
+    s.tail_p[d] = tail_ok_[d] && (d < 2 || pca_.fitted()) ? tails_[d].tail_probability(stream[d]) : kNaN;
   s.fused = std::max({0.0, s.z_cal / z_cut_, s.if_cal / if_cut_});
   if (pca_use_ == PcaUse::fuse) s.fused = std::max(s.fused, s.spe_cal / pca_cut_);
   return s;

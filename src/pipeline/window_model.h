@@ -14,6 +14,7 @@
 #include "reveal/incident.h"
 #include "reveal/isolation_forest.h"
 #include "reveal/pca_residual.h"
+#include "reveal/spot.h"
 #include "reveal/robust_z.h"
 
 namespace reveal::pipeline {
@@ -49,6 +50,10 @@ struct WindowScore {
   // max(z_cal / z_cut, if_cal / if_cut[, spe_cal / pca_cut with PcaUse::fuse]); anomalous at ≥ 1.
   // spe/t2 are 0 when the PCA model is off or unfitted.
   double fused = 0;
+  // Per detector (kTailDetectors order: robust_z, iforest, pca_spe, pca_t2): P(a reference
+  // window scores at least this much), from the EVT tail of the reference stream (spot.h);
+  // NaN when the stream has no tail fit (too few reference windows, constant tail, PCA off).
+  std::array<double, 4> tail_p{};
   // Per subsystem: RMS of the 3 largest |z| among its channels, calibrated on the reference
   // like the robust-z stream and divided by z_cut (≥ 1 anomalous); NaN without channels.
   std::array<double, kNumSubsystems> subsystem{};
@@ -96,6 +101,8 @@ class WindowModel {
   IsolationForest forest_;
   PcaResidual pca_;
   Calibration z_cal_, if_cal_, spe_cal_, t2_cal_;
+  std::array<SpotTail, 4> tails_{};
+  std::array<bool, 4> tail_ok_{};
   std::array<Calibration, kNumSubsystems> sub_cal_{};
   std::array<bool, kNumSubsystems> sub_present_{};
   std::size_t n_ref_ = 0;

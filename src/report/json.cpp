@@ -62,7 +62,8 @@ std::string render_json(const DetectResult& r, const std::string& source) {
   j["incidents"] = incs;
   json dets = json::array();
   for (const auto& d : r.detectors)
-    dets.push_back({{"name", d.name}, {"cut", d.cut}, {"raw", nums(d.raw)}, {"calibrated", nums(d.calibrated)}});
+    dets.push_back({{"name", d.name}, {"cut", d.cut}, {"raw", nums(d.raw)}, {"calibrated", nums(d.calibrated)},
+                    {"tail_p", nums(d.tail_p)}});
   j["windows"] = {{"start_s", nums(r.window_start_s)}, {"end_s", nums(r.window_end_s)}, {"fused", nums(r.fused)},
                   {"top_channel", r.window_top_channel}, {"top_z", nums(r.window_top_z)},
                   {"threshold", 1.0}, {"detectors", dets}};

@@ -1,0 +1,52 @@
+// Extreme-value tail of a score stream: the peaks-over-threshold fit used by SPOT (Siffer,
+// Fouque, Termier, Largouët, "Anomaly Detection in Streams with Extreme Value Theory", KDD 2017).
+//
+// fit(reference): t = the initial threshold, the empirical quantile at
+//   level min(initial_level, 1 − min_peaks/n) of the finite reference scores, so at least
+//   min_peaks scores exceed it. The excesses Y = X − t over t are fitted with a generalised
+//   Pareto distribution GPD(γ, σ) by maximum likelihood, found with Grimshaw's reduction to a
+//   one-dimensional root search (Grimshaw, Technometrics 35(2), 1993; SPOT §3.2): the roots θ of
+//   u(θ)·v(θ) = 1, u(θ) = mean 1/(1 + θY), v(θ) = 1 + mean ln(1 + θY), give γ = v(θ) − 1,
+//   σ = γ/θ; the candidate with the highest likelihood wins, the exponential tail (γ = 0,
+//   σ = mean Y) included.
+// threshold(q): the score exceeded with probability q per reference observation,
+//   z_q = t + σ/γ·((q·n/N_t)^(−γ) − 1)   (γ = 0: t − σ·ln(q·n/N_t)); q below the empirical
+//   range is where EVT earns its keep (1e-5 from a few hundred scores).
+// tail_probability(x): P(X ≥ x) — the GPD tail above t, the empirical survival below it;
+//   0 beyond a bounded tail's end point (γ < 0).
+// Errors: fit() throws std::invalid_argument with fewer than 2·min_peaks finite scores or when
+//   every excess is zero (a constant tail).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace reveal {
+
+struct SpotOptions {
+  double initial_level = 0.98;  // quantile of the initial threshold t (SPOT's default)
+  std::size_t min_peaks = 10;   // excesses the GPD fit needs at least
+};
+
+class SpotTail {
+ public:
+  explicit SpotTail(SpotOptions opts = {}) : opts_(opts) {}
+  void fit(std::span<const double> reference);
+  double threshold(double q) const;
+  double tail_probability(double x) const;
+
+  double initial_threshold() const { return t_; }
+  double gamma() const { return gamma_; }  // shape γ (0: exponential tail, < 0: bounded)
+  double sigma() const { return sigma_; }  // scale σ > 0
+  std::size_t n() const { return n_; }
+  std::size_t peaks() const { return peaks_; }
+
+ private:
+  SpotOptions opts_;
+  double t_ = 0, gamma_ = 0, sigma_ = 1;
+  std::size_t n_ = 0, peaks_ = 0;
+  std::vector<double> sorted_;  // the finite reference, ascending (empirical survival below t)
+};
+
+}  // namespace reveal
