@@ -66,6 +66,10 @@ class WindowModel {
   WindowScore score(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z) const;
 
   const RobustZ& robust_z() const { return rz_; }
+  // The Isolation Forest's input for window k (size 2·n_model_channels(): robust-standardised
+  // mean and std of each pruned channel), as fit() and score() compute it; needs a fit. Public
+  // for bench/pipeline/window_features.cpp, which exports the matrix the forest sees.
+  void features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   const std::vector<double>& floors() const { return floors_; }
   std::size_t n_channels() const { return floors_.size(); }
   std::size_t n_model_channels() const { return kept_.size(); }  // after Pearson pruning
@@ -75,7 +79,6 @@ class WindowModel {
   double if_cut() const { return if_cut_; }
 
  private:
-  void features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   double z_stream(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z,
                   std::array<double, kNumSubsystems>* sub) const;
 
