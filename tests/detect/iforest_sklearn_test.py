@@ -39,7 +39,7 @@
 #         ρ alone is a weak test of the definition. (2000 trees, 8 pairs: mean diff
 #         −0.0025..+0.0019, average −0.0001: no systematic offset.) The check is shown to
 #         bite: sklearn's scores with one edge added to every path (s·2^(−1/c(256))) must fail
-#         the mean-diff bound (they are +0.017..+0.028 away).
+#         the mean-diff bound (they are +0.016..+0.028 away).
 # 3. Exact trees: data on which every isolation tree is the same whatever the random draws,
 #    so both implementations must give the closed-form score to 1e-12:
 #      a. ψ = n = 8, d = 3: seven rows at 0 and one at (1, 1, 1). Any feature and any threshold
