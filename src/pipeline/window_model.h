@@ -74,6 +74,10 @@ class WindowModel {
   WindowScore score(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z) const;
 
   const RobustZ& robust_z() const { return rz_; }
+  // The Isolation Forest's input for window k (size 2·n_model_channels(): robust-standardised
+  // mean and std of each pruned channel), as fit() and score() compute it; needs a fit. Public
+  // for bench/pipeline/window_features.cpp, which exports the matrix the forest sees.
+  void features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   const std::vector<double>& floors() const { return floors_; }
   std::size_t n_channels() const { return floors_.size(); }
   std::size_t n_model_channels() const { return kept_.size(); }  // after Pearson pruning
@@ -85,7 +89,6 @@ class WindowModel {
   std::size_t pca_components() const { return pca_.components(); }
 
  private:
-  void features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   // Detector 3 input: every model channel's robust z of its window mean (clipped).
   void pca_features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   double z_stream(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z,
