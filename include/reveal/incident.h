@@ -68,6 +68,9 @@ struct ChannelEvidence {
 };
 
 struct Incident {
+  // "anomaly": anomalous windows (the detectors); "absence": channels that stopped producing
+  // data (absence.h; peak_score 0, z 0, value NaN in `top`).
+  std::string kind = "anomaly";
   std::size_t first_window = 0, last_window = 0;
   double start_s = 0, end_s = 0;          // seconds since the run's first sample
   std::int64_t start_unix_ns = 0, end_unix_ns = 0;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 
+#include "reveal/absence.h"
 #include "window_model.h"
 
 namespace reveal {
@@ -178,6 +179,10 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     pipeline::attribute(inc, zbar, mean_value, model, chans, run.meta.cores, opts.top_channels);
     res.incidents.push_back(std::move(inc));
   }
+  // Data that stops is an incident too (absence.h): a gap of at least one window.
+  for (const auto& span : find_absences(run, L)) res.incidents.push_back(absence_incident(run, span, opts.top_channels));
+  std::stable_sort(res.incidents.begin(), res.incidents.end(),
+                   [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
   res.detectors.push_back(std::move(tz));
   res.detectors.push_back(std::move(tif));
   if (opts.pca != PcaUse::off) {

@@ -21,7 +21,7 @@ nlohmann::json incident_json(const Incident& inc) {
                    {"text", format_value(ev.value, ev.unit) + " vs " + format_value(ev.reference, ev.unit)}});
   json shares = json::object();
   for (const auto& [s, v] : inc.subsystem_shares) shares[std::string(to_string(s))] = v;
-  return {{"start", format_utc(inc.start_unix_ns)}, {"end", format_utc(inc.end_unix_ns)},
+  return {{"kind", inc.kind}, {"start", format_utc(inc.start_unix_ns)}, {"end", format_utc(inc.end_unix_ns)},
           {"start_unix_ns", inc.start_unix_ns}, {"end_unix_ns", inc.end_unix_ns},
           {"start_s", inc.start_s}, {"end_s", inc.end_s}, {"peak_score", inc.peak_score},
           {"subsystem", to_string(inc.subsystem)}, {"confidence", inc.confidence},

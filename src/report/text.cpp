@@ -27,9 +27,14 @@ std::string render_text(const DetectResult& r, const std::string& source) {
   o += fmt::format("\nSUMMARY: {} incident{}\n", r.incidents.size(), r.incidents.size() == 1 ? "" : "s");
   for (std::size_t i = 0; i < r.incidents.size(); ++i) {
     const auto& inc = r.incidents[i];
-    o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13} confidence {:3.0f} %  peak {:.1f}× threshold\n",
-                     i + 1, format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
-                     to_string(inc.subsystem), inc.confidence * 100, inc.peak_score);
+    if (inc.kind == "absence")
+      o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13} data stopped: {} channel{}\n", i + 1,
+                       format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
+                       to_string(inc.subsystem), inc.top.size(), inc.top.size() == 1 ? "" : "s");
+    else
+      o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13} confidence {:3.0f} %  peak {:.1f}× threshold\n",
+                       i + 1, format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
+                       to_string(inc.subsystem), inc.confidence * 100, inc.peak_score);
   }
   if (r.incidents.empty()) o += "  no anomalous interval found\n";
 
@@ -43,6 +48,13 @@ std::string render_text(const DetectResult& r, const std::string& source) {
     o += ")\n";
     if (!inc.focus.empty())
       o += fmt::format("  focus       {} ({:.0f} % of the evidence)\n", inc.focus, inc.focus_share * 100);
+    if (inc.kind == "absence") {
+      o += "  kind        absence: these channels stopped producing data (last value before the gap):\n";
+      for (const auto& ev : inc.top)
+        o += fmt::format("    {:<42} {:>14}  [{}]\n", ev.name, format_value(ev.reference, ev.unit), to_string(ev.subsystem));
+      o += "  action: " + inc.action + "\n";
+      continue;
+    }
     o += fmt::format("  peak score  {:.2f}× threshold\n", inc.peak_score);
     o += "  top channels (value during incident vs reference median, robust z):\n";
     for (const auto& ev : inc.top)
