@@ -10,8 +10,9 @@ BUILD_PKGS=(build-essential cmake pkg-config
             libcpp-httplib-dev libtomlplusplus-dev)
 # Runtime for the demo, the end-to-end tests and the benchmarks.
 # prometheus, wrk and curl: the agent's fleet test (a real Prometheus server scraping agents)
-# and its /metrics load test.
-RUN_PKGS=(stress-ng python3 python3-torch procps iproute2 time prometheus wrk curl)
+# and its /metrics load test. python3-numpy, python3-sklearn: the SMD benchmark (bench/smd/eval.py)
+# and its IsolationForest / PCA baselines.
+RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl)
 
 want=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}")
 missing=()
