@@ -179,6 +179,8 @@ Action add_detect(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--end-after", o->d.incident.end_after, "Normal windows in a row that close an incident")
       ->capture_default_str()->check(CLI::Range(1, 1000));
+  sub->add_flag("--window-z", o->d.window_z,
+                "With --json: add every window's per-channel robust z (windows.channels, windows.channel_z)");
   sub->add_option("--top", o->d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));
   return [o, sub]() -> int {
     o->d.window = {o->window, o->stride};
