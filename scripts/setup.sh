@@ -11,8 +11,9 @@ BUILD_PKGS=(build-essential cmake pkg-config
 # Runtime for the demo, the end-to-end tests and the benchmarks.
 # prometheus, wrk and curl: the agent's fleet test (a real Prometheus server scraping agents)
 # and its /metrics load test. python3-sklearn: the Isolation Forest check against scikit-learn
-# (tests/detect/iforest_sklearn_test.py) and its speed comparison (bench/pipeline).
-RUN_PKGS=(stress-ng python3 python3-torch procps iproute2 time prometheus wrk curl python3-sklearn)
+# (tests/detect/iforest_sklearn_test.py), its speed comparison (bench/pipeline) and, with
+# python3-numpy, the SMD benchmark (bench/smd/eval.py) and its IsolationForest / PCA baselines.
+RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl)
 
 want=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}")
 missing=()

@@ -56,6 +56,9 @@ struct DetectOptions {
   // open an incident (IncidentRule::settle_windows); a fault that outlasts them is still reported
   // from its start. Matches the agent's 10 s start-up settle.
   double settle_s = 10.0;
+  // Keep every window's per-channel robust z in DetectResult::window_z (off: it is
+  // windows × channels numbers; `reveal detect --window-z` for evaluation).
+  bool window_z = false;
 };
 
 struct DetectorTrace {
@@ -78,6 +81,11 @@ struct DetectResult {
   std::vector<double> window_start_s, window_end_s, fused;  // per window
   std::vector<std::string> window_top_channel;  // per window: channel with the largest |z|
   std::vector<double> window_top_z;             // its robust z
+  std::vector<std::string> scored_channels;     // the channels scored, in window_z column order
+  // Only with DetectOptions::window_z: rows = windows, columns = scored_channels; the sustained
+  // robust z the robust_z detector uses (z of the window's min when above the reference median,
+  // of its max when below, else 0; clipped to ±200). Empty otherwise.
+  Matrix window_z;
   std::vector<DetectorTrace> detectors;
   std::vector<Incident> incidents;
   std::vector<std::string> notes;

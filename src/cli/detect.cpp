@@ -184,6 +184,8 @@ Action add_detect(CLI::App& app) {
                   "the fused score), off")
       ->check(CLI::IsMember({"report", "fuse", "off"}))
       ->capture_default_str();
+  sub->add_flag("--window-z", o->d.window_z,
+                "With --json: add every window's per-channel robust z (windows.channels, windows.channel_z)");
   sub->add_option("--top", o->d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));
   return [o, sub]() -> int {
     o->d.window = {o->window, o->stride};

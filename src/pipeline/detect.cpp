@@ -138,6 +138,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     res.window_top_z.push_back(z(k, best));
   }
   res.window_end_s = w.t_end_s;
+  for (std::size_t j = 0; j < nc; ++j) res.scored_channels.push_back(chans[j]->name);
 
   // Incidents and attribution.
   std::unique_ptr<bool[]> anomalous(new bool[nw]), sustained(new bool[nw]);
@@ -189,6 +190,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     res.detectors.push_back(std::move(tspe));
     res.detectors.push_back(std::move(tt2));
   }
+  if (opts.window_z) res.window_z = std::move(z);
   return res;
 }
 

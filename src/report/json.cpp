@@ -67,6 +67,15 @@ std::string render_json(const DetectResult& r, const std::string& source) {
   j["windows"] = {{"start_s", nums(r.window_start_s)}, {"end_s", nums(r.window_end_s)}, {"fused", nums(r.fused)},
                   {"top_channel", r.window_top_channel}, {"top_z", nums(r.window_top_z)},
                   {"threshold", 1.0}, {"detectors", dets}};
+  if (r.window_z.rows() > 0) {
+    json zs = json::array();
+    for (std::size_t k = 0; k < r.window_z.rows(); ++k) {
+      const auto row = r.window_z.row(k);
+      zs.push_back(nums(std::vector<double>(row.begin(), row.end())));
+    }
+    j["windows"]["channels"] = r.scored_channels;
+    j["windows"]["channel_z"] = std::move(zs);
+  }
   return j.dump(2) + "\n";
 }
 

@@ -116,6 +116,33 @@ TEST(Detect, BaselineModeFindsAPersistentShift) {
   EXPECT_LE(res.incidents[0].start_s, 3.0);
 }
 
+TEST(Detect, WindowZIsKeptOnlyWhenAskedAndNamesTheShiftedChannel) {
+  const Recording run = synth(120, 50, 80, 12.0, 5);
+  const Recording good = synth(200, 0, 0, 0.0, 6);
+  EXPECT_EQ(detect(run, {good}, {}).window_z.rows(), 0u);
+  DetectOptions o;
+  o.window_z = true;
+  const DetectResult res = detect(run, {good}, o);
+  ASSERT_EQ(res.window_z.rows(), res.fused.size());
+  ASSERT_EQ(res.window_z.cols(), res.scored_channels.size());
+  std::size_t cpu = res.scored_channels.size();
+  for (std::size_t j = 0; j < res.scored_channels.size(); ++j)
+    if (res.scored_channels[j] == "derived.test:cpu_busy") cpu = j;
+  ASSERT_LT(cpu, res.scored_channels.size());
+  // The row agrees with the per-window top channel, and the shifted channel leads inside the fault.
+  for (std::size_t k = 0; k < res.fused.size(); ++k) {
+    double best = 0;
+    for (std::size_t j = 0; j < res.window_z.cols(); ++j)
+      if (std::fabs(res.window_z(k, j)) > std::fabs(best)) best = res.window_z(k, j);
+    EXPECT_EQ(best, res.window_top_z[k]) << "window " << k;
+  }
+  for (std::size_t k = 0; k < res.fused.size(); ++k)
+    if (res.window_start_s[k] >= 52 && res.window_end_s[k] <= 78) {
+      EXPECT_GT(res.window_z(k, cpu), 6.0) << "window " << k;
+      EXPECT_EQ(res.window_top_channel[k], "derived.test:cpu_busy");
+    }
+}
+
 TEST(Detect, DeterministicForASeed) {
   const Recording run = synth(120, 50, 80, 8.0, 4);
   DetectOptions o;

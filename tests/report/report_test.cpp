@@ -58,6 +58,20 @@ TEST(Report, JsonCarriesTheSameContent) {
   EXPECT_EQ(j["incidents"][0]["start"], "2025-11-30T12:00:01Z");
   EXPECT_EQ(j["windows"]["fused"][1], 2.0);
   EXPECT_EQ(j["reference"]["mode"], "self");
+  EXPECT_FALSE(j["windows"].contains("channel_z"));
+}
+
+TEST(Report, JsonWindowZOnlyWhenKept) {
+  DetectResult r = sample_result();
+  r.scored_channels = {"a", "b"};
+  r.window_z = Matrix(2, 2);
+  r.window_z(1, 0) = -3.5;
+  r.window_z(1, 1) = std::nan("");
+  auto j = nlohmann::json::parse(render_json(r, "run.db"));
+  ASSERT_EQ(j["windows"]["channels"], nlohmann::json({"a", "b"}));
+  ASSERT_EQ(j["windows"]["channel_z"].size(), 2u);
+  EXPECT_EQ(j["windows"]["channel_z"][1][0], -3.5);
+  EXPECT_TRUE(j["windows"]["channel_z"][1][1].is_null());
 }
 
 }  // namespace
