@@ -143,7 +143,7 @@ class LSTMLM(nn.Module):
 
 
 class GRUClassifier(nn.Module):
-    def __init__(self, features=32, hidden=192, classes=8):
+    def __init__(self, features=32, hidden=128, classes=8):
         super().__init__()
         self.gru = nn.GRU(features, hidden, 2, batch_first=True)
         self.head = nn.Linear(hidden, classes)
@@ -219,7 +219,7 @@ MODELS = {
     "transformer": ("language", TransformerEncoder,
                     lambda: (torch.randint(0, 4096, (8, 32)), torch.randint(0, 16, (8,))), "ce"),
     "lstm_lm": ("language", LSTMLM, lambda: ((t := torch.randint(0, 4096, (16, 33)))[:, :-1], t[:, 1:]), "lm"),
-    "gru": ("sequence", GRUClassifier, lambda: (torch.randn(16, 64, 32), torch.randint(0, 8, (16,))), "ce"),
+    "gru": ("sequence", GRUClassifier, lambda: (torch.randn(16, 32, 32), torch.randint(0, 8, (16,))), "ce"),
     "tcn": ("sequence", TCN, lambda: (torch.randn(32, 128, 32), torch.randint(0, 8, (32,))), "ce"),
     "dlrm": ("recommendation", DLRM, _dlrm_batch(), "bce"),
     "wide_mlp": ("mlp", WideMLP, lambda: (torch.randn(64, 1024), torch.randint(0, 100, (64,))), "ce"),
