@@ -17,8 +17,8 @@ die() { echo "run.sh: $*" >&2; exit 2; }
 [[ $# -eq 2 ]] || die "usage: run.sh LIST OUT"
 LIST=$1 OUT=$2
 REVEAL=${REVEAL:-build/reveal}
+[[ -x $REVEAL && -f $REVEAL ]] || die "reveal binary not found or not executable: $REVEAL (set REVEAL)"
 [[ -f $LIST ]] || die "no such run list: $LIST"
-[[ -x $REVEAL ]] || die "reveal binary not found or not executable: $REVEAL (set REVEAL)"
 [[ -x $PY ]] && $PY -c 'import torch' 2>/dev/null || die "$PY has no torch (install python3-torch: scripts/setup.sh)"
 command -v stress-ng >/dev/null || die "stress-ng missing (scripts/setup.sh)"
 REVEAL=$(cd "$(dirname "$REVEAL")" && pwd)/$(basename "$REVEAL")

@@ -83,9 +83,9 @@ class MobileNet(nn.Module):
 
 
 class ViT(nn.Module):
-    """A small Vision Transformer: 4x4 patches of 3x32x32, 4 layers of dim 96."""
+    """A small Vision Transformer: 4x4 patches of 3x32x32, 3 layers of dim 64."""
 
-    def __init__(self, dim=96, depth=4, heads=4, patch=4, classes=10):
+    def __init__(self, dim=64, depth=3, heads=4, patch=4, classes=10):
         super().__init__()
         self.patch = nn.Conv2d(3, dim, patch, patch)
         n = (32 // patch) ** 2
@@ -132,7 +132,7 @@ class TransformerEncoder(nn.Module):
 class LSTMLM(nn.Module):
     """2-layer LSTM language model (next-token loss over the whole sequence)."""
 
-    def __init__(self, vocab=4096, dim=128, hidden=256):
+    def __init__(self, vocab=2048, dim=128, hidden=128):
         super().__init__()
         self.embed = nn.Embedding(vocab, dim)
         self.lstm = nn.LSTM(dim, hidden, 2, batch_first=True)
@@ -190,7 +190,7 @@ class DLRM(nn.Module):
 
 
 class WideMLP(nn.Module):
-    def __init__(self, d_in=1024, width=2048, classes=100):
+    def __init__(self, d_in=512, width=1024, classes=100):
         super().__init__()
         self.net = nn.Sequential(nn.Linear(d_in, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
                                  nn.Linear(width, classes))
@@ -214,15 +214,15 @@ def _dlrm_batch(b=128, tables=8, rows=100_000, bag=4):
 MODELS = {
     "resnet18": ("vision", ResNet18, _img(16), "ce"),
     "mobilenet": ("vision", MobileNet, _img(16), "ce"),
-    "vit": ("vision", ViT, _img(16), "ce"),
-    "autoencoder": ("vision", ConvAutoencoder, lambda: ((x := torch.randn(32, 3, 32, 32)), x), "mse"),
+    "vit": ("vision", ViT, _img(8), "ce"),
+    "autoencoder": ("vision", ConvAutoencoder, lambda: ((x := torch.randn(16, 3, 32, 32)), x), "mse"),
     "transformer": ("language", TransformerEncoder,
                     lambda: (torch.randint(0, 4096, (8, 32)), torch.randint(0, 16, (8,))), "ce"),
-    "lstm_lm": ("language", LSTMLM, lambda: ((t := torch.randint(0, 4096, (16, 33)))[:, :-1], t[:, 1:]), "lm"),
+    "lstm_lm": ("language", LSTMLM, lambda: ((t := torch.randint(0, 2048, (8, 33)))[:, :-1], t[:, 1:]), "lm"),
     "gru": ("sequence", GRUClassifier, lambda: (torch.randn(16, 32, 32), torch.randint(0, 8, (16,))), "ce"),
     "tcn": ("sequence", TCN, lambda: (torch.randn(32, 128, 32), torch.randint(0, 8, (32,))), "ce"),
     "dlrm": ("recommendation", DLRM, _dlrm_batch(), "bce"),
-    "wide_mlp": ("mlp", WideMLP, lambda: (torch.randn(64, 1024), torch.randint(0, 100, (64,))), "ce"),
+    "wide_mlp": ("mlp", WideMLP, lambda: (torch.randn(64, 512), torch.randint(0, 100, (64,))), "ce"),
 }
 
 

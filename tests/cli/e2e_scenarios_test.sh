@@ -5,7 +5,7 @@
 #   usage: e2e_scenarios_test.sh REVEAL FIXTURES
 # Skips (exit 0 with a note) without root or Debian's python3-torch; needs an otherwise idle host
 # (a saturated 2-core host hides a CPU hog, see README.md).
-set -euo pipefail
+set -uo pipefail
 REVEAL=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d)
@@ -32,11 +32,11 @@ t-cpu        transformer  2   cpu      55    25         20
 t-memleak    wide_mlp     1   memleak  55    25         20
 L
 sync; sleep 2
-REVEAL="$REVEAL" "$SRC/bench/scenarios/run.sh" "$T/list.txt" "$T/out"
-[[ $(grep -c $'\tok$' "$T/out/manifest.tsv") -eq 3 ]] || fail "not all runs ok: $(cat "$T/out/manifest.tsv")"
-/usr/bin/python3 "$SRC/bench/scenarios/score.py" "$T/out/manifest.tsv" --reveal "$REVEAL" || fail "score.py failed"
-[[ -s $T/out/scores.md && -s $T/out/scores.json ]] || fail "no scores written"
-/usr/bin/python3 - "$T/out/scores.json" <<'PY' || fail "CPU fault not caught as cpu"
+REVEAL="$REVEAL" "$SRC/bench/scenarios/run.sh" "$T/list.txt" "$T/runs" || { echo "FAIL: run.sh failed"; exit 1; }
+[[ $(grep -c $'\tok$' "$T/runs/manifest.tsv") -eq 3 ]] || fail "not all runs ok: $(cat "$T/runs/manifest.tsv")"
+/usr/bin/python3 "$SRC/bench/scenarios/score.py" "$T/runs/manifest.tsv" --reveal "$REVEAL" || { echo "FAIL: score.py failed"; exit 1; }
+[[ -s $T/runs/scores.md && -s $T/runs/scores.json ]] || fail "no scores written"
+/usr/bin/python3 - "$T/runs/scores.json" <<'PY' || fail "CPU fault not caught as cpu"
 import json, sys
 s = json.load(open(sys.argv[1]))
 cpu = [r for r in s["runs"] if r["fault"] == "cpu"][0]
@@ -45,6 +45,6 @@ assert cpu["caught"], "CPU contention not caught"
 assert cpu["detected_subsystem"] == "cpu", f"CPU contention attributed to {cpu['detected_subsystem']}"
 PY
 # nothing left behind
-ls /sys/fs/cgroup/cpu 2>/dev/null | grep -q reveal-scen && fail "a cgroup was left behind"
+ls /sys/fs/cgroup/cpu /sys/fs/cgroup 2>/dev/null | grep -q reveal-scen && fail "a cgroup was left behind"
 ip netns list | grep -q reveal-scen && fail "a netns was left behind"
 ((fails == 0)) && echo "e2e scenarios ok" || exit 1
