@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End to end over the labelled fault suite (bench/scenarios): the runner records a quick subset
 # of real training jobs — one clean, one with CPU contention, one with a memory leak — and the
-# scorer must run over it, and the CPU fault must be caught with subsystem cpu. About 3 minutes (ctest TIMEOUT 420).
+# scorer must run over it, and the CPU fault must be caught with subsystem cpu. 80 s runs with a
+# 20 s fault at +40 s: the self reference needs most of a run to be normal (a fault over 40 % of
+# a short run is half its own reference). About 5 minutes (ctest TIMEOUT 480).
 #   usage: e2e_scenarios_test.sh REVEAL FIXTURES
 # Skips (exit 0 with a note) without root or Debian's python3-torch; needs an otherwise idle host
 # (a saturated 2-core host hides a CPU hog, see README.md).
@@ -27,9 +29,9 @@ expect_exit 2 /usr/bin/python3 "$SRC/bench/scenarios/score.py" "$T/none.tsv" --r
 
 cat >"$T/list.txt" <<'L'
 # name       model        ddp fault    run_s fault_at_s fault_s
-t-clean      transformer  2   none     50    22         18
-t-cpu        transformer  2   cpu      50    22         18
-t-memleak    wide_mlp     1   memleak  50    22         18
+t-clean      transformer  2   none     80    40         20
+t-cpu        transformer  2   cpu      80    40         20
+t-memleak    wide_mlp     1   memleak  80    40         20
 L
 sync; sleep 2
 REVEAL="$REVEAL" "$SRC/bench/scenarios/run.sh" "$T/list.txt" "$T/runs" || { echo "FAIL: run.sh failed"; exit 1; }
