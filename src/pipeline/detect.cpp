@@ -113,6 +113,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   DetectorTrace tspe{"pca_spe", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
   DetectorTrace tt2{"pca_t2", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
   res.fused.assign(nw, 0.0);
+  std::unique_ptr<bool[]> sustained(new bool[nw]);  // the robust-z detector flags the window
   for (std::size_t k = 0; k < nw; ++k) {
     const pipeline::WindowScore sc = model.score(w, k, run_cols, z.row(k));
     tz.raw[k] = sc.z_raw;
@@ -128,6 +129,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     tspe.tail_p[k] = sc.tail_p[2];
     tt2.tail_p[k] = sc.tail_p[3];
     res.fused[k] = sc.fused;
+    sustained[k] = sc.sustained;
   }
   res.window_start_s = w.t_start_s;
   for (std::size_t k = 0; k < nw; ++k) {
@@ -141,11 +143,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   for (std::size_t j = 0; j < nc; ++j) res.scored_channels.push_back(chans[j]->name);
 
   // Incidents and attribution.
-  std::unique_ptr<bool[]> anomalous(new bool[nw]), sustained(new bool[nw]);
-  for (std::size_t k = 0; k < nw; ++k) {
-    anomalous[k] = res.fused[k] >= 1.0;
-    sustained[k] = tz.calibrated[k] >= tz.cut;
-  }
+  std::unique_ptr<bool[]> anomalous(new bool[nw]);
+  for (std::size_t k = 0; k < nw; ++k) anomalous[k] = res.fused[k] >= 1.0;
   std::vector<double> zbar(nc), mean_value(nc);
   IncidentRule rule = opts.incident;
   rule.settle_windows = std::size_t(std::count_if(w.t_end_s.begin(), w.t_end_s.end(),

@@ -175,7 +175,7 @@ void StreamingDetector::score_window() {
   fused_ring_[std::size_t(gw % K)] = sc.fused;
 
   const bool anomalous = sc.fused >= 1.0;
-  switch (tracker_.push(std::size_t(gw), anomalous, sc.z_cal >= model_->z_cut())) {
+  switch (tracker_.push(std::size_t(gw), anomalous, sc.sustained)) {
     case IncidentTracker::Change::opened: {
       zsum_.assign(z_.size(), 0.0);
       zcount_ = 0;

@@ -305,6 +305,7 @@ WindowScore WindowModel::score(const Windows& w, std::size_t k, const std::vecto
   for (std::size_t d = 0; d < stream.size(); ++d)
     s.tail_p[d] = tail_ok_[d] && (d < 2 || pca_.fitted()) ? tails_[d].tail_probability(stream[d]) : kNaN;
   s.fused = std::max({0.0, s.z_cal / z_cut_, s.if_cal / if_cut_});
+  s.sustained = s.z_cal >= z_cut_;
   if (pca_use_ == PcaUse::fuse) s.fused = std::max(s.fused, s.spe_cal / pca_cut_);
   return s;
 }

@@ -50,6 +50,9 @@ struct WindowScore {
   // max(z_cal / z_cut, if_cal / if_cut[, spe_cal / pca_cut with PcaUse::fuse]); anomalous at ≥ 1.
   // spe/t2 are 0 when the PCA model is off or unfitted.
   double fused = 0;
+  // The robust-z detector alone flags the window (z_cal ≥ z_cut): a deviation sustained over
+  // the whole window (IncidentTracker's `sustained`).
+  bool sustained = false;
   // Per detector (kTailDetectors order: robust_z, iforest, pca_spe, pca_t2): P(a reference
   // window scores at least this much), from the EVT tail of the reference stream (spot.h);
   // NaN when the stream has no tail fit (too few reference windows, constant tail, PCA off).
