@@ -31,9 +31,9 @@ int main(int argc, char** argv) {
     const reveal::Windows w = reveal::make_windows(s, opts.window);
     std::vector<reveal::Subsystem> subsystems;
     for (int c : cols) subsystems.push_back(s.channels[c].subsystem);
-    reveal::pipeline::WindowModel model(reveal::pipeline::channel_floors(s, cols), subsystems, opts);
-    std::vector<double> fused;
-    const std::vector<char> keep = reveal::pipeline::fit_self(model, w, cols, fused);
+    reveal::pipeline::WindowModel model(reveal::pipeline::channel_floors(s, cols), subsystems, opts,
+                                        rec.meta.interval_s * double(opts.window.stride));
+    const std::vector<char> keep = reveal::pipeline::fit_self(model, w, cols, 0);
     std::size_t n_ref = 0;
     for (char k : keep) n_ref += k ? 1 : 0;
 

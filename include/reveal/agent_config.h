@@ -23,6 +23,8 @@
 //   history = "1h"                     # (reload) reference history length
 //   min_windows = 2                    # (reload) anomalous windows in a row that open an incident
 //   end_after = 3                      # (reload) normal windows in a row that close it
+//   false_per_day = 1.0                # (reload, at the next refit) expected false incidents per
+//                                      # day: the EVT-calibrated fused score's rate (detect.h)
 //   seed = 42                          # Isolation Forest seed
 // Durations: parse_duration() strings ("90s", "2m", "500ms", "1h"). Sizes: bytes with an
 // optional unit B, kB/MB/GB (10^3) or KiB/MiB/GiB (2^10), e.g. "256MiB".
@@ -58,6 +60,7 @@ struct AgentConfig {
   std::chrono::nanoseconds refit = std::chrono::seconds(300);
   std::chrono::nanoseconds history = std::chrono::hours(1);
   int min_windows = 2, end_after = 3;
+  double false_per_day = 1.0;
   std::uint64_t seed = 42;
 };
 

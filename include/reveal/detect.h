@@ -11,16 +11,28 @@
 //   pca_spe, pca_t2  PCA residual (pca_residual.h) on every channel's robust z of its window
 //             mean; the streams are calibrated on held-out reference windows, on ln(1 + score).
 //             Fused only with PcaUse::fuse (see PcaUse).
-// Calibration: each detector's score stream is standardised on its reference scores,
-//   c = (s − median) / max(1.4826·MAD, floor); fused = max_d c_d / cut_d, anomalous when fused ≥ 1.
+// Calibrated fusion (SPOT, Siffer et al. KDD 2017; spot.h): each fused detector's reference
+//   score stream gets an EVT tail (peaks over its 90–98 % quantile fitted by a GPD, shape
+//   γ ≥ 0, scale at least the stream's floor), which maps a window's score to p_d = P(a
+//   reference window scores at least this much). The user's knob F = false_per_day (expected
+//   false incidents per host-day, default 1) sets the per-window false-alarm rate
+//   q = F·T_w / 86400 s (T_w: seconds between window starts). With D fused detectors
+//   (robust_z and iforest; pca_spe too with PcaUse::fuse), a window is anomalous when some
+//   p_d ≤ q / D (Bonferroni); fused = max_d ln(D·p_d) / ln q, so fused ≥ 1 exactly then and
+//   0.5 means p_d ≈ √q / D. An incident needs ≥ 2 anomalous windows in a row and neighbouring
+//   windows share samples, so q per window bounds the rate of false incidents from above.
+//   A detector whose reference is too short for a tail (< 20 windows) falls back to its
+//   robust-SD level c_d / cut_d, c = (s − median) / max(1.4826·MAD, floor) of the reference.
 // Attribution: among channels with mean |z| ≥ 3 over the incident, each weighs its effect size
 //   |ln((|v|+ε)/(|ref|+ε))| (ε = unit resolution, 5 points for % and 0/1 states; cap ln 100;
 //   falls ×0.25; per-CPU channels ÷ number of CPUs); a subsystem's evidence is the sum of its
 //   3 strongest; confidence = its share of all evidence.
 // Incidents: k = 2 anomalous windows in a row open one, not before the start-up settle is over
 //   (incident.h).
-// Self mode reweights: windows with fused ≥ 0.5 (± one window length) leave the reference and
-//   the run is scored again, up to 3 passes, while at least half the windows remain.
+// Self mode reweights: windows whose robust-SD level max_d c_d / cut_d is ≥ 0.5 (± one window
+//   length) leave the reference and the run is scored again, up to 3 passes, while at least
+//   half the windows remain. (The robust level, not the EVT one: median and MAD tolerate a
+//   fault in up to half the reference, a tail fitted on it does not.)
 #pragma once
 
 #include <cstdint>
@@ -52,6 +64,9 @@ struct DetectOptions {
   double pca_variance = 0.9;  // share of the reference variance the PCA model plane keeps
   double prune_r = 0.5;     // Pearson |r| pruning for the multivariate model
   int top_channels = 5;
+  // Expected false incidents per host-day: the per-window false-alarm rate the fused score is
+  // calibrated to (see "Calibrated fusion" above).
+  double false_per_day = 1.0;
   // Start-up settle: windows ending within this many seconds of the run's first sample cannot
   // open an incident (IncidentRule::settle_windows); a fault that outlasts them is still reported
   // from its start. Matches the agent's 10 s start-up settle.
@@ -65,11 +80,14 @@ struct DetectorTrace {
   std::string name;                 // "robust_z", "iforest"
   std::vector<double> raw;          // per window
   std::vector<double> calibrated;   // per window, robust SDs above the reference median
-  double cut = 0;
+  double cut = 0;                   // robust-SD cut (the fallback, and the reweighting's scale)
   // Per window: P(a reference window scores at least this much), from a peaks-over-threshold
   // GPD fit of the reference stream (SPOT, include/reveal/spot.h); NaN without a tail fit.
-  // Reported only: the fused score does not use it yet (issue #5).
   std::vector<double> tail_p;
+  // Raw score at which this detector alone makes a window anomalous (its tail's q/D quantile,
+  // or median + cut·scale without a tail fit); NaN when not fitted.
+  double threshold = 0;
+  bool fused = false;  // part of the fused score
 };
 
 struct DetectResult {
@@ -77,7 +95,10 @@ struct DetectResult {
   RunMetadata meta;
   std::vector<std::string> baseline_hosts;
   std::size_t n_samples = 0, n_channels_recorded = 0, n_channels_used = 0, n_channels_model = 0;
-  std::size_t reference_windows = 0;  // windows the reference was fitted on (self mode: after reweighting)
+  std::size_t reference_windows = 0;
+  double false_per_day = 0;       // the knob (DetectOptions::false_per_day)
+  double window_false_rate = 0;   // q: per-window false-alarm rate it implies
+  std::size_t fused_detectors = 0;  // D  // windows the reference was fitted on (self mode: after reweighting)
   std::vector<double> window_start_s, window_end_s, fused;  // per window
   std::vector<std::string> window_top_channel;  // per window: channel with the largest |z|
   std::vector<double> window_top_z;             // its robust z

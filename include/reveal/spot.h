@@ -14,6 +14,13 @@
 //   range is where EVT earns its keep (1e-5 from a few hundred scores).
 // tail_probability(x): P(X ≥ x) — the GPD tail above t, the empirical survival below it;
 //   0 beyond a bounded tail's end point (γ < 0).
+// Options for a conservative tail (used by Reveal's fusion): min_gamma = 0 keeps only
+//   unbounded candidates (exponential or heavy, γ ≥ 0): a bounded tail fitted on a few peaks
+//   would put its end point just above the reference maximum and call anything beyond it
+//   impossible; min_sigma is the finest scale the caller trusts, in score units: when the MLE's
+//   σ is below it the shape is not identifiable (a few tied peaks give a huge γ and a tiny σ)
+//   and the tail becomes the exponential with σ = max(mean excess, min_sigma).
+// log_tail_probability(x): ln P(X ≥ x), without underflow far out in the tail.
 // Errors: fit() throws std::invalid_argument with fewer than 2·min_peaks finite scores or when
 //   every excess is zero (a constant tail).
 #pragma once
@@ -27,6 +34,8 @@ namespace reveal {
 struct SpotOptions {
   double initial_level = 0.98;  // quantile of the initial threshold t (SPOT's default)
   std::size_t min_peaks = 10;   // excesses the GPD fit needs at least
+  double min_gamma = -1e300;    // candidates with a smaller shape γ are not considered
+  double min_sigma = 0;         // floor of the fitted scale σ, in score units
 };
 
 class SpotTail {
@@ -35,6 +44,7 @@ class SpotTail {
   void fit(std::span<const double> reference);
   double threshold(double q) const;
   double tail_probability(double x) const;
+  double log_tail_probability(double x) const;
 
   double initial_threshold() const { return t_; }
   double gamma() const { return gamma_; }  // shape γ (0: exponential tail, < 0: bounded)

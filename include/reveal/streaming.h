@@ -67,10 +67,13 @@ class StreamingDetector {
   // Timestamps must increase; a sample not newer than the previous one is ignored.
   const StreamUpdate& push(std::int64_t t_unix_ns, std::span<const double> row);
 
-  // Options that may change at run time (SIGHUP): incident rule, refit period, history
-  // length (takes effect at the next fit; the ring is resized then, keeping the newest rows).
+  // Options that may change at run time (SIGHUP): incident rule, refit period, false-alarm
+  // rate and history length (the last two take effect at the next fit; the ring is resized
+  // then, keeping the newest rows).
   void set_incident_rule(IncidentRule rule);
   void set_refit_samples(std::size_t n) { opts_.refit_samples = n < 1 ? 1 : n; }
+  // Expected false incidents per day (DetectOptions::false_per_day), from the next fit on.
+  void set_false_per_day(double f) { opts_.detect.false_per_day = f; }
   void set_history_samples(std::size_t n);
 
   bool model_ready() const { return model_ != nullptr; }

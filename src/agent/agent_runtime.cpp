@@ -44,6 +44,7 @@ StreamingOptions streaming_options(const AgentConfig& c) {
   o.detect.window = {c.window, c.stride};
   o.detect.incident = {c.min_windows, c.end_after};
   o.detect.seed = c.seed;
+  o.detect.false_per_day = c.false_per_day;
   o.warmup_samples = samples_in(c.warmup, c.interval);
   o.refit_samples = samples_in(c.refit, c.interval);
   o.history_samples = std::max(samples_in(c.history, c.interval), o.warmup_samples);
@@ -312,9 +313,11 @@ int run(const RunOptions& opts) {
       cfg.history = next.history;
       cfg.min_windows = next.min_windows;
       cfg.end_after = next.end_after;
+      cfg.false_per_day = next.false_per_day;
       store.set_retention(cfg.store_max_age.count(), cfg.store_max_bytes);
       detector.set_incident_rule({cfg.min_windows, cfg.end_after});
       detector.set_refit_samples(samples_in(cfg.refit, cfg.interval));
+      detector.set_false_per_day(cfg.false_per_day);
       detector.set_history_samples(samples_in(cfg.history, cfg.interval));
       {
         std::lock_guard<std::mutex> lock(shared.mu);

@@ -138,6 +138,21 @@ class Loader {
     out = static_cast<T>(v);
   }
 
+  // A number (float or integer) in (lo_exclusive, hi].
+  void number(const toml::table& t, std::string_view path, std::string_view key, double& out, double lo_exclusive,
+              double hi) const {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = fmt::format("{}{}", path, key);
+    double v = 0;
+    if (n->is_floating_point()) v = n->as_floating_point()->get();
+    else if (n->is_integer()) v = double(n->as_integer()->get());
+    else wrong_type(*n, name, "a number");
+    if (!(v > lo_exclusive && v <= hi))
+      fail(n->source(), fmt::format("'{}' = {} is out of range (want above {:g}, at most {:g})", name, v, lo_exclusive, hi));
+    out = v;
+  }
+
   // A size string ("256MiB") or an integer number of bytes; at least `min` bytes.
   void size(const toml::table& t, std::string_view path, std::string_view key, std::uint64_t& out,
             std::uint64_t min, std::string_view min_text) const {
@@ -225,7 +240,8 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
   }
   if (const toml::table* t = in.table(doc, "detect")) {
     in.check_keys(*t, "detect.",
-                  {"window", "stride", "warmup", "refit", "history", "min_windows", "end_after", "seed"});
+                  {"window", "stride", "warmup", "refit", "history", "min_windows", "end_after", "false_per_day",
+                   "seed"});
     in.integer(*t, "detect.", "window", c.window, 2, kInt64Max);
     in.integer(*t, "detect.", "stride", c.stride, 1, kInt64Max);
     in.duration(*t, "detect.", "warmup", c.warmup, nanoseconds(0), "at least 0s");
@@ -233,6 +249,7 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
     in.duration(*t, "detect.", "history", c.history, nanoseconds(1), "above 0s");
     in.integer(*t, "detect.", "min_windows", c.min_windows, 1, kIntMax);
     in.integer(*t, "detect.", "end_after", c.end_after, 1, kIntMax);
+    in.number(*t, "detect.", "false_per_day", c.false_per_day, 0.0, 1e6);
     in.integer(*t, "detect.", "seed", c.seed, 0, kInt64Max);
   }
   return c;

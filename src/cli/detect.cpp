@@ -184,6 +184,10 @@ Action add_detect(CLI::App& app) {
                   "the fused score), off")
       ->check(CLI::IsMember({"report", "fuse", "off"}))
       ->capture_default_str();
+  sub->add_option("--false-per-day", o->d.false_per_day,
+                  "Expected false incidents per host-day: the rate the EVT-calibrated fused score is set to "
+                  "(smaller = fewer, later alarms)")
+      ->capture_default_str()->check(CLI::Range(1e-6, 1e6));
   sub->add_flag("--window-z", o->d.window_z,
                 "With --json: add every window's per-channel robust z (windows.channels, windows.channel_z)");
   sub->add_option("--top", o->d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));

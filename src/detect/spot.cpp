@@ -96,6 +96,7 @@ void SpotTail::fit(std::span<const double> reference) {
   // Candidates: the exponential tail and every root of Grimshaw's equation in the two
   // intervals where they can lie, (−1/Y_max, 0) and (0, 2(Ȳ − Y_min)/Y_min²).
   double best_gamma = 0, best_sigma = ymean, best_ll = gpd_log_likelihood(y, 0, ymean);
+  if (opts_.min_gamma > 0) best_ll = -std::numeric_limits<double>::infinity();
   std::vector<double> thetas;
   const double eps = 1e-8 / ymax;
   roots_in(y, -1.0 / ymax + eps, -eps, thetas);
@@ -106,8 +107,17 @@ void SpotTail::fit(std::span<const double> reference) {
     for (double x : y) v += std::log(1 + th * x);
     const double gamma = v / double(peaks_);
     const double sigma = gamma / th;
+    if (gamma < opts_.min_gamma) continue;
     const double ll = gpd_log_likelihood(y, gamma, sigma);
     if (ll > best_ll) { best_ll = ll; best_gamma = gamma; best_sigma = sigma; }
+  }
+  if (!std::isfinite(best_ll)) throw std::invalid_argument("EVT tail fit: no tail with shape >= min_gamma fits the reference");
+  if (best_sigma < opts_.min_sigma) {
+    // The excesses are finer than the resolution the caller trusts: their shape is not
+    // identifiable (a few tied peaks give a huge γ with a tiny σ), so the tail is the
+    // exponential at the floor scale.
+    best_gamma = 0;
+    best_sigma = std::max(ymean, opts_.min_sigma);
   }
   gamma_ = best_gamma;
   sigma_ = best_sigma;
@@ -131,6 +141,16 @@ double SpotTail::tail_probability(double x) const {
   const double a = 1 + gamma_ * y / sigma_;
   if (!(a > 0)) return 0.0;  // beyond a bounded tail's end point
   return share * std::pow(a, -1 / gamma_);
+}
+
+double SpotTail::log_tail_probability(double x) const {
+  if (!(x > t_)) return std::log(tail_probability(x));
+  const double log_share = std::log(double(peaks_) / double(n_));
+  const double y = x - t_;
+  if (std::fabs(gamma_) < 1e-12) return log_share - y / sigma_;
+  const double a = 1 + gamma_ * y / sigma_;
+  if (!(a > 0)) return -std::numeric_limits<double>::infinity();
+  return log_share - std::log(a) / gamma_;
 }
 
 }  // namespace reveal

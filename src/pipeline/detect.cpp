@@ -4,6 +4,7 @@
 #include "reveal/detect.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 
@@ -91,21 +92,35 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     chans[j] = &s.channels[run_cols[j]];
     subsystems[j] = chans[j]->subsystem;
   }
-  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts);
+  // Seconds between window starts, as recorded (the metadata's interval is what was asked for).
+  const double period_s = nw > 1 ? (w.t_start_s.back() - w.t_start_s.front()) / double(nw - 1)
+                                 : run.meta.interval_s * double(opts.window.stride);
+  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts, period_s > 0 ? period_s : 1.0);
 
   // Reference: the baselines' windows, or (self mode) the run's own windows with iterative
-  // reweighting (pipeline::fit_self).
-  std::vector<char> keep(nw, 1);
+  // reweighting (pipeline::fit_self); either way without each recording's start-up windows
+  // (those ending within settle_s of its first sample), unless that would leave too few.
+  const auto settle_count = [&](const Windows& x) {
+    return std::size_t(std::count_if(x.t_end_s.begin(), x.t_end_s.end(), [&](double t) { return t < opts.settle_s; }));
+  };
   if (refs.empty()) {
-    std::vector<double> fused;
-    keep = pipeline::fit_self(model, w, run_cols, fused);
+    pipeline::fit_self(model, w, run_cols, settle_count(w));
   } else {
+    std::vector<std::vector<char>> ref_keep(refs.size());
     std::vector<pipeline::ReferenceWindows> rw;
-    for (std::size_t k = 0; k < refs.size(); ++k) rw.push_back({&ref_windows[k], &ref_cols[k], nullptr});
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+      const std::size_t n = ref_windows[k].first_row.size(), settle = settle_count(ref_windows[k]);
+      ref_keep[k].assign(n, 1);
+      if (settle < n && (n - settle) * 2 >= n) std::fill_n(ref_keep[k].begin(), settle, 0);
+      rw.push_back({&ref_windows[k], &ref_cols[k], &ref_keep[k]});
+    }
     model.fit(rw);
   }
   res.n_channels_model = model.n_model_channels();
-  res.reference_windows = std::count(keep.begin(), keep.end(), 1);
+  res.reference_windows = model.reference_windows();
+  res.false_per_day = opts.false_per_day;
+  res.window_false_rate = model.window_false_rate();
+  res.fused_detectors = model.fused_detectors();
 
   Matrix z(nw, nc);
   DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut, std::vector<double>(nw)};
@@ -147,8 +162,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   for (std::size_t k = 0; k < nw; ++k) anomalous[k] = res.fused[k] >= 1.0;
   std::vector<double> zbar(nc), mean_value(nc);
   IncidentRule rule = opts.incident;
-  rule.settle_windows = std::size_t(std::count_if(w.t_end_s.begin(), w.t_end_s.end(),
-                                                  [&](double t) { return t < opts.settle_s; }));
+  rule.settle_windows = settle_count(w);
   for (auto [a, b] : find_incidents(std::span<const bool>(anomalous.get(), nw), rule,
                                     std::span<const bool>(sustained.get(), nw))) {
     Incident inc;
@@ -183,6 +197,11 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   for (const auto& span : find_absences(run, L)) res.incidents.push_back(absence_incident(run, span, opts.top_channels));
   std::stable_sort(res.incidents.begin(), res.incidents.end(),
                    [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
+  std::array<DetectorTrace*, 4> traces{&tz, &tif, &tspe, &tt2};
+  for (std::size_t d = 0; d < traces.size(); ++d) {
+    traces[d]->threshold = model.threshold(d);
+    traces[d]->fused = d < model.fused_detectors();
+  }
   res.detectors.push_back(std::move(tz));
   res.detectors.push_back(std::move(tif));
   if (opts.pca != PcaUse::off) {

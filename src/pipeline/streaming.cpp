@@ -129,9 +129,9 @@ void StreamingDetector::fit() {
     chans[j] = &layout_[cols[j]];
     subs[j] = chans[j]->subsystem;
   }
-  auto model = std::make_unique<pipeline::WindowModel>(pipeline::channel_floors(s, cols), subs, opts_.detect);
-  std::vector<double> fused;
-  const std::vector<char> keep = pipeline::fit_self(*model, w, cols, fused);
+  auto model = std::make_unique<pipeline::WindowModel>(pipeline::channel_floors(s, cols), subs, opts_.detect,
+                                                       meta_.interval_s * double(opts_.detect.window.stride));
+  const std::vector<char> keep = pipeline::fit_self(*model, w, cols, 0);
   reference_windows_ = std::count(keep.begin(), keep.end(), 1);
   model_ = std::move(model);
   cols_ = std::move(cols);

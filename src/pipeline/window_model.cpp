@@ -20,6 +20,7 @@ constexpr double kZStreamFloor = 1.0;   // robust SDs: the z stream's scale is a
 constexpr double kIfStreamFloor = 0.01; // Isolation Forest score units (scores live in (0, 1])
 constexpr double kSpeStreamFloor = 0.1; // ln(1 + SPE) units
 constexpr double kT2StreamFloor = 0.1;  // ln(1 + T²) units
+constexpr double kTailScaleFloor = 0.5;  // EVT tail σ ≥ this × the stream's scale floor
 constexpr std::size_t kPcaBlock = 10;   // windows per block of the held-out PCA calibration
 constexpr double kSuspect = 0.5;        // fused score that removes a window from a self reference
 constexpr int kSelfPasses = 3;
@@ -93,6 +94,13 @@ struct Top3 {
   double rms() const { return std::sqrt((a * a + b * b + c * c) / 3.0); }
 };
 
+std::vector<double> finite(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v)
+    if (std::isfinite(x)) out.push_back(x);
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> finite_column(const Matrix& m, std::size_t c) {
@@ -143,10 +151,22 @@ std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols
   return floors;
 }
 
-WindowModel::WindowModel(std::vector<double> floors, std::vector<Subsystem> subsystems, const DetectOptions& opts)
+WindowModel::WindowModel(std::vector<double> floors, std::vector<Subsystem> subsystems, const DetectOptions& opts,
+                         double window_period_s)
     : floors_(std::move(floors)), subsystems_(std::move(subsystems)), z_cut_(opts.z_cut),
       if_cut_(opts.if_cut), pca_cut_(opts.pca_cut), prune_r_(opts.prune_r), seed_(opts.seed),
       pca_use_(opts.pca), pca_({.variance = opts.pca_variance, .max_components = 50}) {
+  if (!(opts.false_per_day > 0) || !std::isfinite(opts.false_per_day))
+    throw DetectError("expected false incidents per day must be a positive number");
+  if (!(window_period_s > 0) || !std::isfinite(window_period_s))
+    throw DetectError("window period must be a positive number of seconds");
+  // q = F·T_w / 1 day, at most 1/2 (a knob of thousands a day on long windows is not a rate).
+  log_q_ = std::log(std::min(0.5, opts.false_per_day * window_period_s / 86400.0));
+  // The tails' scale floor: the mean excess of a normal distribution over its 90th percentile
+  // is 0.47 SD, so a stream whose robust SD is at its floor has excesses of about half of it.
+  const std::array<double, 4> sigma_floor{kZStreamFloor, kIfStreamFloor, kSpeStreamFloor, kT2StreamFloor};
+  for (std::size_t d = 0; d < tails_.size(); ++d)
+    tails_[d] = SpotTail({.min_gamma = 0, .min_sigma = kTailScaleFloor * sigma_floor[d]});
   const std::size_t nc = floors_.size();
   vlo_.resize(nc); vhi_.resize(nc); zlo_.resize(nc); zhi_.resize(nc); pfeat_.resize(nc);
   for (Subsystem s : subsystems_) sub_present_[std::size_t(s)] = true;
@@ -245,18 +265,25 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   // exactly, so in-sample SPE says nothing about new windows. The reference streams are
   // therefore held out: two folds of alternating blocks of kPcaBlock windows (blocks, because
   // neighbouring windows share samples), each scored by the plane fitted on the other.
+  // speref/t2ref are in reference-window order (pf's rows), like zref and ifref.
   std::vector<double> speref, t2ref;
   std::array<Matrix, 2> fold{Matrix(0, nc), Matrix(0, nc)};
-  for (std::size_t k = 0; k < pf.rows(); ++k) fold[(k / kPcaBlock) % 2].append_row(pf.row(k));
+  std::array<std::vector<std::size_t>, 2> fold_rows;
+  for (std::size_t k = 0; k < pf.rows(); ++k) {
+    fold[(k / kPcaBlock) % 2].append_row(pf.row(k));
+    fold_rows[(k / kPcaBlock) % 2].push_back(k);
+  }
   if (pca_use_ != PcaUse::off && fold[0].rows() >= 2 && fold[1].rows() >= 2) {
+    speref.assign(pf.rows(), kNaN);
+    t2ref.assign(pf.rows(), kNaN);
     for (int f = 0; f < 2; ++f) {
       PcaResidual held = pca_;
       held.fit(fold[f]);
       const Matrix& other = fold[1 - f];
       for (std::size_t k = 0; k < other.rows(); ++k) {
         const PcaScore ps = held.score(other.row(k));
-        speref.push_back(std::log1p(ps.spe));
-        t2ref.push_back(std::log1p(ps.t2));
+        speref[fold_rows[1 - f][k]] = std::log1p(ps.spe);
+        t2ref[fold_rows[1 - f][k]] = std::log1p(ps.t2);
       }
     }
     pca_.fit(pf);
@@ -267,13 +294,28 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   // scores cannot turn a tiny change into a huge one.
   z_cal_ = calibrate(zref, kZStreamFloor);
   if_cal_ = calibrate(ifref, kIfStreamFloor);
-  spe_cal_ = speref.empty() ? Calibration{} : calibrate(speref, kSpeStreamFloor);
-  t2_cal_ = t2ref.empty() ? Calibration{} : calibrate(t2ref, kT2StreamFloor);
+  spe_cal_ = speref.empty() ? Calibration{} : calibrate(finite(speref), kSpeStreamFloor);
+  t2_cal_ = t2ref.empty() ? Calibration{} : calibrate(finite(t2ref), kT2StreamFloor);
+  // The EVT tails describe normal windows: reference windows that the robust-SD calibration
+  // itself flags (some stream ≥ its cut) are left out of every tail fit. A self reference keeps
+  // a fault that covers more than half of it, and its windows would otherwise be the very
+  // peaks the tail is fitted on.
+  std::vector<char> normal(n_ref_, 1);
+  for (std::size_t k = 0; k < n_ref_; ++k) {
+    const bool spe_high = !speref.empty() && (speref[k] - spe_cal_.median) / spe_cal_.scale >= pca_cut_;
+    const bool t2_high = !t2ref.empty() && (t2ref[k] - t2_cal_.median) / t2_cal_.scale >= pca_cut_;
+    normal[k] = (zref[k] - z_cal_.median) / z_cal_.scale < z_cut_ && (ifref[k] - if_cal_.median) / if_cal_.scale < if_cut_ &&
+                !spe_high && !t2_high;
+  }
   const std::array<const std::vector<double>*, 4> streams{&zref, &ifref, &speref, &t2ref};
+  std::vector<double> tail_ref;
   for (std::size_t d = 0; d < streams.size(); ++d) {
     tail_ok_[d] = false;
+    tail_ref.clear();
+    for (std::size_t k = 0; k < streams[d]->size(); ++k)
+      if (normal[k]) tail_ref.push_back((*streams[d])[k]);
     try {
-      tails_[d].fit(*streams[d]);
+      tails_[d].fit(tail_ref);
       tail_ok_[d] = true;
     } catch (const std::invalid_argument&) {
       // Too few reference windows or a constant tail: no tail probability for this stream.
@@ -302,37 +344,62 @@ WindowScore WindowModel::score(const Windows& w, std::size_t k, const std::vecto
     s.t2_cal = (std::log1p(ps.t2) - t2_cal_.median) / t2_cal_.scale;
   }
   const std::array<double, 4> stream{s.z_raw, s.if_raw, std::log1p(s.spe_raw), std::log1p(s.t2_raw)};
-  for (std::size_t d = 0; d < stream.size(); ++d)
-    s.tail_p[d] = tail_ok_[d] && (d < 2 || pca_.fitted()) ? tails_[d].tail_probability(stream[d]) : kNaN;
-  s.fused = std::max({0.0, s.z_cal / z_cut_, s.if_cal / if_cut_});
-  s.sustained = s.z_cal >= z_cut_;
-  if (pca_use_ == PcaUse::fuse) s.fused = std::max(s.fused, s.spe_cal / pca_cut_);
+  const std::array<double, 4> robust{s.z_cal / z_cut_, s.if_cal / if_cut_, s.spe_cal / pca_cut_, s.t2_cal / pca_cut_};
+  const std::size_t n_fused = fused_detectors();
+  const double log_d = std::log(double(n_fused));
+  s.fused = s.robust = 0;
+  for (std::size_t d = 0; d < stream.size(); ++d) {
+    const bool live = d < 2 || pca_.fitted();
+    s.tail_p[d] = tail_ok_[d] && live ? tails_[d].tail_probability(stream[d]) : kNaN;
+    if (d >= n_fused) continue;
+    // Bonferroni over the D fused detectors: the window is anomalous when some p_d ≤ q / D.
+    const double level = tail_ok_[d] ? (tails_[d].log_tail_probability(stream[d]) + log_d) / log_q_ : robust[d];
+    s.fused = std::max(s.fused, level);
+    s.robust = std::max(s.robust, robust[d]);
+    if (d == 0) s.sustained = level >= 1.0;
+  }
   return s;
 }
 
+double WindowModel::threshold(std::size_t d) const {
+  if (d >= tails_.size() || (d >= 2 && !pca_.fitted()) || n_ref_ == 0) return kNaN;
+  const std::array<Calibration, 4> cal{z_cal_, if_cal_, spe_cal_, t2_cal_};
+  const std::array<double, 4> cut{z_cut_, if_cut_, pca_cut_, pca_cut_};
+  const double q_d = std::exp(log_q_) / double(fused_detectors());
+  const double x = tail_ok_[d] ? tails_[d].threshold(q_d) : cal[d].median + cut[d] * cal[d].scale;
+  return d >= 2 ? std::expm1(x) : x;  // the PCA streams are calibrated on ln(1 + score)
+}
+
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
-                           std::vector<double>& fused) {
+                           std::size_t settle_windows) {
   // A self reference is contaminated by the faults it should find (a 30 s fault is a quarter
   // of a 2-minute run, which inflates medians and MADs): after each pass, drop the windows
-  // that look suspicious (fused ≥ kSuspect, widened by one window length either side) from
-  // the reference and score again, while at least half remain.
+  // that look suspicious (robust-SD level ≥ kSuspect, widened by one window length either
+  // side) from the reference and score again, while at least half remain. The robust-SD level
+  // (median and MAD) tolerates that contamination; an EVT tail fitted on it does not (the
+  // fault's windows would be its peaks).
   const std::size_t nw = w.first_row.size(), L = std::max<std::size_t>(w.length, 1);
   std::vector<double> z(model.n_channels());
-  std::vector<char> keep(nw, 1);
+  // Start-up windows are not normal behaviour; they stay out unless too few would remain.
+  std::vector<char> base(nw, 1);
+  if (settle_windows < nw && (nw - settle_windows) * 2 >= nw)
+    std::fill(base.begin(), base.begin() + std::ptrdiff_t(settle_windows), 0);
+  const std::size_t n_base = std::count(base.begin(), base.end(), 1);
+  std::vector<char> keep = base;
+  std::vector<double> level(nw);
   auto pass = [&] {
     const ReferenceWindows ref{&w, &cols, &keep};
     model.fit(std::span(&ref, 1));
-    fused.resize(nw);
-    for (std::size_t k = 0; k < nw; ++k) fused[k] = model.score(w, k, cols, z).fused;
+    for (std::size_t k = 0; k < nw; ++k) level[k] = model.score(w, k, cols, z).robust;
   };
   pass();
   for (int p = 1; p < kSelfPasses; ++p) {
-    std::vector<char> next(nw, 1);
+    std::vector<char> next = base;
     for (std::size_t k = 0; k < nw; ++k)
-      if (fused[k] >= kSuspect)
+      if (level[k] >= kSuspect)
         for (std::size_t j = k >= L ? k - L : 0; j < std::min(nw, k + L + 1); ++j) next[j] = 0;
     const std::size_t n_keep = std::count(next.begin(), next.end(), 1);
-    if (next == keep || n_keep * 2 < nw) break;
+    if (next == keep || n_keep * 2 < n_base) break;
     keep = std::move(next);
     pass();
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -47,13 +48,19 @@ struct ReferenceWindows {
 struct WindowScore {
   double z_raw = 0, if_raw = 0, spe_raw = 0, t2_raw = 0;  // detector scores
   double z_cal = 0, if_cal = 0, spe_cal = 0, t2_cal = 0;  // calibrated: robust SDs above the reference median
-  // max(z_cal / z_cut, if_cal / if_cut[, spe_cal / pca_cut with PcaUse::fuse]); anomalous at ≥ 1.
   // spe/t2 are 0 when the PCA model is off or unfitted.
+  // Per fused detector, its level: ln(D·p_d) / ln(q) from its EVT tail probability p_d (q: the
+  // per-window false-alarm rate of DetectOptions::false_per_day, D: detectors fused), or
+  // c_d / cut_d when the detector has no tail fit. ≥ 1: the detector alone flags the window.
+  // fused = max over detectors (≥ 0); anomalous at ≥ 1 (detect.h, "Calibrated fusion").
   double fused = 0;
-  // The robust-z detector alone flags the window (z_cal ≥ z_cut): a deviation sustained over
+  // max(z_cal / z_cut, if_cal / if_cut[, spe_cal / pca_cut]): the robust-SD level, which the
+  // self-reference reweighting uses (fit_self) since it tolerates a contaminated reference.
+  double robust = 0;
+  // The robust-z detector alone flags the window (its level ≥ 1): a deviation sustained over
   // the whole window (IncidentTracker's `sustained`).
   bool sustained = false;
-  // Per detector (kTailDetectors order: robust_z, iforest, pca_spe, pca_t2): P(a reference
+  // Per detector (order: robust_z, iforest, pca_spe, pca_t2): P(a reference
   // window scores at least this much), from the EVT tail of the reference stream (spot.h);
   // NaN when the stream has no tail fit (too few reference windows, constant tail, PCA off).
   std::array<double, 4> tail_p{};
@@ -65,11 +72,16 @@ struct WindowScore {
 class WindowModel {
  public:
   // One entry per model channel: the floor of its robust scale and its subsystem.
-  WindowModel(std::vector<double> floors, std::vector<Subsystem> subsystems, const DetectOptions& opts);
+  // `window_period_s`: seconds between window starts (stride × sampling interval), which turns
+  // opts.false_per_day into the per-window false-alarm rate q. Throws DetectError when
+  // false_per_day or window_period_s is not positive.
+  WindowModel(std::vector<double> floors, std::vector<Subsystem> subsystems, const DetectOptions& opts,
+              double window_period_s);
 
   // Fits robust z (median, MAD with floors), the Pearson-pruned Isolation Forest features,
-  // the forest and the score calibrations on the reference windows. Throws DetectError when
-  // the reference holds no window.
+  // the forest and the score calibrations on the reference windows, and each stream's EVT tail
+  // on the reference windows that no robust-SD calibration flags. Throws DetectError when the
+  // reference holds no window.
   void fit(std::span<const ReferenceWindows> refs);
 
   // Scores window k of `w` whose model channels are the columns `cols`, writing each channel's
@@ -89,6 +101,12 @@ class WindowModel {
   double z_cut() const { return z_cut_; }
   double if_cut() const { return if_cut_; }
   double pca_cut() const { return pca_cut_; }
+  // Per-window false-alarm rate q and the number of fused detectors D (detect.h).
+  double window_false_rate() const { return std::exp(log_q_); }
+  std::size_t fused_detectors() const { return pca_use_ == PcaUse::fuse && pca_.fitted() ? 3 : 2; }
+  // Raw score at which detector d (tail_p order) alone flags a window: its EVT tail's
+  // q/D quantile, or the robust-SD cut without a tail fit; NaN when the stream is not fitted.
+  double threshold(std::size_t d) const;
   std::size_t pca_components() const { return pca_.components(); }
 
  private:
@@ -107,7 +125,8 @@ class WindowModel {
   IsolationForest forest_;
   PcaResidual pca_;
   Calibration z_cal_, if_cal_, spe_cal_, t2_cal_;
-  std::array<SpotTail, 4> tails_{};
+  double log_q_ = 0;
+  std::array<SpotTail, 4> tails_;
   std::array<bool, 4> tail_ok_{};
   std::array<Calibration, kNumSubsystems> sub_cal_{};
   std::array<bool, kNumSubsystems> sub_present_{};
@@ -116,12 +135,12 @@ class WindowModel {
   mutable std::vector<double> vlo_, vhi_, zlo_, zhi_, feat_, pfeat_;
 };
 
-// Self-reference fit with iterative reweighting (detect.h): fit on every window, drop windows
-// with fused ≥ 0.5 (± one window length) and refit, up to 3 passes while at least half remain.
-// Returns the final keep mask; `model` is fitted on it and `fused` holds the last pass's
-// scores of every window of `w`.
+// Self-reference fit with iterative reweighting (detect.h): fit on every window but the first
+// `settle_windows` (start-up; kept when dropping them would leave less than half), drop windows
+// whose robust-SD level (WindowScore::robust) is ≥ 0.5 (± one window length) and refit, up to
+// 3 passes while at least half remain. Returns the final keep mask; `model` is fitted on it.
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
-                           std::vector<double>& fused);
+                           std::size_t settle_windows);
 
 // Attribution of one incident (detect.h): `zbar` is each model channel's mean robust z over
 // the incident's anomalous windows, `mean_value` its mean over the incident's samples,

@@ -54,7 +54,9 @@ std::string render_json(const DetectResult& r, const std::string& source) {
               {"end", format_utc(m.end_unix_ns)}, {"start_unix_ns", m.start_unix_ns},
               {"end_unix_ns", m.end_unix_ns}, {"command", m.command}, {"exit_code", m.exit_code},
               {"samples", r.n_samples}, {"probes", probes}};
-  j["reference"] = {{"mode", r.mode}, {"baselines", r.baseline_hosts}};
+  j["reference"] = {{"mode", r.mode}, {"baselines", r.baseline_hosts}, {"windows", r.reference_windows},
+                    {"false_incidents_per_day", r.false_per_day}, {"window_false_rate", r.window_false_rate},
+                    {"fused_detectors", r.fused_detectors}};
   j["channels"] = {{"recorded", r.n_channels_recorded}, {"scored", r.n_channels_used}, {"model", r.n_channels_model}};
   j["notes"] = r.notes;
   json incs = json::array();
@@ -62,8 +64,8 @@ std::string render_json(const DetectResult& r, const std::string& source) {
   j["incidents"] = incs;
   json dets = json::array();
   for (const auto& d : r.detectors)
-    dets.push_back({{"name", d.name}, {"cut", d.cut}, {"raw", nums(d.raw)}, {"calibrated", nums(d.calibrated)},
-                    {"tail_p", nums(d.tail_p)}});
+    dets.push_back({{"name", d.name}, {"fused", d.fused}, {"threshold", report::json_number(d.threshold)}, {"cut", d.cut},
+                    {"raw", nums(d.raw)}, {"calibrated", nums(d.calibrated)}, {"tail_p", nums(d.tail_p)}});
   j["windows"] = {{"start_s", nums(r.window_start_s)}, {"end_s", nums(r.window_end_s)}, {"fused", nums(r.fused)},
                   {"top_channel", r.window_top_channel}, {"top_z", nums(r.window_top_z)},
                   {"threshold", 1.0}, {"detectors", dets}};

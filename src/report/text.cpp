@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "reveal/report.h"
@@ -21,6 +24,11 @@ std::string render_text(const DetectResult& r, const std::string& source) {
                      r.baseline_hosts.size() == 1 ? "" : "s");
   o += fmt::format("; {} of {} recorded channels scored, {} in the Isolation Forest model\n",
                    r.n_channels_used, r.n_channels_recorded, r.n_channels_model);
+  if (r.window_false_rate > 0)
+    o += fmt::format("calibration: EVT tails of {} detectors for {:g} false incident{} per host-day "
+                     "(a window is anomalous at tail probability ≤ {:.1e})\n",
+                     r.fused_detectors, r.false_per_day, r.false_per_day == 1 ? "" : "s",
+                     r.window_false_rate / double(std::max<std::size_t>(r.fused_detectors, 1)));
   for (const auto& n : r.notes) o += "note: " + n + "\n";
   (void)span_s;
 
@@ -32,7 +40,7 @@ std::string render_text(const DetectResult& r, const std::string& source) {
                        format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
                        to_string(inc.subsystem), inc.top.size(), inc.top.size() == 1 ? "" : "s");
     else
-      o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13} confidence {:3.0f} %  peak {:.1f}× threshold\n",
+      o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13} confidence {:3.0f} %  peak level {:.1f}\n",
                        i + 1, format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
                        to_string(inc.subsystem), inc.confidence * 100, inc.peak_score);
   }
@@ -55,7 +63,11 @@ std::string render_text(const DetectResult& r, const std::string& source) {
       o += "  action: " + inc.action + "\n";
       continue;
     }
-    o += fmt::format("  peak score  {:.2f}× threshold\n", inc.peak_score);
+    o += fmt::format("  peak level  {:.2f} (1 = the threshold", inc.peak_score);
+    if (r.window_false_rate > 0 && r.window_false_rate < 1 && inc.peak_score > 0)
+      o += fmt::format("; tail probability {:.1e}", std::exp(inc.peak_score * std::log(r.window_false_rate)) /
+                                                       double(std::max<std::size_t>(r.fused_detectors, 1)));
+    o += ")\n";
     o += "  top channels (value during incident vs reference median, robust z):\n";
     for (const auto& ev : inc.top)
       o += fmt::format("    {:<42} {:>14} vs {:<14} z {:+.1f}  [{}]\n", ev.name, format_value(ev.value, ev.unit),

@@ -102,6 +102,7 @@ refit = "10m"
 history = "2h"
 min_windows = 4
 end_after = 6
+false_per_day = 0.25
 seed = 7
 )");
   EXPECT_EQ(c.listen, "0.0.0.0:9100");
@@ -121,6 +122,7 @@ seed = 7
   EXPECT_EQ(c.history, nanoseconds(2h));
   EXPECT_EQ(c.min_windows, 4);
   EXPECT_EQ(c.end_after, 6);
+  EXPECT_EQ(c.false_per_day, 0.25);
   EXPECT_EQ(c.seed, 7u);
 }
 
@@ -222,6 +224,10 @@ TEST_F(AgentConfigTest, RangeChecks) {
             "DIR/agent.toml:2:15: 'detect.min_windows' = 0 is out of range (want 1..2147483647)");
   EXPECT_EQ(error("[detect]\nend_after = 4294967296\n"),
             "DIR/agent.toml:2:13: 'detect.end_after' = 4294967296 is out of range (want 1..2147483647)");
+  EXPECT_EQ(error("[detect]\nfalse_per_day = 0\n"),
+            "DIR/agent.toml:2:17: 'detect.false_per_day' = 0 is out of range (want above 0, at most 1e+06)");
+  EXPECT_EQ(error("[detect]\nfalse_per_day = \"1\"\n").substr(0, 40), "DIR/agent.toml:2:17: 'detect.false_per_d");
+  EXPECT_EQ(load("[detect]\nfalse_per_day = 3\n").false_per_day, 3.0);
   EXPECT_EQ(error("[detect]\nseed = -1\n"), "DIR/agent.toml:2:8: 'detect.seed' = -1 is out of range (want at least 0)");
   EXPECT_EQ(error("[detect]\nrefit = \"0s\"\n"), "DIR/agent.toml:2:9: 'detect.refit' = \"0s\" must be above 0s");
   EXPECT_EQ(load("[detect]\nwarmup = \"0s\"\n").warmup, nanoseconds(0));

@@ -60,6 +60,49 @@ TEST(SpotTail, SmallReferenceKeepsTenPeaks) {
   EXPECT_TRUE(std::isfinite(t.threshold(1e-5)));
 }
 
+// Reveal's fusion fits conservative tails: with min_gamma = 0 a bounded sample gets the
+// exponential tail (no end point just above the reference), which puts the 1e-6 quantile
+// beyond the true end point rather than inside it.
+TEST(SpotTail, MinGammaZeroKeepsTheTailUnbounded) {
+  const auto x = draw(20000, 3, [](double s) { return (1.0 - std::pow(s, 0.3)) / 0.3; });
+  SpotTail t({.min_gamma = 0});
+  t.fit(x);
+  EXPECT_EQ(t.gamma(), 0.0);
+  EXPECT_GT(t.threshold(1e-6), 3.34);
+  EXPECT_GT(t.tail_probability(5.0), 0.0);
+}
+
+// Tied peaks (a stream that moves in coarse steps) drive the unconstrained MLE to a huge γ
+// with a tiny σ; below min_sigma the tail is the exponential at the floor instead.
+TEST(SpotTail, ScaleBelowTheFloorFallsBackToTheExponential) {
+  std::vector<double> x;
+  for (int i = 0; i < 100; ++i) x.push_back(5.0 + 0.01 * (i % 7));
+  for (double v : {6.8, 6.8, 6.8, 6.8, 6.9, 6.9, 7.6, 7.6, 7.6, 8.3}) x.push_back(v);
+  SpotTail free_fit;
+  free_fit.fit(x);
+  SpotTail floored({.min_gamma = 0, .min_sigma = 0.5});
+  floored.fit(x);
+  EXPECT_EQ(floored.gamma(), 0.0);
+  EXPECT_GE(floored.sigma(), 0.5);
+  // An exponential from t with σ ≥ 0.5: the 1e-5 quantile is at least t + 0.5·ln(peaks/(n·1e-5)).
+  const double r = double(floored.peaks()) / (double(floored.n()) * 1e-5);
+  EXPECT_GE(floored.threshold(1e-5), floored.initial_threshold() + 0.5 * std::log(r) - 1e-9);
+  EXPECT_LT(floored.threshold(1e-5), 1e3);
+}
+
+// ln P(X ≥ x) agrees with the probability where both are representable and, for an unbounded
+// tail, stays finite far beyond where the probability underflows to 0.
+TEST(SpotTail, LogTailProbabilityDoesNotUnderflow) {
+  const auto x = draw(20000, 1, [](double s) { return -std::log(s); });
+  SpotTail t({.min_gamma = 0});
+  t.fit(x);
+  for (double v : {0.5, 3.0, 10.0, 30.0})
+    EXPECT_NEAR(t.log_tail_probability(v), std::log(t.tail_probability(v)), 1e-9) << v;
+  EXPECT_EQ(t.tail_probability(2000.0), 0.0);
+  EXPECT_TRUE(std::isfinite(t.log_tail_probability(2000.0)));
+  EXPECT_LT(t.log_tail_probability(2000.0), -1000.0);
+}
+
 TEST(SpotTail, BadReferencesThrow) {
   SpotTail t;
   EXPECT_THROW(t.fit(std::vector<double>(5, 1.0)), std::invalid_argument);

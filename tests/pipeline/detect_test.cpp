@@ -161,6 +161,60 @@ TEST(Detect, TooShortOrEmptyInputIsAClearError) {
   EXPECT_THROW(detect(flat, {}, {}), DetectError);
 }
 
+// Calibrated fusion (detect.h): fused = max over the fused detectors of ln(D·p_d) / ln q, so a
+// window is anomalous exactly when some tail probability is ≤ q / D.
+TEST(Detect, FusedScoreIsTheBonferroniLevelOfTheTailProbabilities) {
+  const Recording run = synth(240, 100, 140, 12.0, 11);
+  const DetectResult res = detect(run, {}, {});
+  ASSERT_EQ(res.fused_detectors, 2u);
+  EXPECT_NEAR(res.window_false_rate, 1.0 / 86400.0, 1e-9);
+  const double log_q = std::log(res.window_false_rate);
+  std::size_t checked = 0;
+  for (std::size_t k = 0; k < res.fused.size(); ++k) {
+    double expect = 0;
+    bool ok = true;
+    for (const auto& d : res.detectors) {
+      if (!d.fused) continue;
+      ok = ok && std::isfinite(d.tail_p[k]) && d.tail_p[k] > 1e-300;
+      if (ok) expect = std::max(expect, std::log(2.0 * d.tail_p[k]) / log_q);
+    }
+    if (!ok) continue;
+    ++checked;
+    EXPECT_NEAR(res.fused[k], expect, 1e-9) << "window " << k;
+  }
+  EXPECT_GT(checked, res.fused.size() / 2);
+  // Each detector's threshold is where its tail probability is q / D.
+  for (const auto& d : res.detectors)
+    if (d.fused) EXPECT_TRUE(std::isfinite(d.threshold)) << d.name;
+}
+
+// The knob: expected false incidents per host-day sets the per-window false-alarm rate. On a
+// clean run scored against another clean run of the same process, the default (1 a day, q ≈
+// 1.2e-5) raises nothing, and a knob of 8640 a day (q = 0.1 per 1 s window) flags some windows,
+// but not more than q of them (the EVT tails with γ ≥ 0 are conservative on these light,
+// Gaussian tails), and every threshold falls as the knob rises.
+TEST(Detect, FalseIncidentsPerDaySetsTheWindowFalseAlarmRate) {
+  const Recording good = synth(3000, 0, 0, 0.0, 21), run = synth(3000, 0, 0, 0.0, 22);
+  DetectOptions o;
+  const DetectResult strict = detect(run, {good}, o);
+  o.false_per_day = 8640;
+  const DetectResult loose = detect(run, {good}, o);
+  EXPECT_NEAR(loose.window_false_rate, 0.1, 1e-6);
+  const auto share = [](const DetectResult& r) {
+    std::size_t n = 0;
+    for (double f : r.fused) n += f >= 1.0;
+    return double(n) / double(r.fused.size());
+  };
+  EXPECT_EQ(share(strict), 0.0);
+  EXPECT_TRUE(strict.incidents.empty());
+  EXPECT_GT(share(loose), 0.002);
+  EXPECT_LE(share(loose), 0.1);
+  for (std::size_t d = 0; d < 2; ++d)
+    EXPECT_LT(loose.detectors[d].threshold, strict.detectors[d].threshold) << strict.detectors[d].name;
+  o.false_per_day = 0;
+  EXPECT_THROW(detect(run, {good}, o), DetectError);
+}
+
 TEST(Detect, GapsDoNotBreakScoring) {
   Recording run = synth(120, 50, 80, 12.0, 8);
   for (std::size_t r = 10; r < 120; r += 7) run.values(r, 1) = std::nan("");
@@ -208,21 +262,23 @@ const DetectorTrace& trace(const DetectResult& r, const std::string& name) {
 }
 
 TEST(Detect, PcaResidualSeesABrokenCorrelationAndJoinsFusionOnlyWhenAsked) {
+  // Against a good run (the model plane holds the gauges' correlation), the same run with the
+  // correlation broken for 40 s: the same random draws, so only b's sign differs in the span.
+  const Recording good = broken_correlation(240, 240, 240, 7);
   const Recording run = broken_correlation(240, 120, 160, 7);
   DetectOptions o;
-  const DetectResult report = detect(run, {}, o);
+  const DetectResult report = detect(run, {good}, o);
   o.pca = PcaUse::off;
-  const DetectResult off = detect(run, {}, o);
+  const DetectResult off = detect(run, {good}, o);
   o.pca = PcaUse::fuse;
-  const DetectResult fuse = detect(run, {}, o);
+  const DetectResult fuse = detect(run, {good}, o);
   // report: the same fused score as without PCA, plus the two PCA traces.
   EXPECT_EQ(report.fused, off.fused);
   EXPECT_EQ(off.detectors.size(), 2u);
   ASSERT_EQ(report.detectors.size(), 4u);
   const DetectorTrace& spe = trace(fuse, "pca_spe");
   EXPECT_EQ(trace(report, "pca_t2").raw.size(), report.fused.size());
-  // With PCA fused, the self reference drops the broken span (reweighting), and the residual
-  // stream is above its cut inside it and below it elsewhere.
+  // The residual stream is above its robust cut inside the broken span and below it elsewhere.
   std::size_t in_hi = 0, in_n = 0, out_hi = 0, out_n = 0;
   for (std::size_t k = 0; k < spe.calibrated.size(); ++k) {
     const double t = report.window_start_s[k];
