@@ -87,6 +87,16 @@ struct Incident {
   double focus_share = 0;
   std::vector<ChannelEvidence> top;       // strongest channels, descending |z|
   std::string action;                     // suggested next step for an operator
+  // Per detector (robust_z, iforest, pca_spe when fitted): its peak level over the incident
+  // (≥ 1: it flagged a window on its own; detect.h) and the subsystem shares of its own
+  // per-channel contributions. Those with peak level ≥ 1 make up subsystem_shares, weighted
+  // by that level (window_model.h, attribute()).
+  struct DetectorView {
+    std::string detector;
+    double peak_level = 0;
+    std::vector<std::pair<Subsystem, double>> subsystem_shares;  // descending
+  };
+  std::vector<DetectorView> detectors;
 };
 
 inline constexpr double kFocusMinShare = 0.3;

@@ -118,7 +118,10 @@ class StreamingDetector {
   std::vector<const ChannelInfo*> chans_;
   std::vector<double> z_;
   Matrix zring_;                    // z rows of the last min_windows + 1 windows
+  Matrix ifring_, spering_;         // their forest / PCA contribution shares (0 when normal)
+  Matrix levring_;                  // their robust_z, iforest, pca_spe levels
   std::vector<double> fused_ring_;
+  std::vector<double> ifw_, spew_;  // contribution shares of the current window
   std::uint64_t windows_ = 0;       // windows scored (global window index of the next one)
   std::uint64_t rows_at_fit_ = 0;
   std::size_t reference_windows_ = 0;
@@ -127,8 +130,9 @@ class StreamingDetector {
   std::string not_ready_ = "warming up";
   // Incident state.
   std::optional<Incident> active_;
-  std::vector<double> zsum_;
+  std::vector<double> zsum_, ifsum_, spesum_;
   std::size_t zcount_ = 0;
+  std::array<double, 3> peak_level_{};
   std::vector<Incident> closed_;
   StreamUpdate update_;
 };

@@ -129,6 +129,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   DetectorTrace tt2{"pca_t2", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
   res.fused.assign(nw, 0.0);
   std::unique_ptr<bool[]> sustained(new bool[nw]);  // the robust-z detector flags the window
+  Matrix level(nw, 3);  // per window: robust_z, iforest and pca_spe levels (attribution)
   for (std::size_t k = 0; k < nw; ++k) {
     const pipeline::WindowScore sc = model.score(w, k, run_cols, z.row(k));
     tz.raw[k] = sc.z_raw;
@@ -145,6 +146,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     tt2.tail_p[k] = sc.tail_p[3];
     res.fused[k] = sc.fused;
     sustained[k] = sc.sustained;
+    for (std::size_t d = 0; d < 3; ++d) level(k, d) = sc.level[d];
   }
   res.window_start_s = w.t_start_s;
   for (std::size_t k = 0; k < nw; ++k) {
@@ -160,7 +162,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   // Incidents and attribution.
   std::unique_ptr<bool[]> anomalous(new bool[nw]);
   for (std::size_t k = 0; k < nw; ++k) anomalous[k] = res.fused[k] >= 1.0;
-  std::vector<double> zbar(nc), mean_value(nc);
+  std::vector<double> zbar(nc), mean_value(nc), if_share(nc), spe_share(nc), ifc(nc), spec(nc);
   IncidentRule rule = opts.incident;
   rule.settle_windows = settle_count(w);
   for (auto [a, b] : find_incidents(std::span<const bool>(anomalous.get(), nw), rule,
@@ -174,14 +176,30 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     inc.end_unix_ns = run.t_unix_ns[w.first_row[b] + w.length - 1];
     for (std::size_t k = a; k <= b; ++k) inc.peak_score = std::max(inc.peak_score, res.fused[k]);
     // Per-channel mean z over the incident's anomalous windows, mean value over its samples.
+    // The same for the forest's and the PCA residual's contribution shares; each detector's
+    // peak level over the incident.
     std::fill(zbar.begin(), zbar.end(), 0.0);
+    std::fill(if_share.begin(), if_share.end(), 0.0);
+    std::fill(spe_share.begin(), spe_share.end(), 0.0);
+    pipeline::DetectorEvidence more;
+    more.peak_level.fill(0.0);
     std::size_t cnt = 0;
     for (std::size_t k = a; k <= b; ++k) {
+      for (std::size_t d = 0; d < 3; ++d)
+        if (std::isfinite(level(k, d))) more.peak_level[d] = std::max(more.peak_level[d], level(k, d));
       if (!anomalous[k]) continue;
       ++cnt;
-      for (std::size_t j = 0; j < nc; ++j) zbar[j] += z(k, j);
+      model.contributions(w, k, run_cols, ifc, spec);
+      for (std::size_t j = 0; j < nc; ++j) {
+        zbar[j] += z(k, j);
+        if_share[j] += ifc[j];
+        spe_share[j] += spec[j];
+      }
     }
-    for (double& x : zbar) x /= std::max<std::size_t>(cnt, 1);
+    for (auto* v : {&zbar, &if_share, &spe_share})
+      for (double& x : *v) x /= double(std::max<std::size_t>(cnt, 1));
+    more.iforest = if_share;
+    if (model.pca_components() > 0) more.pca_spe = spe_share;
     const std::size_t r0 = w.first_row[a], r1 = w.first_row[b] + w.length;
     for (std::size_t j = 0; j < nc; ++j) {
       double sum = 0;
@@ -190,7 +208,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
         if (const double x = s.values(r, run_cols[j]); std::isfinite(x)) { sum += x; ++n; }
       mean_value[j] = n ? sum / n : __builtin_nan("");
     }
-    pipeline::attribute(inc, zbar, mean_value, model, chans, run.meta.cores, opts.top_channels);
+    pipeline::attribute(inc, zbar, mean_value, model, chans, run.meta.cores, opts.top_channels, more);
     res.incidents.push_back(std::move(inc));
   }
   // Data that stops is an incident too (absence.h): a gap of at least one window.

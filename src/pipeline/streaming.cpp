@@ -168,22 +168,46 @@ void StreamingDetector::score_window() {
   const std::size_t K = std::size_t(std::max(opts_.detect.incident.min_windows, 1)) + 1;
   if (zring_.rows() != K || zring_.cols() != z_.size()) {
     zring_ = Matrix(K, z_.size(), 0.0);
+    ifring_ = Matrix(K, z_.size(), 0.0);
+    spering_ = Matrix(K, z_.size(), 0.0);
+    levring_ = Matrix(K, 3, 0.0);
     fused_ring_.assign(K, 0.0);
+    ifw_.assign(z_.size(), 0.0);
+    spew_.assign(z_.size(), 0.0);
   }
-  auto zr = zring_.row(std::size_t(gw % K));
-  std::copy(z_.begin(), z_.end(), zr.begin());
-  fused_ring_[std::size_t(gw % K)] = sc.fused;
-
   const bool anomalous = sc.fused >= 1.0;
+  // What the forest and the PCA residual blame, for the attribution of anomalous windows only
+  // (as detect()).
+  if (anomalous) {
+    model_->contributions(win_, 0, cols_, ifw_, spew_);
+  } else {
+    std::fill(ifw_.begin(), ifw_.end(), 0.0);
+    std::fill(spew_.begin(), spew_.end(), 0.0);
+  }
+  const std::size_t slot_w = std::size_t(gw % K);
+  std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());
+  std::copy(ifw_.begin(), ifw_.end(), ifring_.row(slot_w).begin());
+  std::copy(spew_.begin(), spew_.end(), spering_.row(slot_w).begin());
+  for (std::size_t d = 0; d < 3; ++d) levring_(slot_w, d) = std::isfinite(sc.level[d]) ? sc.level[d] : 0.0;
+  fused_ring_[slot_w] = sc.fused;
+
   switch (tracker_.push(std::size_t(gw), anomalous, sc.sustained)) {
     case IncidentTracker::Change::opened: {
       zsum_.assign(z_.size(), 0.0);
+      ifsum_.assign(z_.size(), 0.0);
+      spesum_.assign(z_.size(), 0.0);
+      peak_level_.fill(0.0);
       zcount_ = 0;
       Incident inc;
       inc.peak_score = 0;
       for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) {
-        auto row = zring_.row(w % K);
-        for (std::size_t j = 0; j < z_.size(); ++j) zsum_[j] += row[j];
+        const auto zr = zring_.row(w % K), ir = ifring_.row(w % K), sr = spering_.row(w % K);
+        for (std::size_t j = 0; j < z_.size(); ++j) {
+          zsum_[j] += zr[j];
+          ifsum_[j] += ir[j];
+          spesum_[j] += sr[j];
+        }
+        for (std::size_t d = 0; d < 3; ++d) peak_level_[d] = std::max(peak_level_[d], levring_(w % K, d));
         ++zcount_;
         inc.peak_score = std::max(inc.peak_score, fused_ring_[w % K]);
       }
@@ -193,7 +217,12 @@ void StreamingDetector::score_window() {
       break;
     }
     case IncidentTracker::Change::extended:
-      for (std::size_t j = 0; j < z_.size(); ++j) zsum_[j] += z_[j];
+      for (std::size_t j = 0; j < z_.size(); ++j) {
+        zsum_[j] += z_[j];
+        ifsum_[j] += ifw_[j];
+        spesum_[j] += spew_[j];
+      }
+      for (std::size_t d = 0; d < 3; ++d) peak_level_[d] = std::max(peak_level_[d], levring_(slot_w, d));
       ++zcount_;
       active_->peak_score = std::max(active_->peak_score, sc.fused);
       update_incident();
@@ -222,16 +251,22 @@ void StreamingDetector::update_incident() {
   inc.end_unix_ns = hist_t_[slot(r1 - 1)];
   inc.start_s = double(inc.start_unix_ns - t0_ns_) * 1e-9;
   inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
-  std::vector<double> zbar(zsum_.size()), mean(zsum_.size());
+  std::vector<double> zbar(zsum_.size()), mean(zsum_.size()), ifbar(zsum_.size()), spebar(zsum_.size());
   for (std::size_t j = 0; j < zsum_.size(); ++j) {
     zbar[j] = zsum_[j] / double(std::max<std::size_t>(zcount_, 1));
+    ifbar[j] = ifsum_[j] / double(std::max<std::size_t>(zcount_, 1));
+    spebar[j] = spesum_[j] / double(std::max<std::size_t>(zcount_, 1));
     double sum = 0;
     std::size_t n = 0;
     for (std::uint64_t r = r0; r < r1; ++r)
       if (const double x = hist_(slot(r), std::size_t(cols_[j])); std::isfinite(x)) { sum += x; ++n; }
     mean[j] = n ? sum / double(n) : kNaN;
   }
-  pipeline::attribute(inc, zbar, mean, *model_, chans_, meta_.cores, opts_.detect.top_channels);
+  pipeline::DetectorEvidence more;
+  more.iforest = ifbar;
+  if (model_->pca_components() > 0) more.pca_spe = spebar;
+  more.peak_level = peak_level_;
+  pipeline::attribute(inc, zbar, mean, *model_, chans_, meta_.cores, opts_.detect.top_channels, more);
 }
 
 }  // namespace reveal

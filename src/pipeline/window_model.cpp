@@ -25,6 +25,7 @@ constexpr std::size_t kPcaBlock = 10;   // windows per block of the held-out PCA
 constexpr double kSuspect = 0.5;        // fused score that removes a window from a self reference
 constexpr int kSelfPasses = 3;
 constexpr double kNaN = __builtin_nan("");
+constexpr double kInf = __builtin_inf();
 // Fraction of the host's RAM below which a memory level shift is not scored.
 constexpr double kRamFloorFraction = 0.005;
 
@@ -168,7 +169,7 @@ WindowModel::WindowModel(std::vector<double> floors, std::vector<Subsystem> subs
   for (std::size_t d = 0; d < tails_.size(); ++d)
     tails_[d] = SpotTail({.min_gamma = 0, .min_sigma = kTailScaleFloor * sigma_floor[d]});
   const std::size_t nc = floors_.size();
-  vlo_.resize(nc); vhi_.resize(nc); zlo_.resize(nc); zhi_.resize(nc); pfeat_.resize(nc);
+  vlo_.resize(nc); vhi_.resize(nc); zlo_.resize(nc); zhi_.resize(nc); pfeat_.resize(nc); resid_.resize(nc);
   for (Subsystem s : subsystems_) sub_present_[std::size_t(s)] = true;
 }
 
@@ -242,6 +243,7 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
     }
   kept_ = prune_correlated(means, prune_r_);
   feat_.assign(kept_.size() * 2, kNaN);
+  fcontrib_.assign(kept_.size() * 2, 0.0);
   Matrix f(0, kept_.size() * 2);
   for (const auto& r : refs)
     for (std::size_t k = 0; k < r.windows->first_row.size(); ++k) {
@@ -308,15 +310,25 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
                 !spe_high && !t2_high;
   }
   const std::array<const std::vector<double>*, 4> streams{&zref, &ifref, &speref, &t2ref};
+  // The highest score each stream can reach: robust z is clipped, and an Isolation Forest
+  // score is at most 2^(−1/c(ψ)) (every tree isolating the window at its first split).
+  const double psi = double(std::min<std::size_t>(256, f.rows()));
+  const std::array<double, 4> reachable{kZClip, std::pow(2.0, -1.0 / std::max(average_path_length(psi), 1e-9)),
+                                        kInf, kInf};
+  const double q_d = std::exp(log_q_) / double(pca_use_ == PcaUse::fuse ? 3 : 2);
   std::vector<double> tail_ref;
   for (std::size_t d = 0; d < streams.size(); ++d) {
-    tail_ok_[d] = false;
+    tail_ok_[d] = tail_fit_[d] = false;
     tail_ref.clear();
     for (std::size_t k = 0; k < streams[d]->size(); ++k)
       if (normal[k]) tail_ref.push_back((*streams[d])[k]);
     try {
       tails_[d].fit(tail_ref);
-      tail_ok_[d] = true;
+      // A threshold beyond the stream's range would silence the detector: such a stream (the
+      // forest's bounded score, on a reference too short to resolve rate q) keeps its robust-SD
+      // calibration.
+      tail_fit_[d] = true;
+      tail_ok_[d] = tails_[d].threshold(q_d) < reachable[d];
     } catch (const std::invalid_argument&) {
       // Too few reference windows or a constant tail: no tail probability for this stream.
     }
@@ -350,15 +362,32 @@ WindowScore WindowModel::score(const Windows& w, std::size_t k, const std::vecto
   s.fused = s.robust = 0;
   for (std::size_t d = 0; d < stream.size(); ++d) {
     const bool live = d < 2 || pca_.fitted();
-    s.tail_p[d] = tail_ok_[d] && live ? tails_[d].tail_probability(stream[d]) : kNaN;
-    if (d >= n_fused) continue;
+    s.tail_p[d] = tail_fit_[d] && live ? tails_[d].tail_probability(stream[d]) : kNaN;
     // Bonferroni over the D fused detectors: the window is anomalous when some p_d ≤ q / D.
-    const double level = tail_ok_[d] ? (tails_[d].log_tail_probability(stream[d]) + log_d) / log_q_ : robust[d];
-    s.fused = std::max(s.fused, level);
+    s.level[d] = !live ? kNaN : tail_ok_[d] ? (tails_[d].log_tail_probability(stream[d]) + log_d) / log_q_ : robust[d];
+    if (d >= n_fused) continue;
+    s.fused = std::max(s.fused, s.level[d]);
     s.robust = std::max(s.robust, robust[d]);
-    if (d == 0) s.sustained = level >= 1.0;
+    if (d == 0) s.sustained = s.level[d] >= 1.0;
   }
   return s;
+}
+
+void WindowModel::contributions(const Windows& w, std::size_t k, const std::vector<int>& cols,
+                                std::span<double> iforest, std::span<double> pca_spe) const {
+  std::fill(iforest.begin(), iforest.end(), 0.0);
+  std::fill(pca_spe.begin(), pca_spe.end(), 0.0);
+  if (forest_.fitted()) {
+    features(w, k, cols, feat_);
+    forest_.feature_contributions(feat_, fcontrib_);
+    for (std::size_t j = 0; j < kept_.size(); ++j) iforest[kept_[j]] = fcontrib_[2 * j] + fcontrib_[2 * j + 1];
+  }
+  if (pca_.fitted()) {
+    pca_features(w, k, cols, pfeat_);
+    const double spe = pca_.score(pfeat_, resid_).spe;
+    if (spe > 0)
+      for (std::size_t j = 0; j < resid_.size(); ++j) pca_spe[j] = resid_[j] * resid_[j] / spe;
+  }
 }
 
 double WindowModel::threshold(std::size_t d) const {
@@ -408,7 +437,7 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
 
 void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,
                const WindowModel& model, const std::vector<const ChannelInfo*>& chans, int cores,
-               int top_channels) {
+               int top_channels, const DetectorEvidence& more) {
   const std::size_t nc = zbar.size();
   const auto& ref_median = model.robust_z().median();
   std::vector<std::size_t> order(nc);
@@ -416,20 +445,23 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     return std::fabs(zbar[x]) > std::fabs(zbar[y]);
   });
-  // Subsystem evidence. Significance comes from z (|z| ≥ 3); the weight of a significant
-  // channel is its effect size, |ln((|value| + ε) / (|reference| + ε))| capped at ln 100,
-  // with ε the channel's unit resolution. z alone would let a quiet but irrelevant channel
-  // (virtual memory committed by a newly started process) outvote a large move on a noisy
-  // one (CPU stall time 6 % → 82 %). Shares (%, 0/1 states) use ε = 5 points: a core going
-  // from 0 % to 95 % busy is a big move, not a 95-fold one. A per-CPU channel weighs 1/N of
-  // its effect on an N-CPU host: one core of sixteen is a sixteenth of the CPU (the host
+  // robust_z's per-channel evidence. Significance comes from z (|z| ≥ 3); the weight of a
+  // significant channel is its effect size, |ln((|value| + ε) / (|reference| + ε))| capped at
+  // ln 100, with ε the channel's unit resolution. z alone would let a quiet but irrelevant
+  // channel (virtual memory committed by a newly started process) outvote a large move on a
+  // noisy one (CPU stall time 6 % → 82 %). Shares (%, 0/1 states) use ε = 5 points: a core
+  // going from 0 % to 95 % busy is a big move, not a 95-fold one. A per-CPU channel weighs 1/N
+  // of its effect on an N-CPU host: one core of sixteen is a sixteenth of the CPU (the host
   // aggregate of the same quantity carries the host-level evidence). Rises weigh 1 and falls
   // kFallWeight: a fault adds load or errors, while the victim workload slowing down shows as
   // falls spread over every subsystem it uses, which must not outvote the cause.
-  std::map<Subsystem, std::vector<double>> evidence;
-  std::map<std::string, double> by_label;  // "" = host-wide channels
-  double all_evidence = 0;
+  // The same channel weights (falls, per-CPU channels) apply to the other detectors' shares.
   const double n_cpus = std::max(1, cores);
+  const auto channel_weight = [&](std::size_t j) {
+    return (zbar[j] < 0 ? kFallWeight : 1.0) / (is_per_cpu(chans[j]->name) ? n_cpus : 1.0);
+  };
+  std::vector<double> zev(nc, 0.0);
+  double z_total = 0;
   for (std::size_t j : order) {
     if (std::fabs(zbar[j]) < 3.0) break;
     const double v = mean_value[j], ref = ref_median[j];
@@ -437,32 +469,70 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     const ChannelInfo& ch = *chans[j];
     const double eps = attribution_eps(ch.unit, model.floors()[j]);
     const double effect = std::min(std::fabs(std::log((std::fabs(v) + eps) / (std::fabs(ref) + eps))), kMaxEffect);
-    const double e = effect * (zbar[j] > 0 ? 1.0 : kFallWeight) / (is_per_cpu(ch.name) ? n_cpus : 1.0);
-    evidence[ch.subsystem].push_back(e);
-    by_label[channel_label(ch.name)] += e;
-    all_evidence += e;
+    zev[j] = effect * channel_weight(j);
+    z_total += zev[j];
   }
+  const auto weighted = [&](std::span<const double> share, std::vector<double>& out) -> std::span<const double> {
+    if (share.size() != nc) return {};
+    out.assign(nc, 0.0);
+    for (std::size_t j = 0; j < nc; ++j) out[j] = share[j] * channel_weight(j);
+    return out;
+  };
+  std::vector<double> ifw, spew;
+  const std::span<const double> if_ev = weighted(more.iforest, ifw), spe_ev = weighted(more.pca_spe, spew);
+  double if_total = 0, spe_total = 0;
+  for (double v : ifw) if_total += v;
+  for (double v : spew) spe_total += v;
   // Per subsystem, the sum of its kTopPerSubsystem strongest channels: one quantity seen
   // through many channels (bytes, packets, segments of the same traffic) counts once-ish.
-  std::map<Subsystem, double> share;
-  double total = 0;
-  for (auto& [sub, es] : evidence) {
-    std::sort(es.begin(), es.end(), std::greater<>());
-    double sum = 0;
-    for (std::size_t i = 0; i < es.size() && i < kTopPerSubsystem; ++i) sum += es[i];
-    share[sub] = sum;
-    total += sum;
-  }
-  if (total <= 0) total = 1;
-  inc.subsystem_shares.clear();
-  for (auto& [sub, v] : share) inc.subsystem_shares.emplace_back(sub, v / total);
-  inc.focus.clear();
-  inc.focus_share = 0;
-  for (const auto& [label, e] : by_label)
-    if (!label.empty() && all_evidence > 0 && e / all_evidence >= kFocusMinShare && e / all_evidence > inc.focus_share) {
-      inc.focus = label;
-      inc.focus_share = e / all_evidence;
+  const auto subsystem_shares = [&](std::span<const double> per_channel) {
+    std::map<Subsystem, std::vector<double>> by_sub;
+    for (std::size_t j = 0; j < per_channel.size(); ++j)
+      if (per_channel[j] > 0) by_sub[chans[j]->subsystem].push_back(per_channel[j]);
+    std::vector<std::pair<Subsystem, double>> out;
+    double total = 0;
+    for (auto& [sub, es] : by_sub) {
+      std::sort(es.begin(), es.end(), std::greater<>());
+      double sum = 0;
+      for (std::size_t i = 0; i < es.size() && i < kTopPerSubsystem; ++i) sum += es[i];
+      out.emplace_back(sub, sum);
+      total += sum;
     }
+    for (auto& [sub, v] : out) v /= total > 0 ? total : 1.0;
+    std::sort(out.begin(), out.end(), [](auto& x, auto& y) { return x.second > y.second; });
+    return out;
+  };
+  // Each detector's view, and the weight it gets. robust_z alone when it flagged a window of the
+  // incident on its own (peak level ≥ 1): each channel's own sustained deviation, weighed by its
+  // effect size, explains a level shift best, while the multivariate detectors' contributions
+  // in robust-z units favour channels that were merely quiet (a per-CPU busy % idle at 0.5 ± 0.2
+  // dominates a PCA residual). Otherwise the forest and the PCA residual that flagged it, each
+  // weighted by its peak level: a broken correlation or a change of variance, which no single
+  // channel's level shows. robust_z alone when none flagged.
+  const std::array<const char*, 3> names{"robust_z", "iforest", "pca_spe"};
+  const std::array<std::span<const double>, 3> per_channel{std::span<const double>(zev), if_ev, spe_ev};
+  const std::array<double, 3> totals{z_total, if_total, spe_total};
+  std::array<double, 3> weight{};
+  inc.detectors.clear();
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (per_channel[d].size() != nc) continue;
+    Incident::DetectorView view{names[d], more.peak_level[d], subsystem_shares(per_channel[d])};
+    if (view.subsystem_shares.empty()) continue;
+    weight[d] = std::isfinite(view.peak_level) && view.peak_level >= 1.0 ? view.peak_level : 0.0;
+    inc.detectors.push_back(std::move(view));
+  }
+  if (weight[0] > 0 || weight[1] + weight[2] <= 0) weight = {1.0, 0.0, 0.0};
+  const double wsum = weight[0] + weight[1] + weight[2];
+  std::map<Subsystem, double> share;
+  std::vector<double> combined(nc, 0.0);  // per channel: its weighted share of the evidence
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (weight[d] <= 0 || per_channel[d].size() != nc || !(totals[d] > 0)) continue;
+    for (const auto& view : inc.detectors)
+      if (view.detector == names[d])
+        for (const auto& [sub, v] : view.subsystem_shares) share[sub] += weight[d] / wsum * v;
+    for (std::size_t j = 0; j < nc; ++j) combined[j] += weight[d] / wsum * per_channel[d][j] / totals[d];
+  }
+  inc.subsystem_shares.assign(share.begin(), share.end());
   std::sort(inc.subsystem_shares.begin(), inc.subsystem_shares.end(),
             [](auto& x, auto& y) { return x.second > y.second; });
   inc.subsystem = Subsystem::system;
@@ -471,6 +541,24 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     inc.subsystem = inc.subsystem_shares.front().first;
     inc.confidence = inc.subsystem_shares.front().second;
   }
+  // Focus: the label ("" = host-wide) with the largest share of the combined evidence.
+  std::map<std::string, double> by_label;
+  double all_evidence = 0;
+  for (std::size_t j = 0; j < nc; ++j) {
+    by_label[channel_label(chans[j]->name)] += combined[j];
+    all_evidence += combined[j];
+  }
+  inc.focus.clear();
+  inc.focus_share = 0;
+  for (const auto& [label, e] : by_label)
+    if (!label.empty() && all_evidence > 0 && e / all_evidence >= kFocusMinShare && e / all_evidence > inc.focus_share) {
+      inc.focus = label;
+      inc.focus_share = e / all_evidence;
+    }
+  // Top channels: by |z| when robust_z took part (its value-vs-reference reading is what an
+  // operator checks), else by the combined share of the detectors that raised the incident.
+  if (weight[0] <= 0)
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return combined[x] > combined[y]; });
   inc.top.clear();
   for (std::size_t i = 0; i < order.size() && int(inc.top.size()) < top_channels; ++i) {
     const std::size_t j = order[i];

@@ -64,6 +64,10 @@ struct WindowScore {
   // window scores at least this much), from the EVT tail of the reference stream (spot.h);
   // NaN when the stream has no tail fit (too few reference windows, constant tail, PCA off).
   std::array<double, 4> tail_p{};
+  // Per detector (same order): its level, ln(D·p_d) / ln q, or c_d / cut_d without a tail fit
+  // (≥ 1: it alone flags the window), computed for the PCA streams too when PCA is fitted but
+  // not fused; NaN for a stream that is not fitted.
+  std::array<double, 4> level{};
   // Per subsystem: RMS of the 3 largest |z| among its channels, calibrated on the reference
   // like the robust-z stream and divided by z_cut (≥ 1 anomalous); NaN without channels.
   std::array<double, kNumSubsystems> subsystem{};
@@ -87,6 +91,14 @@ class WindowModel {
   // Scores window k of `w` whose model channels are the columns `cols`, writing each channel's
   // sustained robust z into `z` (size n_channels()). Allocates nothing; not thread-safe.
   WindowScore score(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z) const;
+
+  // Per model channel, each detector's share of window k's anomaly (each sums to 1, or is all
+  // 0 when the detector has nothing): `iforest` from the forest's feature contributions
+  // (isolation_forest.h; a kept channel's mean and std features, channels pruned by Pearson get
+  // 0); `pca_spe` from the squared SPE residuals (contribution plot; 0 without a PCA fit).
+  // Both of size n_channels(). Allocates nothing.
+  void contributions(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> iforest,
+                     std::span<double> pca_spe) const;
 
   const RobustZ& robust_z() const { return rz_; }
   // The Isolation Forest's input for window k (size 2·n_model_channels(): robust-standardised
@@ -127,12 +139,13 @@ class WindowModel {
   Calibration z_cal_, if_cal_, spe_cal_, t2_cal_;
   double log_q_ = 0;
   std::array<SpotTail, 4> tails_;
-  std::array<bool, 4> tail_ok_{};
+  std::array<bool, 4> tail_fit_{};  // the stream has an EVT tail (tail_p)
+  std::array<bool, 4> tail_ok_{};   // ... and its q/D threshold is within reach (level from it)
   std::array<Calibration, kNumSubsystems> sub_cal_{};
   std::array<bool, kNumSubsystems> sub_present_{};
   std::size_t n_ref_ = 0;
   // Scoring scratch.
-  mutable std::vector<double> vlo_, vhi_, zlo_, zhi_, feat_, pfeat_;
+  mutable std::vector<double> vlo_, vhi_, zlo_, zhi_, feat_, pfeat_, fcontrib_, resid_;
 };
 
 // Self-reference fit with iterative reweighting (detect.h): fit on every window but the first
@@ -142,12 +155,25 @@ class WindowModel {
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
                            std::size_t settle_windows);
 
+// What the Isolation Forest and the PCA residual say about an incident: per model channel,
+// their mean contribution share over its anomalous windows (WindowModel::contributions; empty
+// spans = none), and each detector's peak level over the incident (robust_z, iforest, pca_spe).
+struct DetectorEvidence {
+  std::span<const double> iforest, pca_spe;
+  std::array<double, 3> peak_level{};
+};
+
 // Attribution of one incident (detect.h): `zbar` is each model channel's mean robust z over
 // the incident's anomalous windows, `mean_value` its mean over the incident's samples,
-// `chans` the model channels' descriptions. Fills subsystem, confidence, subsystem_shares,
-// focus, top and action of `inc`.
+// `chans` the model channels' descriptions. Each detector gives subsystem shares: robust_z
+// from effect sizes (detect.h), iforest and pca_spe from their contribution shares with the
+// same channel weights (falls ×0.25, per-CPU ÷ CPUs; each subsystem: the sum of its 3 largest).
+// The incident's shares are robust_z's when its peak level is ≥ 1; otherwise the mean of
+// iforest's and pca_spe's weighted by peak level over those ≥ 1 (robust_z when none is). The
+// top channels are those of largest |z| when robust_z takes part, else of largest combined share.
+// Fills subsystem, confidence, subsystem_shares, detectors, focus, top and action of `inc`.
 void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,
                const WindowModel& model, const std::vector<const ChannelInfo*>& chans, int cores,
-               int top_channels);
+               int top_channels, const DetectorEvidence& more);
 
 }  // namespace reveal::pipeline

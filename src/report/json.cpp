@@ -21,13 +21,19 @@ nlohmann::json incident_json(const Incident& inc) {
                    {"text", format_value(ev.value, ev.unit) + " vs " + format_value(ev.reference, ev.unit)}});
   json shares = json::object();
   for (const auto& [s, v] : inc.subsystem_shares) shares[std::string(to_string(s))] = v;
+  json dets = json::array();
+  for (const auto& d : inc.detectors) {
+    json ds = json::object();
+    for (const auto& [s, v] : d.subsystem_shares) ds[std::string(to_string(s))] = v;
+    dets.push_back({{"detector", d.detector}, {"peak_level", num(d.peak_level)}, {"subsystem_shares", ds}});
+  }
   return {{"kind", inc.kind}, {"start", format_utc(inc.start_unix_ns)}, {"end", format_utc(inc.end_unix_ns)},
           {"start_unix_ns", inc.start_unix_ns}, {"end_unix_ns", inc.end_unix_ns},
           {"start_s", inc.start_s}, {"end_s", inc.end_s}, {"peak_score", inc.peak_score},
           {"subsystem", to_string(inc.subsystem)}, {"confidence", inc.confidence},
           {"subsystem_shares", shares},
           {"focus", inc.focus.empty() ? json(nullptr) : json(inc.focus)},
-          {"focus_share", inc.focus_share}, {"top_channels", top}, {"action", inc.action}};
+          {"focus_share", inc.focus_share}, {"detectors", dets}, {"top_channels", top}, {"action", inc.action}};
 }
 
 }  // namespace report

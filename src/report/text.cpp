@@ -68,6 +68,16 @@ std::string render_text(const DetectResult& r, const std::string& source) {
       o += fmt::format("; tail probability {:.1e}", std::exp(inc.peak_score * std::log(r.window_false_rate)) /
                                                        double(std::max<std::size_t>(r.fused_detectors, 1)));
     o += ")\n";
+    if (!inc.detectors.empty()) {
+      o += "  detectors  ";
+      for (const auto& d : inc.detectors) {
+        o += fmt::format(" {} {:.2f}{}", d.detector, d.peak_level, d.peak_level >= 1 ? "*" : "");
+        if (!d.subsystem_shares.empty())
+          o += fmt::format(" ({} {:.0f} %)", to_string(d.subsystem_shares.front().first), d.subsystem_shares.front().second * 100);
+        o += &d == &inc.detectors.back() ? "" : ";";
+      }
+      o += "\n              (peak level; * = it flagged windows on its own and its contributions count)\n";
+    }
     o += "  top channels (value during incident vs reference median, robust z):\n";
     for (const auto& ev : inc.top)
       o += fmt::format("    {:<42} {:>14} vs {:<14} z {:+.1f}  [{}]\n", ev.name, format_value(ev.value, ev.unit),

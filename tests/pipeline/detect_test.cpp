@@ -184,8 +184,9 @@ TEST(Detect, FusedScoreIsTheBonferroniLevelOfTheTailProbabilities) {
   }
   EXPECT_GT(checked, res.fused.size() / 2);
   // Each detector's threshold is where its tail probability is q / D.
-  for (const auto& d : res.detectors)
+  for (const auto& d : res.detectors) {
     if (d.fused) EXPECT_TRUE(std::isfinite(d.threshold)) << d.name;
+  }
 }
 
 // The knob: expected false incidents per host-day sets the per-window false-alarm rate. On a
@@ -291,8 +292,22 @@ TEST(Detect, PcaResidualSeesABrokenCorrelationAndJoinsFusionOnlyWhenAsked) {
   // The marginal detectors miss it; fused with PCA, one incident covers the span.
   EXPECT_TRUE(off.incidents.empty());
   ASSERT_EQ(fuse.incidents.size(), 1u);
-  EXPECT_LE(fuse.incidents[0].start_s, 125.0);
-  EXPECT_GE(fuse.incidents[0].end_s, 155.0);
+  const Incident& inc = fuse.incidents[0];
+  EXPECT_LE(inc.start_s, 125.0);
+  EXPECT_GE(inc.end_s, 155.0);
+  // Attribution comes from the detector that raised it: the PCA residual blames the two gauges
+  // whose correlation broke (network and cpu), not the unrelated disk gauge.
+  const Incident::DetectorView* pca = nullptr;
+  for (const auto& d : inc.detectors)
+    if (d.detector == "pca_spe") pca = &d;
+  ASSERT_NE(pca, nullptr);
+  EXPECT_GE(pca->peak_level, 1.0);
+  EXPECT_NE(inc.subsystem, Subsystem::storage);
+  EXPECT_TRUE(inc.subsystem == Subsystem::network || inc.subsystem == Subsystem::cpu) << to_string(inc.subsystem);
+  double storage = 0;
+  for (const auto& [sub, v] : inc.subsystem_shares)
+    if (sub == Subsystem::storage) storage = v;
+  EXPECT_LT(storage, 0.2);
 }
 
 }  // namespace
