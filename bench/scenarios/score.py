@@ -1,8 +1,12 @@
 #!/usr/bin/python3
 """Scores `reveal detect --json` on the labelled runs of bench/scenarios/run.sh.
 
-  score.py OUT/manifest.tsv [more manifests] [--reveal build/reveal] [--baseline clean.db ...]
-           [--md scores.md] [--json scores.json] [--reuse]
+  score.py OUT/manifest.tsv [more manifests] [--reveal build/reveal] [--baseline clean.db ... | --split S]
+           [--detect-arg=--flag=value ...] [--md scores.md] [--json scores.json] [--reuse]
+
+--split unseen is the generalisation split: every run is scored against the clean runs of the
+other models (fitted on workloads it never saw; clean runs against the other clean runs).
+--split seen: against the other clean runs of its own model (runs without one are skipped).
 
 Per fault kind and overall (GUIDE.md §4; thresholds are never tuned on these labels):
   event precision / recall / F1  an incident is a hit if it overlaps a labelled interval, an
@@ -43,11 +47,11 @@ def read_manifest(path):
     return rows
 
 
-def detect(reveal, db, baselines, reuse):
-    out = os.path.join(os.path.dirname(db), "report-baseline.json" if baselines else "report.json")
+def detect(reveal, db, baselines, reuse, tag="", extra=()):
+    out = os.path.join(os.path.dirname(db), f"report{tag}.json")
     if reuse and os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(db):
         return json.load(open(out))
-    cmd = [reveal, "detect", db, "--json"]
+    cmd = [reveal, "detect", db, "--json", *extra]
     for b in baselines:
         cmd += ["--baseline", b]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -160,6 +164,12 @@ def main():
     ap.add_argument("manifests", nargs="+")
     ap.add_argument("--reveal", default=os.environ.get("REVEAL", "build/reveal"))
     ap.add_argument("--baseline", action="append", default=[], help="baseline recording(s) for detect")
+    ap.add_argument("--split", choices=["seen", "unseen"], default="",
+                    help="baseline mode with baselines picked per run from the manifests' clean runs: 'seen' = the "
+                         "other clean runs of its own model, 'unseen' = the clean runs of every other model "
+                         "(generalisation: workloads never seen in fitting); runs without one are skipped")
+    ap.add_argument("--detect-arg", action="append", default=[],
+                    help="extra argument for `reveal detect` (repeatable), e.g. --detect-arg=--pca=fuse")
     ap.add_argument("--md", default="", help="markdown table (default: next to the first manifest)")
     ap.add_argument("--json", default="", help="JSON results (default: next to the first manifest)")
     ap.add_argument("--reuse", action="store_true", help="reuse report*.json newer than run.db")
@@ -174,8 +184,10 @@ def main():
         if not os.path.isfile(m):
             die(f"no such manifest: {m}")
         rows += read_manifest(m)
+    if a.split and a.baseline:
+        die("--split picks the baselines itself; give no --baseline")
     base = os.path.dirname(os.path.abspath(a.manifests[0]))
-    suffix = "-baseline" if a.baseline else ""
+    suffix = f"-{a.split}" if a.split else "-baseline" if a.baseline else ""
     md_path = a.md or os.path.join(base, f"scores{suffix}.md")
     js_path = a.json or os.path.join(base, f"scores{suffix}.json")
 
@@ -185,7 +197,15 @@ def main():
         if r.get("status") != "ok" or not os.path.exists(db):
             skipped.append((r["name"], r.get("status", "?")))
             continue
-        rep = detect(a.reveal, db, a.baseline, a.reuse)
+        baselines = a.baseline
+        if a.split:
+            baselines = [os.path.join(c["dir"], "run.db") for c in rows
+                         if c["fault"] == "none" and c.get("status") == "ok" and c["name"] != r["name"]
+                         and (c["model"] == r["model"]) == (a.split == "seen")]
+            if not baselines:
+                skipped.append((r["name"], f"no {a.split} baseline"))
+                continue
+        rep = detect(a.reveal, db, baselines, a.reuse, suffix, a.detect_arg)
         if rep is None:
             skipped.append((r["name"], "detect-failed"))
             continue
@@ -201,7 +221,9 @@ def main():
             "ttd_p90_s", "false_per_clean_hour", "subsystem_top1", "pointwise_best_f1", "pointwise_f1_at_threshold"]
     heads = ["runs", "faults", "caught", "incidents", "hits", "event P", "event R", "event F1", "TTD med s",
              "TTD p90 s", "false/clean h", "subsys top-1", "pw best-F1", "pw F1@1"]
-    lines = [f"# Reveal fault suite scores{' (with baselines)' if a.baseline else ''}", "",
+    title = {"seen": " (baselines: other clean runs of the same model)",
+             "unseen": " (baselines: clean runs of the other models)"}.get(a.split, " (with baselines)" if a.baseline else "")
+    lines = [f"# Reveal fault suite scores{title}", "",
              f"{len(runs)} runs scored ({len(clean)} clean, {overall['faults']} faulty), "
              f"{len(skipped)} skipped. Per kind: that kind's runs plus the clean runs.", "",
              "| kind | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
@@ -221,7 +243,8 @@ def main():
     for r in runs:
         r.pop("_points")
     json.dump({"per_kind": per_kind, "overall": overall, "runs": runs, "skipped": skipped,
-               "baselines": a.baseline}, open(js_path, "w"), indent=1)
+               "baselines": a.split or a.baseline, "detect_args": a.detect_arg},
+              open(js_path, "w"), indent=1)
     print(md, end="")
     print(f"written: {md_path} {js_path}")
     return 0

@@ -184,6 +184,10 @@ Action add_detect(CLI::App& app) {
                   "the fused score), off")
       ->check(CLI::IsMember({"report", "fuse", "off"}))
       ->capture_default_str();
+  sub->add_option("--pearson-cut", o->d.prune_r,
+                  "Isolation Forest channel pruning: a channel is left out of the forest when |Pearson r| with one "
+                  "already kept is at least this (1 keeps all but exact duplicates; the paper uses 0.5)")
+      ->capture_default_str()->check(CLI::Range(0.05, 1.0));
   sub->add_option("--false-per-day", o->d.false_per_day,
                   "Expected false incidents per host-day: the rate the EVT-calibrated fused score is set to "
                   "(smaller = fewer, later alarms)")
@@ -196,6 +200,9 @@ Action add_detect(CLI::App& app) {
     const auto settle = parse_duration(o->settle);
     if (!settle || settle->count() < 0) throw UsageError("--settle: '" + o->settle + "' is not a duration (e.g. 10s, 0s)");
     o->d.settle_s = double(settle->count()) * 1e-9;
+    if (!(o->d.false_per_day >= 1e-6 && o->d.false_per_day <= 1e6))  // also NaN, which Range lets through
+      throw UsageError("--false-per-day: want a number of incidents per day in 1e-06..1e+06");
+    if (!(o->d.prune_r >= 0.05 && o->d.prune_r <= 1.0)) throw UsageError("--pearson-cut: want a number in 0.05..1");
     o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
     const bool prom = !o->prometheus.empty();
     for (const char* flag : {"--match", "--start", "--end", "--step", "--timeout"})

@@ -52,6 +52,9 @@ expect 3 "$T/corrupt.db" -- detect "$T/corrupt.db"
 "$REVEAL" record -q -o "$T/one.db" --root "$FIX/vm-2cpu" --exclude 'perf*' --interval 100ms --duration 1ms
 expect 3 "samples" -- detect "$T/one.db"
 expect 3 "no such file" -- detect "$T/good.db" --baseline "$T/missing.db"
+expect 2 "false-per-day" -- detect "$T/good.db" --false-per-day 0
+expect 2 "false-per-day" -- detect "$T/good.db" --false-per-day nan
+expect 2 "pearson-cut" -- detect "$T/good.db" --pearson-cut 1.5
 
 # -o never clobbers what is not a store, and a failed start leaves an existing store intact.
 echo "precious" >"$T/notes.txt"
