@@ -163,7 +163,7 @@ def run(cmd, **kw):
     return r
 
 
-def eval_reveal(reveal, smd, m, work, n, L):
+def eval_reveal(reveal, smd, m, work, n, L, extra=()):
     tr, te = os.path.join(work, f"{m}_train.db"), os.path.join(work, f"{m}_test.db")
     ntrain = load_pkl(os.path.join(smd, "processed", f"{m}_train.pkl")).shape[0]
     t0 = time.time()
@@ -174,7 +174,7 @@ def eval_reveal(reveal, smd, m, work, n, L):
     run([reveal, "import", "smd", os.path.join(smd, "processed", f"{m}_test.pkl"), "-o", te, "--start", start])
     t1 = time.time()
     r = run([reveal, "detect", te, "--baseline", tr, "--json", "--window-z", "--settle", "0s",
-             "--window", str(L)])
+             "--window", str(L), *extra])
     t2 = time.time()
     j = json.loads(r.stdout)
     w = j["windows"]
@@ -238,6 +238,8 @@ def main():
     ap.add_argument("--out", default="bench/smd/results", help="writes <out>.json and <out>.md")
     ap.add_argument("--window", type=int, default=3, help="window length in rows (reveal's default 3)")
     ap.add_argument("--seed", type=int, default=0, help="IsolationForest random_state")
+    ap.add_argument("--detect-arg", action="append", default=[],
+                    help="extra argument for `reveal detect` (repeatable), e.g. --detect-arg=--pca=fuse")
     a = ap.parse_args()
     machines = [m for m in a.machines.split(",") if m] or manifest_machines(a.smd)
     os.makedirs(a.work, exist_ok=True)
@@ -251,7 +253,7 @@ def main():
         dims, segs = interpretation(os.path.join(a.smd, "interpretation_label", f"{m}.txt"), len(y))
         n = len(y)
         row = {"test_rows": n, "anomalous_points": int(y.sum()), "rc_segments": len(segs)}
-        pts, attr, info, per_det = eval_reveal(a.reveal, a.smd, m, a.work, n, L)
+        pts, attr, info, per_det = eval_reveal(a.reveal, a.smd, m, a.work, n, L, a.detect_arg)
         row["reveal"] = {**metrics(pts, y), **rc_hitrates(attr, dims), **info}
         row["reveal_detectors"] = {k: metrics(v, y) for k, v in per_det.items()}
         for name, (p, at, inf) in eval_baselines(xtr, xte, L, a.seed).items():
