@@ -315,7 +315,7 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   const double psi = double(std::min<std::size_t>(256, f.rows()));
   const std::array<double, 4> reachable{kZClip, std::pow(2.0, -1.0 / std::max(average_path_length(psi), 1e-9)),
                                         kInf, kInf};
-  const double q_d = std::exp(log_q_) / double(pca_use_ == PcaUse::fuse ? 3 : 2);
+  const double q_d = std::exp(log_q_) / double(fused_detectors());
   std::vector<double> tail_ref;
   for (std::size_t d = 0; d < streams.size(); ++d) {
     tail_ok_[d] = tail_fit_[d] = false;
