@@ -1,112 +1,57 @@
-// Offline detection pipeline; contract in include/reveal/detect.h. The model, the
-// self-reference fit and attribution live in window_model.cpp, shared with the streaming
-// detector.
+// Offline detection pipeline; contract in include/reveal/detect.h (self and baseline modes) and
+// include/reveal/baseline_model.h (a baseline model; stores given as baselines are trained into
+// one in memory first, so both use one path). The model, the self-reference fit and attribution
+// live in window_model.cpp, shared with the streaming detector.
 #include "reveal/detect.h"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numeric>
 
 #include "reveal/absence.h"
+#include "reveal/baseline_model.h"
 #include "window_model.h"
 
 namespace reveal {
-namespace {
 
-Series prepare(const Recording& r) {
+namespace pipeline {
+Series prepare_series(const Recording& r) {
   Series s = to_rates(r);
   add_derived(s);
   return s;
 }
+}  // namespace pipeline
 
-}  // namespace
+namespace {
 
-DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,
-                    const DetectOptions& opts) {
-  const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
+void check_length(const Recording& run, std::size_t L) {
   if (run.t_unix_ns.size() < L + 1)
     throw DetectError("recording has " + std::to_string(run.t_unix_ns.size()) +
                       " samples; detection needs at least " + std::to_string(L + 1) +
                       " (one window of rates)");
+}
+
+DetectResult start_result(const Recording& run, const char* mode) {
   DetectResult res;
   res.meta = run.meta;
-  res.mode = baselines.empty() ? "self" : "baseline";
+  res.mode = mode;
   res.n_samples = run.t_unix_ns.size();
   res.n_channels_recorded = run.channels.size();
   if (!run.meta.complete)
     res.notes.push_back("the recording did not finish cleanly (recorder killed or crashed); its end is the last sample stored");
+  return res;
+}
 
-  const Series s = prepare(run);
-  std::vector<Series> refs;
-  for (const auto& b : baselines) {
-    if (b.t_unix_ns.size() < L + 1) continue;
-    refs.push_back(prepare(b));
-    res.baseline_hosts.push_back(b.meta.hostname);
-  }
-  if (!baselines.empty() && refs.empty())
-    throw DetectError("every baseline is too short for one window");
-
-  // Channel selection: enough data in the run, present in every baseline, not constant in
-  // the reference.
-  std::vector<int> run_cols;
-  std::vector<std::vector<int>> ref_cols(refs.size());
-  std::size_t missing_in_baseline = 0;
-  for (std::size_t c = 0; c < s.channels.size(); ++c) {
-    auto v = pipeline::finite_column(s.values, c);
-    if (v.size() * 2 < s.t_s.size()) continue;
-    std::vector<int> idx;
-    bool everywhere = true;
-    std::vector<double> refv;
-    for (const auto& r : refs) {
-      int j = r.find(s.channels[c].name);
-      if (j < 0) { everywhere = false; break; }
-      idx.push_back(j);
-      auto rv = pipeline::finite_column(r.values, j);
-      refv.insert(refv.end(), rv.begin(), rv.end());
-    }
-    if (!everywhere) { ++missing_in_baseline; continue; }
-    const auto& basis = refs.empty() ? v : refv;
-    if (basis.empty()) continue;
-    auto [lo, hi] = std::minmax_element(basis.begin(), basis.end());
-    const bool constant = *lo == *hi;
-    if (constant && (refs.empty() || std::all_of(v.begin(), v.end(), [&](double x) { return x == *lo; })))
-      continue;
-    run_cols.push_back(int(c));
-    for (std::size_t k = 0; k < refs.size(); ++k) ref_cols[k].push_back(idx[k]);
-  }
-  if (missing_in_baseline)
-    res.notes.push_back(std::to_string(missing_in_baseline) + " channels of the run are absent from a baseline and were not scored");
-  if (run_cols.empty()) throw DetectError("no channel varies in the run; nothing to score");
-  res.n_channels_used = run_cols.size();
-
-  const Windows w = make_windows(s, opts.window);
-  const std::size_t nw = w.first_row.size();
-  const std::size_t nc = run_cols.size();
-  if (nw == 0) throw DetectError("no complete window in the run");
-  std::vector<Windows> ref_windows;
-  for (const auto& r : refs) ref_windows.push_back(make_windows(r, opts.window));
-  std::vector<Subsystem> subsystems(nc);
-  std::vector<const ChannelInfo*> chans(nc);
-  for (std::size_t j = 0; j < nc; ++j) {
-    chans[j] = &s.channels[run_cols[j]];
-    subsystems[j] = chans[j]->subsystem;
-  }
-  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts);
-
-  // Reference: the baselines' windows, or (self mode) the run's own windows with iterative
-  // reweighting (pipeline::fit_self).
-  std::vector<char> keep(nw, 1);
-  if (refs.empty()) {
-    std::vector<double> fused;
-    keep = pipeline::fit_self(model, w, run_cols, fused);
-  } else {
-    std::vector<pipeline::ReferenceWindows> rw;
-    for (std::size_t k = 0; k < refs.size(); ++k) rw.push_back({&ref_windows[k], &ref_cols[k], nullptr});
-    model.fit(rw);
-  }
-  res.n_channels_model = model.n_model_channels();
-  res.reference_windows = std::count(keep.begin(), keep.end(), 1);
-
+// Every reference mode ends here: scores each window `k` of `w` (windows over `s`, the model's
+// channels at its columns `run_cols`, described by `chans`) with the fitted `model`, then finds
+// incidents and attributes them. `opts`: the options the model was fitted with, plus the
+// incident rule, settle, top_channels and window_z of the call.
+void score_run(const Recording& run, const Series& s, const Windows& w, const std::vector<int>& run_cols,
+               const std::vector<const ChannelInfo*>& chans, const pipeline::WindowModel& model,
+               const DetectOptions& opts, DetectResult& res) {
+  const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
+  const std::size_t nw = w.first_row.size(), nc = run_cols.size();
   Matrix z(nw, nc);
   DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut, std::vector<double>(nw)};
   DetectorTrace tif{"iforest", std::vector<double>(nw), std::vector<double>(nw), opts.if_cut, std::vector<double>(nw)};
@@ -190,6 +135,97 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     res.detectors.push_back(std::move(tt2));
   }
   if (opts.window_z) res.window_z = std::move(z);
+}
+
+}  // namespace
+
+DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,
+                    const DetectOptions& opts) {
+  const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
+  check_length(run, L);
+  // Baseline stores: train a model on them in memory, then score the run against it.
+  if (!baselines.empty()) return detect(run, BaselineModel::train(baselines, opts), opts);
+
+  DetectResult res = start_result(run, "self");
+  const Series s = pipeline::prepare_series(run);
+  // Channel selection: enough data in the run, not constant.
+  std::vector<int> run_cols = pipeline::varying_columns(s);
+  if (run_cols.empty()) throw DetectError("no channel varies in the run; nothing to score");
+  res.n_channels_used = run_cols.size();
+
+  const Windows w = make_windows(s, opts.window);
+  const std::size_t nw = w.first_row.size();
+  const std::size_t nc = run_cols.size();
+  if (nw == 0) throw DetectError("no complete window in the run");
+  std::vector<Subsystem> subsystems(nc);
+  std::vector<const ChannelInfo*> chans(nc);
+  for (std::size_t j = 0; j < nc; ++j) {
+    chans[j] = &s.channels[run_cols[j]];
+    subsystems[j] = chans[j]->subsystem;
+  }
+  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts);
+
+  // Reference: the run's own windows with iterative reweighting (pipeline::fit_self).
+  std::vector<double> fused;
+  const std::vector<char> keep = pipeline::fit_self(model, w, run_cols, fused);
+  res.n_channels_model = model.n_model_channels();
+  res.reference_windows = std::count(keep.begin(), keep.end(), 1);
+  score_run(run, s, w, run_cols, chans, model, opts, res);
+  return res;
+}
+
+DetectResult detect(const Recording& run, const BaselineModel& model, const DetectOptions& call) {
+  // The model's options, with the call's incident rule and reporting choices.
+  DetectOptions opts = model.options();
+  opts.incident = call.incident;
+  opts.settle_s = call.settle_s;
+  opts.top_channels = call.top_channels;
+  opts.window_z = call.window_z;
+  const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
+  check_length(run, L);
+  DetectResult res = start_result(run, "baseline");
+  res.baseline_hosts = model.training_hosts();
+  res.baseline_model = model.source();
+  const Series s = pipeline::prepare_series(run);
+
+  // The run's columns in the model's channel order (by name); a model channel the run lacks is
+  // an all-NaN column: robust z 0, the forest's NaN fill, the PCA mean.
+  const std::vector<ChannelInfo>& mc = model.channels();
+  const std::size_t nc = mc.size();
+  Series ms;
+  ms.channels = mc;
+  ms.t_s = s.t_s;
+  ms.values = Matrix(s.t_s.size(), nc, __builtin_nan(""));
+  std::vector<char> in_model(s.channels.size(), 0);
+  std::size_t present = 0;
+  for (std::size_t j = 0; j < nc; ++j) {
+    const int c = s.find(mc[j].name);
+    if (c < 0) continue;
+    ++present;
+    in_model[std::size_t(c)] = 1;
+    for (std::size_t r = 0; r < s.t_s.size(); ++r) ms.values(r, j) = s.values(r, std::size_t(c));
+  }
+  if (present == 0) throw DetectError("the run shares no channel with the baseline model");
+  std::size_t not_in_model = 0;  // run channels with data in at least half the samples
+  for (std::size_t c = 0; c < s.channels.size(); ++c)
+    if (!in_model[c] && pipeline::finite_column(s.values, c).size() * 2 >= s.t_s.size()) ++not_in_model;
+  if (not_in_model)
+    res.notes.push_back(std::to_string(not_in_model) + " channels of the run are not in the baseline model and were not scored");
+  if (present < nc)
+    res.notes.push_back(std::to_string(nc - present) + " of the baseline model's " + std::to_string(nc) +
+                        " channels are absent from the run and were scored as missing (robust z 0)");
+  res.n_channels_used = present;
+
+  const Windows w = make_windows(ms, opts.window);
+  if (w.first_row.empty()) throw DetectError("no complete window in the run");
+  std::vector<int> cols(nc);
+  std::iota(cols.begin(), cols.end(), 0);
+  std::vector<const ChannelInfo*> chans(nc);
+  for (std::size_t j = 0; j < nc; ++j) chans[j] = &mc[j];
+  const pipeline::WindowModel& wm = model.window_model();
+  res.n_channels_model = wm.n_model_channels();
+  res.reference_windows = wm.reference_windows();
+  score_run(run, ms, w, cols, chans, wm, opts, res);
   return res;
 }
 

@@ -42,9 +42,11 @@ double pearson(const Matrix& m, std::size_t a, std::size_t b) {
 }
 
 // Greedy Pearson pruning in channel order: keep a column unless |r| ≥ cut with a kept one.
-std::vector<std::size_t> prune_correlated(const Matrix& ref, double cut) {
+// Columns with varies[c] == 0 are left out.
+std::vector<std::size_t> prune_correlated(const Matrix& ref, double cut, const std::vector<char>& varies) {
   std::vector<std::size_t> kept;
   for (std::size_t c = 0; c < ref.cols(); ++c) {
+    if (!varies[c]) continue;
     bool dup = false;
     for (std::size_t k : kept)
       if (std::fabs(pearson(ref, c, k)) >= cut) { dup = true; break; }
@@ -220,7 +222,25 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
       for (std::size_t i = 0; i < kNumSubsystems; ++i)
         if (sub_present_[i]) subref[i].push_back(sub[i]);
     }
-  kept_ = prune_correlated(means, prune_r_);
+  // A channel whose window mean and std are the same in every reference window (constant there;
+  // a baseline model keeps such channels for the robust z) gives the Isolation Forest nothing to
+  // split on: it stays out of the forest's input, which leaves the trees and scores unchanged.
+  std::vector<char> varies(nc, 0);
+  std::vector<double> first_mean(nc, kNaN), first_std(nc, kNaN);
+  for (const auto& r : refs)
+    for (std::size_t k = 0; k < r.windows->first_row.size(); ++k) {
+      if (r.keep && !(*r.keep)[k]) continue;
+      for (std::size_t j = 0; j < nc; ++j) {
+        if ((*r.cols)[j] < 0 || varies[j]) continue;
+        for (const auto& [stat, first] : {std::pair{kMean, &first_mean[j]}, std::pair{kStd, &first_std[j]}}) {
+          const double v = r.windows->at(k, (*r.cols)[j], stat);
+          if (!std::isfinite(v)) continue;
+          if (std::isnan(*first)) *first = v;
+          else if (v != *first) varies[j] = 1;
+        }
+      }
+    }
+  kept_ = prune_correlated(means, prune_r_, varies);
   feat_.assign(kept_.size() * 2, kNaN);
   Matrix f(0, kept_.size() * 2);
   for (const auto& r : refs)

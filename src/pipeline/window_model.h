@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reveal/agent.h"
+#include "reveal/binary_io.h"
 #include "reveal/detect.h"
 #include "reveal/features.h"
 #include "reveal/incident.h"
@@ -83,13 +84,26 @@ class WindowModel {
   void features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   const std::vector<double>& floors() const { return floors_; }
   std::size_t n_channels() const { return floors_.size(); }
-  std::size_t n_model_channels() const { return kept_.size(); }  // after Pearson pruning
+  // The channels the Isolation Forest sees: not constant in the reference, after Pearson pruning.
+  std::size_t n_model_channels() const { return kept_.size(); }
   std::size_t reference_windows() const { return n_ref_; }
   // Raw reference score streams of the last fit (for the offline report).
   double z_cut() const { return z_cut_; }
   double if_cut() const { return if_cut_; }
   double pca_cut() const { return pca_cut_; }
   std::size_t pca_components() const { return pca_.components(); }
+  const std::vector<Subsystem>& subsystems() const { return subsystems_; }
+  PcaUse pca_use() const { return pca_use_; }
+  double prune_r() const { return prune_r_; }
+  std::uint64_t seed() const { return seed_; }
+
+  // Model files (include/reveal/baseline_model.h; window_model_io.cpp): save() writes the
+  // options and every member fit() sets, load() rebuilds a model that scores every window
+  // bit-identically. A member added to the fitted state must be added to both (and the model
+  // format's version raised when old files cannot be read any more). save() needs a fit
+  // (std::logic_error); load() throws DecodeError on malformed or inconsistent data.
+  void save(ByteWriter& out) const;
+  static WindowModel load(ByteReader& in);
 
  private:
   // Detector 3 input: every model channel's robust z of its window mean (clipped).
@@ -115,6 +129,9 @@ class WindowModel {
   // Scoring scratch.
   mutable std::vector<double> vlo_, vhi_, zlo_, zhi_, feat_, pfeat_;
 };
+
+// The Series every reference mode scores: to_rates() then add_derived() (detect.cpp).
+Series prepare_series(const Recording& r);
 
 // Self-reference fit with iterative reweighting (detect.h): fit on every window, drop windows
 // with fused ≥ 0.5 (± one window length) and refit, up to 3 passes while at least half remain.

@@ -54,7 +54,8 @@ std::string render_json(const DetectResult& r, const std::string& source) {
               {"end", format_utc(m.end_unix_ns)}, {"start_unix_ns", m.start_unix_ns},
               {"end_unix_ns", m.end_unix_ns}, {"command", m.command}, {"exit_code", m.exit_code},
               {"samples", r.n_samples}, {"probes", probes}};
-  j["reference"] = {{"mode", r.mode}, {"baselines", r.baseline_hosts}};
+  j["reference"] = {{"mode", r.mode}, {"baselines", r.baseline_hosts},
+                    {"model", r.baseline_model.empty() ? json(nullptr) : json(r.baseline_model)}};
   j["channels"] = {{"recorded", r.n_channels_recorded}, {"scored", r.n_channels_used}, {"model", r.n_channels_model}};
   j["notes"] = r.notes;
   json incs = json::array();
