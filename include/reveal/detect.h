@@ -3,11 +3,13 @@
 //
 // Reference modes:
 //   self      (no baselines) the run's own robust statistics; finds transient faults.
-//   baseline  known-good recordings; finds persistent faults too.
+//   baseline  a model trained on known-good recordings (a model file, or the stores given, trained
+//             in memory; baseline_model.h); finds persistent faults too.
 // Detectors over the window features (GUIDE.md §3):
 //   robust_z  per-channel robust z of the window mean; window score = RMS of the 3 largest |z|.
 //   iforest   Isolation Forest (Liu et al. 2008) on window mean and std of a pruned channel set
-//             (channels dropped when Pearson |r| ≥ prune_r with one already kept, paper §4).
+//             (channels dropped when Pearson |r| ≥ prune_r with one already kept, paper §4, or
+//             constant in the reference: nothing to split on).
 //   pca_spe, pca_t2  PCA residual (pca_residual.h) on every channel's robust z of its window
 //             mean; the streams are calibrated on held-out reference windows, on ln(1 + score).
 //             Fused only with PcaUse::fuse (see PcaUse).
@@ -93,7 +95,8 @@ struct DetectorTrace {
 struct DetectResult {
   std::string mode;  // "self" or "baseline"
   RunMetadata meta;
-  std::vector<std::string> baseline_hosts;
+  std::vector<std::string> baseline_hosts;  // the hosts of the known-good runs (the model's training stores)
+  std::string baseline_model;               // the model file scored against; "" otherwise
   std::size_t n_samples = 0, n_channels_recorded = 0, n_channels_used = 0, n_channels_model = 0;
   std::size_t reference_windows = 0;
   double false_per_day = 0;       // the knob (DetectOptions::false_per_day)
@@ -117,8 +120,10 @@ class DetectError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Throws DetectError when the run is too short for one window plus rates, or the baselines
-// share no channel with the run.
+// Self mode without baselines. With baselines: detect(run, BaselineModel::train(baselines, opts),
+// opts) (baseline_model.h), the model trained in memory. Throws DetectError when the run is too
+// short for one window plus rates, every baseline is too short, or the baselines share no channel
+// with each other or with the run.
 DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,
                     const DetectOptions& opts);
 

@@ -19,6 +19,9 @@
 
 namespace reveal {
 
+class ByteReader;
+class ByteWriter;
+
 // Average path length of an unsuccessful BST search among n points (the normaliser c(n)).
 double average_path_length(double n);
 
@@ -45,6 +48,11 @@ class IsolationForest {
   // Summed over trees and normalised to sum to 1; all zero when no tree splits.
   // `out` has n_features() entries. Allocates nothing.
   void feature_contributions(std::span<const double> x, std::span<double> out) const;
+  // Model files (baseline_model.h, encoding binary_io.h): save() writes the fitted state, options
+  // included; load() replaces this object's state with it, so scores are bit-identical to the
+  // saved object's. load() validates what it reads and throws DecodeError on malformed input.
+  void save(ByteWriter& out) const;
+  void load(ByteReader& in);
 
  private:
   // Children of a node are stored next to each other (right == left + 1) after their parent.

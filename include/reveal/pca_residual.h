@@ -29,6 +29,9 @@
 
 namespace reveal {
 
+class ByteReader;
+class ByteWriter;
+
 struct PcaOptions {
   double variance = 0.9;             // share of the reference variance the model plane keeps
   std::size_t max_components = 50;   // cap on k (cost of scoring is d·k)
@@ -50,6 +53,11 @@ class PcaResidual {
   // Share of the reference variance in the kept components.
   double explained() const { return explained_; }
   PcaScore score(std::span<const double> x, std::span<double> residual = {}) const;
+  // Model files (baseline_model.h, encoding binary_io.h): save() writes the fitted state, options
+  // included; load() replaces this object's state with it, so scores are bit-identical to the
+  // saved object's. load() validates what it reads and throws DecodeError on malformed input.
+  void save(ByteWriter& out) const;
+  void load(ByteReader& in);
 
  private:
   PcaOptions opts_;

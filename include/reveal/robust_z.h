@@ -16,6 +16,9 @@
 
 namespace reveal {
 
+class ByteReader;
+class ByteWriter;
+
 struct RobustZOptions {
   double rel_floor = 0.01;   // scale ≥ 1 % of |median|
   double abs_floor = 1e-9;
@@ -31,6 +34,11 @@ class RobustZ {
   void floor_scale(std::span<const double> floors);
   const std::vector<double>& median() const { return median_; }
   const std::vector<double>& scale() const { return scale_; }
+  // Model files (baseline_model.h, encoding binary_io.h): save() writes the fitted state, options
+  // included; load() replaces this object's state with it, so scores are bit-identical to the
+  // saved object's. load() validates what it reads and throws DecodeError on malformed input.
+  void save(ByteWriter& out) const;
+  void load(ByteReader& in);
 
  private:
   RobustZOptions opts_;

@@ -31,6 +31,9 @@
 
 namespace reveal {
 
+class ByteReader;
+class ByteWriter;
+
 struct SpotOptions {
   double initial_level = 0.98;  // quantile of the initial threshold t (SPOT's default)
   std::size_t min_peaks = 10;   // excesses the GPD fit needs at least
@@ -51,6 +54,11 @@ class SpotTail {
   double sigma() const { return sigma_; }  // scale σ > 0
   std::size_t n() const { return n_; }
   std::size_t peaks() const { return peaks_; }
+  // Model files (baseline_model.h, encoding binary_io.h): save() writes the fitted state, options
+  // included; load() replaces this object's state with it, so scores are bit-identical to the
+  // saved object's. load() validates what it reads and throws DecodeError on malformed input.
+  void save(ByteWriter& out) const;
+  void load(ByteReader& in);
 
  private:
   SpotOptions opts_;

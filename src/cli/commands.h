@@ -25,6 +25,7 @@ using Action = std::function<int()>;
 Action add_probes(CLI::App& app);
 Action add_record(CLI::App& app);
 Action add_detect(CLI::App& app);
+Action add_train(CLI::App& app);  // train.cpp: a baseline model file from known-good stores
 Action add_config(CLI::App& app);  // config.cpp: config show|diff
 Action add_docs(CLI::App& app);    // docs.cpp: docs metrics (hidden)
 Action add_info(CLI::App& app);    // info.cpp: what a store holds

@@ -1,5 +1,8 @@
 // `reveal detect`: score a recording and report incidents.
 //   reveal detect RUN [--baseline GOOD]...            one store, self or baseline reference
+//   reveal detect RUN --baseline MODEL                against a model file from `reveal train`
+//                                                     (reveal/baseline_model.h); known-good
+//                                                     stores are trained into one in memory
 //   reveal detect --peers RUN RUN [RUN]...            hosts of one job compared (reveal/peers.h)
 //   reveal detect --prometheus URL --match SEL --start T [--end T] [--step D] [--peers]
 //                                                     the agents' raw channels from Prometheus
@@ -10,12 +13,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "reveal/baseline_model.h"
 #include "reveal/detect.h"
 #include "reveal/import.h"
 #include "reveal/peers.h"
@@ -152,7 +157,9 @@ Action add_detect(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("detect", "Find anomalous intervals in a recording and attribute them");
   sub->add_option("run", o->runs, "Store written by `reveal record` (several with --peers)");
-  sub->add_option("--baseline", o->baselines, "Known-good recording(s) to use as the reference (repeatable)");
+  sub->add_option("--baseline", o->baselines,
+                  "Reference: a model file from `reveal train`, or known-good recordings (repeatable), trained in "
+                  "memory");
   sub->add_flag("--peers", o->peers,
                 "Compare hosts of one job with each other (the runs given, or the hosts read with --prometheus) "
                 "and name the odd host");
@@ -245,12 +252,39 @@ Action add_detect(CLI::App& app) {
       throw UsageError("--prometheus: this reveal was built without HTTP support (REVEAL_STATIC_DEPS=ON)");
 #endif
     } else {
+      for (const auto& r : o->runs)
+        if (is_model_file(r)) throw UsageError(r + ": is a baseline model, not a recording (give it with --baseline)");
       for (const auto& r : o->runs) hosts.push_back(load_recording(r));
       names = store_names(hosts, o->runs);
       for (const auto& r : o->runs) source += (source.empty() ? "" : ", ") + r;
     }
-    std::vector<Recording> refs;
-    for (const auto& b : o->baselines) refs.push_back(load_recording(b));
+    // The baseline reference: a model file, or the stores trained into a model here (once, for
+    // every host read from Prometheus too).
+    std::optional<BaselineModel> model;
+    std::size_t model_files = 0;
+    for (const auto& b : o->baselines) model_files += is_model_file(b);
+    if (model_files > 0) {
+      if (o->baselines.size() > 1)
+        throw UsageError("--baseline: a model file is the whole reference; give it alone (train one model on every "
+                         "known-good store)");
+      model = BaselineModel::load(o->baselines.front());
+      // What the model fixed cannot be changed here.
+      const DetectOptions& m = model->options();
+      const auto fixed = [&](const char* flag, bool same, const std::string& trained) {
+        if (sub->count(flag) && !same)
+          throw UsageError(std::string(flag) + ": the model was trained with " + trained +
+                           "; train it again to change it");
+      };
+      fixed("--window", o->window == m.window.length, std::to_string(m.window.length));
+      fixed("--stride", o->stride == m.window.stride, std::to_string(m.window.stride));
+      fixed("--seed", o->d.seed == m.seed, std::to_string(m.seed));
+      fixed("--pca", o->d.pca == m.pca, m.pca == PcaUse::off ? "off" : m.pca == PcaUse::fuse ? "fuse" : "report");
+    } else if (!o->baselines.empty()) {
+      std::vector<Recording> refs;
+      for (const auto& b : o->baselines) refs.push_back(load_recording(b));
+      model = BaselineModel::train(refs, o->d, o->baselines);
+    }
+    const auto run_detect = [&](const Recording& h) { return model ? detect(h, *model, o->d) : detect(h, {}, o->d); };
 
     if (o->peers) {
       if (hosts.size() < 2)
@@ -260,7 +294,7 @@ Action add_detect(CLI::App& app) {
       return kExitOk;
     }
     if (!prom) {
-      DetectResult r = detect(hosts.front(), refs, o->d);
+      DetectResult r = run_detect(hosts.front());
       write_stdout(o->json ? render_json(r, o->runs.front()) : render_text(r, o->runs.front()));
       return kExitOk;
     }
@@ -271,7 +305,7 @@ Action add_detect(CLI::App& app) {
       const std::string src = source + " instance=" + names[i];
       DetectResult r;
       try {
-        r = detect(hosts[i], refs, o->d);
+        r = run_detect(hosts[i]);
       } catch (const DetectError& e) {
         throw DetectError("host " + names[i] + ": " + e.what());
       }

@@ -1,6 +1,9 @@
 // `reveal info RUN [--json]`: what a store holds without scoring it — host, time range,
 // samples, channels per probe and subsystem, size on disk and bytes per second, events and
 // configuration changes. Exit 3 on a missing or corrupt store (same messages as detect).
+// `reveal info MODEL [--json]`: a model file's metadata (reveal/baseline_model.h): format and
+// reveal version, creation time, training stores, options, channels; --json prints the
+// metadata block itself under "metadata" (schema reveal.model-info/1).
 #include <filesystem>
 #include <map>
 
@@ -9,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "reveal/baseline_model.h"
 #include "reveal/report.h"
 #include "reveal/store.h"
 
@@ -31,7 +35,48 @@ std::string source_of(const std::string& channel) {
   return colon == std::string::npos ? channel : channel.substr(0, colon);
 }
 
+int model_info(const std::string& path, bool json) {
+  const BaselineModel m = BaselineModel::load(path);
+  std::error_code ec;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
+  if (json) {
+    const nlohmann::json doc = {{"schema", "reveal.model-info/1"}, {"model", path}, {"size_bytes", bytes},
+                                {"metadata", nlohmann::json::parse(m.metadata_json())}};
+    write_stdout(doc.dump(2) + "\n");
+    return kExitOk;
+  }
+  const DetectOptions& d = m.options();
+  std::string o = fmt::format("Reveal baseline model — {}\n", path);
+  o += fmt::format("format      version {}, written by reveal {} on {}; {} bytes\n", m.format_version(),
+                   m.reveal_version(), format_utc(m.created_unix_ns()), bytes);
+  o += fmt::format("trained on  {} known-good store{}\n", m.training().size(), m.training().size() == 1 ? "" : "s");
+  for (const auto& t : m.training())
+    o += fmt::format("  {}  host {}, {} samples every {:g} s, {} → {}, {} windows\n", t.path.empty() ? "(in memory)" : t.path,
+                     t.hostname, t.samples, t.interval_s, format_utc(t.start_unix_ns), format_utc(t.end_unix_ns),
+                     t.windows);
+  o += fmt::format("windows     {} samples, stride {}; {} reference windows\n", d.window.length, d.window.stride,
+                   m.reference_windows());
+  o += fmt::format("detectors   robust z cut {:g}, Isolation Forest cut {:g} over {} channels (Pearson |r| < {:g}, seed {}), "
+                   "PCA residual {} ({} component{}, {:g} of the variance, cut {:g})\n",
+                   d.z_cut, d.if_cut, m.model_channels(), d.prune_r, d.seed,
+                   d.pca == PcaUse::off ? "off" : d.pca == PcaUse::fuse ? "fused" : "reported", m.pca_components(),
+                   m.pca_components() == 1 ? "" : "s", d.pca_variance, d.pca_cut);
+  std::map<std::string, std::size_t> by_source, by_subsystem;
+  for (const auto& c : m.channels()) {
+    ++by_source[source_of(c.name)];
+    ++by_subsystem[std::string(to_string(c.subsystem))];
+  }
+  o += fmt::format("channels    {}\n", m.channels().size());
+  for (const auto& [src, k] : by_source) o += fmt::format("  {:<16} {}\n", src, k);
+  o += "by subsystem:";
+  for (const auto& [sub, k] : by_subsystem) o += fmt::format(" {} {};", sub, k);
+  o.back() = '\n';
+  write_stdout(o);
+  return kExitOk;
+}
+
 int info(const std::string& path, bool json) {
+  if (is_model_file(path)) return model_info(path, json);
   const Recording rec = load_recording(path);
   const RunMetadata& m = rec.meta;
   const std::size_t n = rec.t_unix_ns.size();
@@ -116,8 +161,8 @@ int info(const std::string& path, bool json) {
 Action add_info(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  auto* sub = app.add_subcommand("info", "Describe a store: host, time range, channels, size, bytes per second");
-  sub->add_option("store", *path, "Store written by `reveal record`")->required();
+  auto* sub = app.add_subcommand("info", "Describe a store (host, time range, channels, size, bytes per second) or a model file");
+  sub->add_option("store", *path, "Store written by `reveal record`, or a model file from `reveal train`")->required();
   sub->add_flag("--json", *json, "Emit JSON instead of text");
   return [path, json]() { return info(*path, *json); };
 }

@@ -1,127 +1,70 @@
-// Offline detection pipeline; contract in include/reveal/detect.h. The model, the
-// self-reference fit and attribution live in window_model.cpp, shared with the streaming
-// detector.
+// Offline detection pipeline; contract in include/reveal/detect.h (self and baseline modes) and
+// include/reveal/baseline_model.h (a baseline model; stores given as baselines are trained into
+// one in memory first, so both use one path). The model, the self-reference fit and attribution
+// live in window_model.cpp, shared with the streaming detector.
 #include "reveal/detect.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
+#include <numeric>
 
 #include "reveal/absence.h"
+#include "reveal/baseline_model.h"
 #include "window_model.h"
 
 namespace reveal {
-namespace {
 
-Series prepare(const Recording& r) {
+namespace pipeline {
+Series prepare_series(const Recording& r) {
   Series s = to_rates(r);
   add_derived(s);
   return s;
 }
 
-}  // namespace
+double window_period_s(const Windows& w, const Recording& r) {
+  const std::size_t nw = w.first_row.size();
+  const double p = nw > 1 ? (w.t_start_s.back() - w.t_start_s.front()) / double(nw - 1)
+                          : r.meta.interval_s;
+  return p > 0 && std::isfinite(p) ? p : 1.0;
+}
+}  // namespace pipeline
 
-DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,
-                    const DetectOptions& opts) {
-  const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
+namespace {
+
+// Windows ending within settle_s of their recording's first sample: its start-up.
+std::size_t settle_count(const Windows& w, double settle_s) {
+  return std::size_t(std::count_if(w.t_end_s.begin(), w.t_end_s.end(), [&](double t) { return t < settle_s; }));
+}
+
+void check_length(const Recording& run, std::size_t L) {
   if (run.t_unix_ns.size() < L + 1)
     throw DetectError("recording has " + std::to_string(run.t_unix_ns.size()) +
                       " samples; detection needs at least " + std::to_string(L + 1) +
                       " (one window of rates)");
+}
+
+DetectResult start_result(const Recording& run, const char* mode) {
   DetectResult res;
   res.meta = run.meta;
-  res.mode = baselines.empty() ? "self" : "baseline";
+  res.mode = mode;
   res.n_samples = run.t_unix_ns.size();
   res.n_channels_recorded = run.channels.size();
   if (!run.meta.complete)
     res.notes.push_back("the recording did not finish cleanly (recorder killed or crashed); its end is the last sample stored");
+  return res;
+}
 
-  const Series s = prepare(run);
-  std::vector<Series> refs;
-  for (const auto& b : baselines) {
-    if (b.t_unix_ns.size() < L + 1) continue;
-    refs.push_back(prepare(b));
-    res.baseline_hosts.push_back(b.meta.hostname);
-  }
-  if (!baselines.empty() && refs.empty())
-    throw DetectError("every baseline is too short for one window");
-
-  // Channel selection: enough data in the run, present in every baseline, not constant in
-  // the reference.
-  std::vector<int> run_cols;
-  std::vector<std::vector<int>> ref_cols(refs.size());
-  std::size_t missing_in_baseline = 0;
-  for (std::size_t c = 0; c < s.channels.size(); ++c) {
-    auto v = pipeline::finite_column(s.values, c);
-    if (v.size() * 2 < s.t_s.size()) continue;
-    std::vector<int> idx;
-    bool everywhere = true;
-    std::vector<double> refv;
-    for (const auto& r : refs) {
-      int j = r.find(s.channels[c].name);
-      if (j < 0) { everywhere = false; break; }
-      idx.push_back(j);
-      auto rv = pipeline::finite_column(r.values, j);
-      refv.insert(refv.end(), rv.begin(), rv.end());
-    }
-    if (!everywhere) { ++missing_in_baseline; continue; }
-    const auto& basis = refs.empty() ? v : refv;
-    if (basis.empty()) continue;
-    auto [lo, hi] = std::minmax_element(basis.begin(), basis.end());
-    const bool constant = *lo == *hi;
-    if (constant && (refs.empty() || std::all_of(v.begin(), v.end(), [&](double x) { return x == *lo; })))
-      continue;
-    run_cols.push_back(int(c));
-    for (std::size_t k = 0; k < refs.size(); ++k) ref_cols[k].push_back(idx[k]);
-  }
-  if (missing_in_baseline)
-    res.notes.push_back(std::to_string(missing_in_baseline) + " channels of the run are absent from a baseline and were not scored");
-  if (run_cols.empty()) throw DetectError("no channel varies in the run; nothing to score");
-  res.n_channels_used = run_cols.size();
-
-  const Windows w = make_windows(s, opts.window);
-  const std::size_t nw = w.first_row.size();
-  const std::size_t nc = run_cols.size();
-  if (nw == 0) throw DetectError("no complete window in the run");
-  std::vector<Windows> ref_windows;
-  for (const auto& r : refs) ref_windows.push_back(make_windows(r, opts.window));
-  std::vector<Subsystem> subsystems(nc);
-  std::vector<const ChannelInfo*> chans(nc);
-  for (std::size_t j = 0; j < nc; ++j) {
-    chans[j] = &s.channels[run_cols[j]];
-    subsystems[j] = chans[j]->subsystem;
-  }
-  // Seconds between window starts, as recorded (the metadata's interval is what was asked for).
-  const double period_s = nw > 1 ? (w.t_start_s.back() - w.t_start_s.front()) / double(nw - 1)
-                                 : run.meta.interval_s * double(opts.window.stride);
-  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts, period_s > 0 ? period_s : 1.0);
-
-  // Reference: the baselines' windows, or (self mode) the run's own windows with iterative
-  // reweighting (pipeline::fit_self); either way without each recording's start-up windows
-  // (those ending within settle_s of its first sample), unless that would leave too few.
-  const auto settle_count = [&](const Windows& x) {
-    return std::size_t(std::count_if(x.t_end_s.begin(), x.t_end_s.end(), [&](double t) { return t < opts.settle_s; }));
-  };
-  if (refs.empty()) {
-    pipeline::fit_self(model, w, run_cols, settle_count(w));
-  } else {
-    std::vector<std::vector<char>> ref_keep(refs.size());
-    std::vector<pipeline::ReferenceWindows> rw;
-    for (std::size_t k = 0; k < refs.size(); ++k) {
-      const std::size_t n = ref_windows[k].first_row.size(), settle = settle_count(ref_windows[k]);
-      ref_keep[k].assign(n, 1);
-      if (settle < n && (n - settle) * 2 >= n) std::fill_n(ref_keep[k].begin(), settle, 0);
-      rw.push_back({&ref_windows[k], &ref_cols[k], &ref_keep[k]});
-    }
-    model.fit(rw);
-  }
-  res.n_channels_model = model.n_model_channels();
-  res.reference_windows = model.reference_windows();
-  res.false_per_day = opts.false_per_day;
-  res.window_false_rate = model.window_false_rate();
-  res.fused_detectors = model.fused_detectors();
-
+// Every reference mode ends here: scores each window `k` of `w` (windows over `s`, the model's
+// channels at its columns `run_cols`, described by `chans`) with the fitted `model`, then finds
+// incidents and attributes them. `opts`: the options the model was fitted with, plus the
+// incident rule, settle, top_channels and window_z of the call.
+void score_run(const Recording& run, const Series& s, const Windows& w, const std::vector<int>& run_cols,
+               const std::vector<const ChannelInfo*>& chans, const pipeline::WindowModel& model,
+               const DetectOptions& opts, DetectResult& res) {
+  const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
+  const std::size_t nw = w.first_row.size(), nc = run_cols.size();
   Matrix z(nw, nc);
   DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut, std::vector<double>(nw)};
   DetectorTrace tif{"iforest", std::vector<double>(nw), std::vector<double>(nw), opts.if_cut, std::vector<double>(nw)};
@@ -164,7 +107,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   for (std::size_t k = 0; k < nw; ++k) anomalous[k] = res.fused[k] >= 1.0;
   std::vector<double> zbar(nc), mean_value(nc), if_share(nc), spe_share(nc), ifc(nc), spec(nc);
   IncidentRule rule = opts.incident;
-  rule.settle_windows = settle_count(w);
+  rule.settle_windows = settle_count(w, opts.settle_s);
   for (auto [a, b] : find_incidents(std::span<const bool>(anomalous.get(), nw), rule,
                                     std::span<const bool>(sustained.get(), nw))) {
     Incident inc;
@@ -220,6 +163,9 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     traces[d]->threshold = model.threshold(d);
     traces[d]->fused = d < model.fused_detectors();
   }
+  res.false_per_day = model.false_per_day();
+  res.window_false_rate = model.window_false_rate();
+  res.fused_detectors = model.fused_detectors();
   res.detectors.push_back(std::move(tz));
   res.detectors.push_back(std::move(tif));
   if (opts.pca != PcaUse::off) {
@@ -227,6 +173,100 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     res.detectors.push_back(std::move(tt2));
   }
   if (opts.window_z) res.window_z = std::move(z);
+}
+
+}  // namespace
+
+DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,
+                    const DetectOptions& opts) {
+  const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
+  check_length(run, L);
+  // Baseline stores: train a model on them in memory, then score the run against it.
+  if (!baselines.empty()) return detect(run, BaselineModel::train(baselines, opts), opts);
+
+  DetectResult res = start_result(run, "self");
+  const Series s = pipeline::prepare_series(run);
+  // Channel selection: enough data in the run, not constant.
+  std::vector<int> run_cols = pipeline::varying_columns(s);
+  if (run_cols.empty()) throw DetectError("no channel varies in the run; nothing to score");
+  res.n_channels_used = run_cols.size();
+
+  const Windows w = make_windows(s, opts.window);
+  const std::size_t nw = w.first_row.size();
+  const std::size_t nc = run_cols.size();
+  if (nw == 0) throw DetectError("no complete window in the run");
+  std::vector<Subsystem> subsystems(nc);
+  std::vector<const ChannelInfo*> chans(nc);
+  for (std::size_t j = 0; j < nc; ++j) {
+    chans[j] = &s.channels[run_cols[j]];
+    subsystems[j] = chans[j]->subsystem;
+  }
+  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts, pipeline::window_period_s(w, run));
+
+  // Reference: the run's own windows with iterative reweighting (pipeline::fit_self), without
+  // its start-up windows (those ending within settle_s of its first sample).
+  pipeline::fit_self(model, w, run_cols, settle_count(w, opts.settle_s));
+  res.n_channels_model = model.n_model_channels();
+  res.reference_windows = model.reference_windows();
+  score_run(run, s, w, run_cols, chans, model, opts, res);
+  return res;
+}
+
+DetectResult detect(const Recording& run, const BaselineModel& model, const DetectOptions& call) {
+  // The model's options, with the call's incident rule and reporting choices.
+  DetectOptions opts = model.options();
+  opts.incident = call.incident;
+  opts.settle_s = call.settle_s;
+  opts.top_channels = call.top_channels;
+  opts.window_z = call.window_z;
+  opts.false_per_day = call.false_per_day;
+  const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
+  check_length(run, L);
+  DetectResult res = start_result(run, "baseline");
+  res.baseline_hosts = model.training_hosts();
+  res.baseline_model = model.source();
+  const Series s = pipeline::prepare_series(run);
+
+  // The run's columns in the model's channel order (by name); a model channel the run lacks is
+  // an all-NaN column: robust z 0, the forest's NaN fill, the PCA mean.
+  const std::vector<ChannelInfo>& mc = model.channels();
+  const std::size_t nc = mc.size();
+  Series ms;
+  ms.channels = mc;
+  ms.t_s = s.t_s;
+  ms.values = Matrix(s.t_s.size(), nc, __builtin_nan(""));
+  std::vector<char> in_model(s.channels.size(), 0);
+  std::size_t present = 0;
+  for (std::size_t j = 0; j < nc; ++j) {
+    const int c = s.find(mc[j].name);
+    if (c < 0) continue;
+    ++present;
+    in_model[std::size_t(c)] = 1;
+    for (std::size_t r = 0; r < s.t_s.size(); ++r) ms.values(r, j) = s.values(r, std::size_t(c));
+  }
+  if (present == 0) throw DetectError("the run shares no channel with the baseline model");
+  std::size_t not_in_model = 0;  // run channels with data in at least half the samples
+  for (std::size_t c = 0; c < s.channels.size(); ++c)
+    if (!in_model[c] && pipeline::finite_column(s.values, c).size() * 2 >= s.t_s.size()) ++not_in_model;
+  if (not_in_model)
+    res.notes.push_back(std::to_string(not_in_model) + " channels of the run are not in the baseline model and were not scored");
+  if (present < nc)
+    res.notes.push_back(std::to_string(nc - present) + " of the baseline model's " + std::to_string(nc) +
+                        " channels are absent from the run and were scored as missing (robust z 0)");
+  res.n_channels_used = present;
+
+  const Windows w = make_windows(ms, opts.window);
+  if (w.first_row.empty()) throw DetectError("no complete window in the run");
+  std::vector<int> cols(nc);
+  std::iota(cols.begin(), cols.end(), 0);
+  std::vector<const ChannelInfo*> chans(nc);
+  for (std::size_t j = 0; j < nc; ++j) chans[j] = &mc[j];
+  // The false-alarm knob is the call's: the model keeps its tails, the rate is re-applied.
+  pipeline::WindowModel wm = model.window_model();
+  wm.set_false_per_day(opts.false_per_day);
+  res.n_channels_model = wm.n_model_channels();
+  res.reference_windows = wm.reference_windows();
+  score_run(run, ms, w, cols, chans, wm, opts, res);
   return res;
 }
 

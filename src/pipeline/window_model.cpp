@@ -44,9 +44,11 @@ double pearson(const Matrix& m, std::size_t a, std::size_t b) {
 }
 
 // Greedy Pearson pruning in channel order: keep a column unless |r| ≥ cut with a kept one.
-std::vector<std::size_t> prune_correlated(const Matrix& ref, double cut) {
+// Columns with varies[c] == 0 are left out.
+std::vector<std::size_t> prune_correlated(const Matrix& ref, double cut, const std::vector<char>& varies) {
   std::vector<std::size_t> kept;
   for (std::size_t c = 0; c < ref.cols(); ++c) {
+    if (!varies[c]) continue;
     bool dup = false;
     for (std::size_t k : kept)
       if (std::fabs(pearson(ref, c, k)) >= cut) { dup = true; break; }
@@ -157,12 +159,10 @@ WindowModel::WindowModel(std::vector<double> floors, std::vector<Subsystem> subs
     : floors_(std::move(floors)), subsystems_(std::move(subsystems)), z_cut_(opts.z_cut),
       if_cut_(opts.if_cut), pca_cut_(opts.pca_cut), prune_r_(opts.prune_r), seed_(opts.seed),
       pca_use_(opts.pca), pca_({.variance = opts.pca_variance, .max_components = 50}) {
-  if (!(opts.false_per_day > 0) || !std::isfinite(opts.false_per_day))
-    throw DetectError("expected false incidents per day must be a positive number");
   if (!(window_period_s > 0) || !std::isfinite(window_period_s))
     throw DetectError("window period must be a positive number of seconds");
-  // q = F·T_w / 1 day, at most 1/2 (a knob of thousands a day on long windows is not a rate).
-  log_q_ = std::log(std::min(0.5, opts.false_per_day * window_period_s / 86400.0));
+  period_s_ = window_period_s;
+  set_false_per_day(opts.false_per_day);
   // The tails' scale floor: the mean excess of a normal distribution over its 90th percentile
   // is 0.47 SD, so a stream whose robust SD is at its floor has excesses of about half of it.
   const std::array<double, 4> sigma_floor{kZStreamFloor, kIfStreamFloor, kSpeStreamFloor, kT2StreamFloor};
@@ -241,7 +241,25 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
       for (std::size_t i = 0; i < kNumSubsystems; ++i)
         if (sub_present_[i]) subref[i].push_back(sub[i]);
     }
-  kept_ = prune_correlated(means, prune_r_);
+  // A channel whose window mean and std are the same in every reference window (constant there;
+  // a baseline model keeps such channels for the robust z) gives the Isolation Forest nothing to
+  // split on: it stays out of the forest's input, which leaves the trees and scores unchanged.
+  std::vector<char> varies(nc, 0);
+  std::vector<double> first_mean(nc, kNaN), first_std(nc, kNaN);
+  for (const auto& r : refs)
+    for (std::size_t k = 0; k < r.windows->first_row.size(); ++k) {
+      if (r.keep && !(*r.keep)[k]) continue;
+      for (std::size_t j = 0; j < nc; ++j) {
+        if ((*r.cols)[j] < 0 || varies[j]) continue;
+        for (const auto& [stat, first] : {std::pair{kMean, &first_mean[j]}, std::pair{kStd, &first_std[j]}}) {
+          const double v = r.windows->at(k, (*r.cols)[j], stat);
+          if (!std::isfinite(v)) continue;
+          if (std::isnan(*first)) *first = v;
+          else if (v != *first) varies[j] = 1;
+        }
+      }
+    }
+  kept_ = prune_correlated(means, prune_r_, varies);
   feat_.assign(kept_.size() * 2, kNaN);
   fcontrib_.assign(kept_.size() * 2, 0.0);
   Matrix f(0, kept_.size() * 2);
@@ -310,31 +328,39 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
                 !spe_high && !t2_high;
   }
   const std::array<const std::vector<double>*, 4> streams{&zref, &ifref, &speref, &t2ref};
-  // The highest score each stream can reach: robust z is clipped, and an Isolation Forest
-  // score is at most 2^(−1/c(ψ)) (every tree isolating the window at its first split).
-  const double psi = double(std::min<std::size_t>(256, f.rows()));
-  const std::array<double, 4> reachable{kZClip, std::pow(2.0, -1.0 / std::max(average_path_length(psi), 1e-9)),
-                                        kInf, kInf};
-  const double q_d = std::exp(log_q_) / double(fused_detectors());
+  // An Isolation Forest score is at most 2^(−1/c(ψ)) (every tree isolating the window at its
+  // first split).
+  if_reach_ = std::pow(2.0, -1.0 / std::max(average_path_length(double(std::min<std::size_t>(256, f.rows()))), 1e-9));
   std::vector<double> tail_ref;
   for (std::size_t d = 0; d < streams.size(); ++d) {
-    tail_ok_[d] = tail_fit_[d] = false;
+    tail_fit_[d] = false;
     tail_ref.clear();
     for (std::size_t k = 0; k < streams[d]->size(); ++k)
       if (normal[k]) tail_ref.push_back((*streams[d])[k]);
     try {
       tails_[d].fit(tail_ref);
-      // A threshold beyond the stream's range would silence the detector: such a stream (the
-      // forest's bounded score, on a reference too short to resolve rate q) keeps its robust-SD
-      // calibration.
       tail_fit_[d] = true;
-      tail_ok_[d] = tails_[d].threshold(q_d) < reachable[d];
     } catch (const std::invalid_argument&) {
       // Too few reference windows or a constant tail: no tail probability for this stream.
     }
   }
+  set_false_per_day(false_per_day_);
   for (std::size_t i = 0; i < kNumSubsystems; ++i)
     if (sub_present_[i]) sub_cal_[i] = calibrate(subref[i], kZStreamFloor);
+}
+
+void WindowModel::set_false_per_day(double f) {
+  if (!(f > 0) || !std::isfinite(f)) throw DetectError("expected false incidents per day must be a positive number");
+  false_per_day_ = f;
+  // q = F·T_w / 1 day, at most 1/2 (a knob of thousands a day on long windows is not a rate).
+  log_q_ = std::log(std::min(0.5, f * period_s_ / 86400.0));
+  // A q/D quantile beyond the stream's range would silence the detector: such a stream (the
+  // forest's bounded score, on a reference too short to resolve rate q) keeps its robust-SD
+  // calibration. Robust z is clipped at kZClip; the PCA streams are unbounded.
+  const std::array<double, 4> reachable{kZClip, if_reach_, kInf, kInf};
+  const double q_d = std::exp(log_q_) / double(fused_detectors());
+  for (std::size_t d = 0; d < tails_.size(); ++d)
+    tail_ok_[d] = tail_fit_[d] && tails_[d].threshold(q_d) < reachable[d];
 }
 
 WindowScore WindowModel::score(const Windows& w, std::size_t k, const std::vector<int>& cols,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reveal/agent.h"
+#include "reveal/binary_io.h"
 #include "reveal/detect.h"
 #include "reveal/features.h"
 #include "reveal/incident.h"
@@ -107,7 +108,8 @@ class WindowModel {
   void features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   const std::vector<double>& floors() const { return floors_; }
   std::size_t n_channels() const { return floors_.size(); }
-  std::size_t n_model_channels() const { return kept_.size(); }  // after Pearson pruning
+  // The channels the Isolation Forest sees: not constant in the reference, after Pearson pruning.
+  std::size_t n_model_channels() const { return kept_.size(); }
   std::size_t reference_windows() const { return n_ref_; }
   // Raw reference score streams of the last fit (for the offline report).
   double z_cut() const { return z_cut_; }
@@ -115,11 +117,28 @@ class WindowModel {
   double pca_cut() const { return pca_cut_; }
   // Per-window false-alarm rate q and the number of fused detectors D (detect.h).
   double window_false_rate() const { return std::exp(log_q_); }
+  double false_per_day() const { return false_per_day_; }
+  // Re-targets a fitted model to another expected number of false incidents per day (the
+  // tails stay; q and which streams can reach their q/D quantile change). Throws DetectError
+  // when `f` is not positive.
+  void set_false_per_day(double f);
   std::size_t fused_detectors() const { return pca_use_ == PcaUse::fuse && pca_.fitted() ? 3 : 2; }
   // Raw score at which detector d (tail_p order) alone flags a window: its EVT tail's
   // q/D quantile, or the robust-SD cut without a tail fit; NaN when the stream is not fitted.
   double threshold(std::size_t d) const;
   std::size_t pca_components() const { return pca_.components(); }
+  const std::vector<Subsystem>& subsystems() const { return subsystems_; }
+  PcaUse pca_use() const { return pca_use_; }
+  double prune_r() const { return prune_r_; }
+  std::uint64_t seed() const { return seed_; }
+
+  // Model files (include/reveal/baseline_model.h; window_model_io.cpp): save() writes the
+  // options and every member fit() sets, load() rebuilds a model that scores every window
+  // bit-identically. A member added to the fitted state must be added to both (and the model
+  // format's version raised when old files cannot be read any more). save() needs a fit
+  // (std::logic_error); load() throws DecodeError on malformed or inconsistent data.
+  void save(ByteWriter& out) const;
+  static WindowModel load(ByteReader& in);
 
  private:
   // Detector 3 input: every model channel's robust z of its window mean (clipped).
@@ -137,7 +156,8 @@ class WindowModel {
   IsolationForest forest_;
   PcaResidual pca_;
   Calibration z_cal_, if_cal_, spe_cal_, t2_cal_;
-  double log_q_ = 0;
+  double false_per_day_ = 1, period_s_ = 1, log_q_ = 0;
+  double if_reach_ = 1;  // the highest Isolation Forest score its ψ allows
   std::array<SpotTail, 4> tails_;
   std::array<bool, 4> tail_fit_{};  // the stream has an EVT tail (tail_p)
   std::array<bool, 4> tail_ok_{};   // ... and its q/D threshold is within reach (level from it)
@@ -147,6 +167,13 @@ class WindowModel {
   // Scoring scratch.
   mutable std::vector<double> vlo_, vhi_, zlo_, zhi_, feat_, pfeat_, fcontrib_, resid_;
 };
+
+// The Series every reference mode scores: to_rates() then add_derived() (detect.cpp).
+Series prepare_series(const Recording& r);
+
+// Seconds between the starts of `w`'s windows as recorded (the recording's interval when it
+// has one window); positive.
+double window_period_s(const Windows& w, const Recording& r);
 
 // Self-reference fit with iterative reweighting (detect.h): fit on every window but the first
 // `settle_windows` (start-up; kept when dropping them would leave less than half), drop windows

@@ -60,9 +60,10 @@ std::string render_json(const DetectResult& r, const std::string& source) {
               {"end", format_utc(m.end_unix_ns)}, {"start_unix_ns", m.start_unix_ns},
               {"end_unix_ns", m.end_unix_ns}, {"command", m.command}, {"exit_code", m.exit_code},
               {"samples", r.n_samples}, {"probes", probes}};
-  j["reference"] = {{"mode", r.mode}, {"baselines", r.baseline_hosts}, {"windows", r.reference_windows},
-                    {"false_incidents_per_day", r.false_per_day}, {"window_false_rate", r.window_false_rate},
-                    {"fused_detectors", r.fused_detectors}};
+  j["reference"] = {{"mode", r.mode}, {"baselines", r.baseline_hosts},
+                    {"model", r.baseline_model.empty() ? json(nullptr) : json(r.baseline_model)},
+                    {"windows", r.reference_windows}, {"false_incidents_per_day", r.false_per_day},
+                    {"window_false_rate", r.window_false_rate}, {"fused_detectors", r.fused_detectors}};
   j["channels"] = {{"recorded", r.n_channels_recorded}, {"scored", r.n_channels_used}, {"model", r.n_channels_model}};
   j["notes"] = r.notes;
   json incs = json::array();

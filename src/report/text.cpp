@@ -17,13 +17,22 @@ std::string render_text(const DetectResult& r, const std::string& source) {
   if (m.start_unix_ns) o += fmt::format(", {} → {}", format_utc(m.start_unix_ns), format_utc(m.end_unix_ns));
   o += "\n";
   if (!m.command.empty()) o += fmt::format("command: {} (exit {})\n", m.command, m.exit_code);
-  if (r.mode == "self")
+  if (r.mode == "self") {
     o += "reference: self (the run's own robust statistics)";
-  else
+  } else if (!r.baseline_model.empty()) {
+    std::vector<std::string> unique;
+    for (const auto& h : r.baseline_hosts)
+      if (std::find(unique.begin(), unique.end(), h) == unique.end()) unique.push_back(h);
+    std::string hosts;
+    for (const auto& h : unique) hosts += (hosts.empty() ? "" : ", ") + h;
+    o += fmt::format("reference: baseline model {} (trained on {} known-good run{} of {})", r.baseline_model,
+                     r.baseline_hosts.size(), r.baseline_hosts.size() == 1 ? "" : "s", hosts);
+  } else
     o += fmt::format("reference: baseline ({} known-good run{})", r.baseline_hosts.size(),
                      r.baseline_hosts.size() == 1 ? "" : "s");
-  o += fmt::format("; {} of {} recorded channels scored, {} in the Isolation Forest model\n",
-                   r.n_channels_used, r.n_channels_recorded, r.n_channels_model);
+  // Scored channels include derived ones, so they can outnumber the recorded channels.
+  o += fmt::format("; {} channels scored ({} recorded), {} in the Isolation Forest model\n", r.n_channels_used,
+                   r.n_channels_recorded, r.n_channels_model);
   if (r.window_false_rate > 0)
     o += fmt::format("calibration: EVT tails of {} detectors for {:g} false incident{} per host-day "
                      "(a window is anomalous at tail probability ≤ {:.1e})\n",

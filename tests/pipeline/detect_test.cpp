@@ -185,7 +185,9 @@ TEST(Detect, FusedScoreIsTheBonferroniLevelOfTheTailProbabilities) {
   EXPECT_GT(checked, res.fused.size() / 2);
   // Each detector's threshold is where its tail probability is q / D.
   for (const auto& d : res.detectors) {
-    if (d.fused) EXPECT_TRUE(std::isfinite(d.threshold)) << d.name;
+    if (d.fused) {
+      EXPECT_TRUE(std::isfinite(d.threshold)) << d.name;
+    }
   }
 }
 

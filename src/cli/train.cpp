@@ -1,0 +1,108 @@
+// `reveal train GOOD.db [GOOD.db ...] -o MODEL`: fit the baseline-mode reference on known-good
+// recordings and save it as a model file (include/reveal/baseline_model.h), for
+// `reveal detect RUN --baseline MODEL`. The model is exactly the one `reveal detect RUN
+// --baseline GOOD.db ...` fits in memory with the same --window/--stride/--seed/--pca.
+// -o replaces an earlier model file but nothing else (a store, someone's file). Exit 3 on a
+// missing, corrupt or too-short store.
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "reveal/baseline_model.h"
+#include "reveal/report.h"
+#include "reveal/store.h"
+
+namespace reveal::cli {
+namespace {
+
+// -o: a new file, or an earlier model file; never a directory or a file of another kind.
+void check_model_output(const std::string& path) {
+  if (path.empty()) throw UsageError("-o: empty output path");
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(path, ec);
+  if (ec || !std::filesystem::exists(st)) return;
+  if (!std::filesystem::is_regular_file(st))
+    throw std::runtime_error(path + ": exists and is not a regular file; refusing to overwrite it");
+  if (std::filesystem::file_size(path, ec) > 0 && !is_model_file(path))
+    throw std::runtime_error(path + ": exists and is not a Reveal model file; refusing to overwrite it (remove it first)");
+}
+
+std::string summary(const BaselineModel& m, const std::vector<Recording>& recs, const std::string& out) {
+  std::string o = fmt::format("Reveal train — {} known-good store{} → {}\n", recs.size(), recs.size() == 1 ? "" : "s", out);
+  std::set<std::string> hosts;
+  std::size_t samples = 0;
+  for (const auto& t : m.training()) {
+    hosts.insert(t.hostname);
+    samples += t.samples;
+  }
+  std::string host_list;
+  for (const auto& h : hosts) host_list += (host_list.empty() ? "" : ", ") + h;
+  const DetectOptions& d = m.options();
+  o += fmt::format("stores      {} used, from {} host{} ({}); {} samples, {} reference windows ({}-sample windows, stride {})\n",
+                   m.training().size(), hosts.size(), hosts.size() == 1 ? "" : "s", host_list, samples,
+                   m.reference_windows(), d.window.length, d.window.stride);
+  for (const auto& t : m.training())
+    o += fmt::format("  {}  host {}, {} samples, {} → {}, {} windows\n", t.path, t.hostname, t.samples,
+                     format_utc(t.start_unix_ns), format_utc(t.end_unix_ns), t.windows);
+  std::map<std::string, std::size_t> by_sub;
+  for (const auto& c : m.channels()) ++by_sub[std::string(to_string(c.subsystem))];
+  std::string subs;
+  for (const auto& [s, n] : by_sub) subs += fmt::format("{}{} {}", subs.empty() ? "" : ", ", s, n);
+  o += fmt::format("channels    {} used (in every store, with data in at least half of the samples): {}\n",
+                   m.channels().size(), subs);
+  o += fmt::format("model       {} channels in the Isolation Forest after Pearson pruning (|r| ≥ {:g}); ",
+                   m.model_channels(), d.prune_r);
+  const char* pca = d.pca == PcaUse::off ? "off" : d.pca == PcaUse::fuse ? "fused" : "reported, not fused";
+  if (d.pca == PcaUse::off)
+    o += "PCA residual off\n";
+  else
+    o += fmt::format("PCA residual {} component{} ({:g} of the variance; {})\n", m.pca_components(),
+                     m.pca_components() == 1 ? "" : "s", d.pca_variance, pca);
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(out, ec);
+  o += fmt::format("file        {} bytes, model format version {}\n", ec ? 0 : bytes, m.format_version());
+  for (const auto& n : m.notes()) o += "note: " + n + "\n";
+  return o;
+}
+
+}  // namespace
+
+Action add_train(CLI::App& app) {
+  struct Opts {
+    std::vector<std::string> stores;
+    std::string output, pca = "report";
+    std::size_t window = 3, stride = 1;
+    DetectOptions d;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("train", "Fit a baseline model on known-good recordings, for detect --baseline MODEL");
+  sub->add_option("stores", o->stores, "Known-good stores written by `reveal record` (any workloads)")->required();
+  sub->add_option("-o,--output", o->output, "Model file to write (an earlier model file is replaced)")->required();
+  sub->add_option("--window", o->window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
+  sub->add_option("--stride", o->stride, "Samples between window starts")->capture_default_str()->check(CLI::Range(1, 3600));
+  sub->add_option("--seed", o->d.seed, "Random seed (Isolation Forest)")->capture_default_str();
+  sub->add_option("--pca", o->pca,
+                  "PCA residual detector: report (its streams in detect's JSON, not fused), fuse (SPE joins the "
+                  "fused score), off")
+      ->check(CLI::IsMember({"report", "fuse", "off"}))
+      ->capture_default_str();
+  return [o]() -> int {
+    o->d.window = {o->window, o->stride};
+    o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
+    check_model_output(o->output);
+    std::vector<Recording> recs;
+    for (const auto& p : o->stores) {
+      if (is_model_file(p)) throw UsageError(p + ": is a baseline model, not a recording to train on");
+      recs.push_back(load_recording(p));
+    }
+    const BaselineModel model = BaselineModel::train(recs, o->d, o->stores);
+    model.save(o->output);
+    write_stdout(summary(model, recs, o->output));
+    return kExitOk;
+  };
+}
+
+}  // namespace reveal::cli
