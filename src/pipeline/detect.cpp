@@ -107,7 +107,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   res.n_channels_model = model.n_model_channels();
   res.reference_windows = std::count(keep.begin(), keep.end(), 1);
 
-  Matrix z(nw, nc);
+  Matrix z;
+  const std::vector<pipeline::WindowScore> scores = model.score_all(w, run_cols, z);
   DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut, std::vector<double>(nw)};
   DetectorTrace tif{"iforest", std::vector<double>(nw), std::vector<double>(nw), opts.if_cut, std::vector<double>(nw)};
   DetectorTrace tspe{"pca_spe", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
@@ -115,7 +116,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   res.fused.assign(nw, 0.0);
   std::unique_ptr<bool[]> sustained(new bool[nw]);  // the robust-z detector flags the window
   for (std::size_t k = 0; k < nw; ++k) {
-    const pipeline::WindowScore sc = model.score(w, k, run_cols, z.row(k));
+    const pipeline::WindowScore& sc = scores[k];
     tz.raw[k] = sc.z_raw;
     tz.calibrated[k] = sc.z_cal;
     tif.raw[k] = sc.if_raw;
