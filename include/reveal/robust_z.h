@@ -47,6 +47,9 @@ class RobustZ {
 
 // Median of the finite values (NaN if none). Reorders a copy; O(n).
 double median_of(std::span<const double> v);
+// Median of `finite` (finite values only; reordered in place; NaN if empty): median_of
+// without its copy.
+double median_in_place(std::span<double> finite);
 // Median absolute deviation around `med` of the finite values.
 double mad_of(std::span<const double> v, double med);
 // q-quantile (0..1, linear interpolation) of the finite values.

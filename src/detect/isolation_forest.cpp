@@ -5,8 +5,9 @@
 //     each other's consumption and of the platform's <random> distributions (uniform integers
 //     and reals are drawn from the raw 64-bit output here, not via std::*_distribution);
 //   * sample: ψ rows without replacement (partial Fisher–Yates over a row permutation that
-//     persists across trees; any starting order yields a uniform ψ-subset), copied
-//     column-major into a ψ×d scratch with non-finite values replaced by the column median;
+//     persists across trees; any starting order yields a uniform ψ-subset); a feature's
+//     sample column is copied into a column-major ψ×d scratch, non-finite values replaced by
+//     the column median, when a node of the tree first draws it;
 //   * nodes, depth-first with an explicit stack: a node becomes external at the height limit
 //     ceil(log2 ψ), with ≤ 1 row, or when every feature is constant on its rows. Otherwise a
 //     feature is drawn uniformly among the node's non-constant ones (by drawing without
@@ -14,11 +15,27 @@
 //     distribution and costs O(rows) per node in the usual case), and a threshold uniformly in
 //     (min, max]; rows with value < threshold go left, so both children are non-empty.
 //   Features constant over the whole fit data are never candidates. Cost O(t·(ψ·d + ψ·log ψ)).
-// Score: iterate the flattened node array by index; h = depth + c(size) read from the leaf,
-//   where the leaf's `threshold` field caches c(size). Children are adjacent (right = left+1),
-//   so a step is branch-free, and four trees are walked in lockstep to overlap their memory
-//   latency (the sum is still accumulated in tree order, so results are bit-identical).
-//   No allocation.
+//   Each tree is then stored in the forest's parallel arrays (see the header): per node an
+//   8-byte threshold key and an 8-byte {feature·8, right child}, children adjacent, external
+//   nodes stepping onto themselves; h = depth + c(size) of each external node and the training
+//   row count of each node in two more arrays that a walk reads once (h) or never (size).
+//   The column medians (NaN fill) and the constant-column test (all finite values equal, or
+//   none) read X once per eight columns into reused buffers.
+// Keys: a double maps to an unsigned integer with the same order, key(x) = bits(x + 0.0) with
+//   the sign bit set for x ≥ 0 and all bits flipped for x < 0 (x + 0.0 turns −0.0 into +0.0,
+//   which compares equal to it). For non-NaN x and t, key(x) < key(t) exactly when x < t, so
+//   every walk takes the same path as a comparison of doubles would, and NaN is replaced by
+//   the fill value before keying. An integer comparison feeds a subtract-with-borrow directly.
+// Score: a walk takes exactly the tree's height in steps, i = right − (key(x[f]) < key[i]),
+//   with no test for the leaf (an external node steps onto itself), then reads h of the node
+//   it ends on: no data-dependent branch. score() keys x once into a stack buffer (up to 512
+//   features; beyond, per node) and walks eight trees in lockstep so that their load chains
+//   overlap. score_many() keys a block of rows at a time into groups of eight rows stored
+//   feature-major (the eight keys of a feature adjacent, so one base register and the node's
+//   feature·8 address all eight), then walks one tree at a time over the block, eight rows in
+//   lockstep: the tree stays in L1 and the block in L2. Either way each row's h values are
+//   summed in tree order, so every path gives bit-identical scores, equal to the former
+//   double-comparing walk. No allocation in score().
 // Contributions (DIFFI-style, Carletti et al. 2023, simplified): for tree t with path length
 //   h_t(x) (including the leaf's c(size)), each internal node v on x's path, holding n_v fit
 //   rows of which n_c go to the child x takes, adds
@@ -33,7 +50,9 @@
 #include "reveal/isolation_forest.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -54,10 +73,49 @@ std::uint64_t splitmix64(std::uint64_t x) {
 
 // Uniform integer in [0, k), k > 0, without modulo bias.
 std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t k) {
-  const std::uint64_t reject_below = (0 - k) % k;  // 2^64 mod k
   for (;;) {
     const std::uint64_t r = rng();
-    if (r >= reject_below) return r % k;
+    // Accept unless r < 2^64 mod k; that bound is < k, so only r < k needs the division.
+    if (r >= k || r >= (0 - k) % k) return r % k;
+  }
+}
+
+// Order-preserving integer image of a non-NaN double (see the file comment).
+std::uint64_t key_of(double v) {
+  v += 0.0;  // −0.0 → +0.0
+  std::uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  const std::uint64_t mask = static_cast<std::uint64_t>(static_cast<std::int64_t>(u) >> 63) | (1ULL << 63);
+  return u ^ mask;
+}
+
+constexpr std::size_t kLanes = 8;         // rows (score_many) or trees (score) walked in lockstep
+constexpr std::size_t kMaxStackKeys = 512; // score() keys x on the stack up to this many features
+
+// score_many()'s kernel: one tree over `groups` groups of kLanes keyed rows (feature-major
+// within a group, see score_many), adding h to each row's sum. A function of its own, with
+// every base in a register, so that a step compiles to about six instructions per row.
+template <class Step>
+[[gnu::noinline]] void walk_tree(const std::uint64_t* key, const Step* step, const double* h,
+                                 std::int32_t steps, const std::uint64_t* keys, std::size_t groups,
+                                 std::size_t d, double* sum) {
+  static_assert(sizeof(Step) == sizeof(std::uint64_t));
+  const char* xg = reinterpret_cast<const char*>(keys);
+  for (std::size_t g = 0; g < groups; ++g, xg += d * kLanes * sizeof *keys) {
+    std::size_t i[kLanes] = {};
+    for (std::int32_t s = 0; s < steps; ++s)
+      for (std::size_t k = 0; k < kLanes; ++k) {
+        std::uint64_t w;  // the Step {x_off, right} as one load
+        std::memcpy(&w, step + i[k], sizeof w);
+        constexpr bool kLittle = std::endian::native == std::endian::little;
+        const std::size_t off = kLittle ? static_cast<std::uint32_t>(w) : w >> 32;
+        const std::size_t right = kLittle ? w >> 32 : static_cast<std::uint32_t>(w);
+        std::uint64_t xk;
+        std::memcpy(&xk, xg + off * kLanes + k * sizeof xk, sizeof xk);
+        i[k] = right - static_cast<std::size_t>(xk < key[i[k]]);
+      }
+    double* sg = sum + g * kLanes;
+    for (std::size_t k = 0; k < kLanes; ++k) sg[k] += h[i[k]];
   }
 }
 
@@ -78,42 +136,63 @@ double average_path_length(double n) {
 struct IsolationForest::Builder {
   std::size_t psi = 0, d = 0;
   int height_limit = 0;
-  std::vector<double> sample;         // column-major ψ×d: sample[f·ψ + r]
+  std::vector<double> sample;         // column-major ψ×d: sample[f·ψ + r], filled on demand
+  std::vector<std::size_t> filled_for; // per feature: the tree whose sample column is in `sample`
+  std::size_t tree = 0;               // the tree being built
+  const Matrix* X = nullptr;
+  const std::size_t* sample_rows = nullptr;  // the ψ rows of X in this tree's sample
+  const double* fill = nullptr;       // per feature: the value standing in for non-finite ones
   std::vector<int> rows;              // row ids 0..ψ−1, partitioned in place while building
+  std::vector<int> right_rows;        // partition scratch
   std::vector<int> usable;            // features not constant over the whole fit data
   std::vector<int> candidates;        // per-node scratch copy of `usable`
   struct Work { int node, lo, hi, depth; };
   std::vector<Work> stack;
+  // The tree being built, node by node (children adjacent, after their parent).
+  struct BuildNode {
+    double threshold = 0;
+    int feature = -1;  // -1: external
+    int left = -1;
+    int size = 0;
+    int depth = 0;
+  };
+  std::vector<BuildNode> nodes;
 
-  void make_external(Node& node, int size) {
-    node.feature = -1;
-    node.left = node.right = -1;
-    node.size = size;
-    node.threshold = average_path_length(size);
+  // This tree's sample column of feature f (non-finite values replaced), copied from X the
+  // first time a node of the tree draws f: a tree draws at most ψ − 1 features, so on wide
+  // matrices most columns are never copied.
+  const double* column(int f) {
+    double* col = sample.data() + static_cast<std::size_t>(f) * psi;
+    if (filled_for[static_cast<std::size_t>(f)] != tree) {
+      filled_for[static_cast<std::size_t>(f)] = tree;
+      for (std::size_t r = 0; r < psi; ++r) {
+        const double v = (*X)(sample_rows[r], static_cast<std::size_t>(f));
+        col[r] = std::isfinite(v) ? v : fill[f];
+      }
+    }
+    return col;
   }
 
-  void build(Tree& tree, std::mt19937_64& rng) {
-    tree.nodes.clear();
-    tree.nodes.reserve(2 * psi);
+  void build(std::mt19937_64& rng) {
+    nodes.clear();
     for (std::size_t r = 0; r < psi; ++r) rows[r] = static_cast<int>(r);
-    tree.nodes.emplace_back();
+    nodes.emplace_back();
     stack.clear();
     stack.push_back({0, 0, static_cast<int>(psi), 0});
     while (!stack.empty()) {
       const Work w = stack.back();
       stack.pop_back();
       const int m = w.hi - w.lo;
-      if (w.depth >= height_limit || m <= 1) {
-        make_external(tree.nodes[w.node], m);
-        continue;
-      }
+      nodes[w.node].size = m;
+      nodes[w.node].depth = w.depth;
+      if (w.depth >= height_limit || m <= 1) continue;  // external
       int feature = -1;
       double lo_v = 0, hi_v = 0;
       candidates.assign(usable.begin(), usable.end());
       while (!candidates.empty()) {
         const auto k = static_cast<std::size_t>(uniform_below(rng, candidates.size()));
         const int f = candidates[k];
-        const double* col = sample.data() + static_cast<std::size_t>(f) * psi;
+        const double* col = column(f);
         double mn = col[rows[w.lo]], mx = mn;
         for (int i = w.lo + 1; i < w.hi; ++i) {
           const double v = col[rows[i]];
@@ -129,10 +208,7 @@ struct IsolationForest::Builder {
         candidates[k] = candidates.back();
         candidates.pop_back();
       }
-      if (feature < 0) {
-        make_external(tree.nodes[w.node], m);
-        continue;
-      }
+      if (feature < 0) continue;  // every feature constant on the node's rows: external
       // Threshold in (min, max]: a draw that rounds onto min (u = 0, or max−min tiny) is
       // redrawn a few times, then max is used; either way both children are non-empty.
       double thr = hi_v;
@@ -143,23 +219,32 @@ struct IsolationForest::Builder {
           break;
         }
       }
+      // Partition rows[lo, hi) by value < thr, branch-free (the comparison is unpredictable):
+      // the left rows are written in place (never ahead of the read position), the right
+      // ones to scratch and appended. The order within a side differs from std::partition's,
+      // which changes nothing: a node's draws, min, max and split depend only on its row set.
       const double* col = sample.data() + static_cast<std::size_t>(feature) * psi;
-      const int* mid = std::partition(rows.data() + w.lo, rows.data() + w.hi,
-                                      [&](int r) { return col[r] < thr; });
-      const int split = static_cast<int>(mid - rows.data());
-      const int left = static_cast<int>(tree.nodes.size());
-      tree.nodes.emplace_back();
-      tree.nodes.emplace_back();
-      Node& node = tree.nodes[w.node];
+      int n_left = 0, n_right = 0;
+      for (int i = w.lo; i < w.hi; ++i) {
+        const int r = rows[i];
+        const bool go_left = col[r] < thr;
+        rows[w.lo + n_left] = r;
+        right_rows[n_right] = r;
+        n_left += go_left;
+        n_right += !go_left;
+      }
+      std::copy(right_rows.begin(), right_rows.begin() + n_right, rows.begin() + w.lo + n_left);
+      const int split = w.lo + n_left;
+      const int left = static_cast<int>(nodes.size());
+      nodes.emplace_back();
+      nodes.emplace_back();
+      BuildNode& node = nodes[w.node];
       node.feature = feature;
       node.threshold = thr;
       node.left = left;
-      node.right = left + 1;
-      node.size = m;
       stack.push_back({left + 1, split, w.hi, w.depth + 1});
       stack.push_back({left, w.lo, split, w.depth + 1});
     }
-    tree.nodes.shrink_to_fit();
   }
 };
 
@@ -176,40 +261,96 @@ void IsolationForest::fit(const Matrix& X) {
   b.psi = std::min(static_cast<std::size_t>(opts_.max_samples), n);
   b.height_limit = static_cast<int>(std::ceil(std::log2(static_cast<double>(b.psi))));
   {
-    std::vector<double> col(n);
-    for (std::size_t f = 0; f < d; ++f) {
-      for (std::size_t i = 0; i < n; ++i) col[i] = X(i, f);
-      const double med = median_of(col);
-      if (std::isfinite(med)) fill_[f] = med;
-      bool constant = true;
-      const double first = std::isfinite(col[0]) ? col[0] : fill_[f];
-      for (std::size_t i = 1; i < n && constant; ++i)
-        constant = (std::isfinite(col[i]) ? col[i] : fill_[f]) == first;
-      if (!constant) b.usable.push_back(static_cast<int>(f));
+    // Eight columns per pass over X (a cache line of each row): their finite values into
+    // reused buffers, then per column the median (the fill) and whether the finite values are
+    // all equal (then the column, NaN filled, is constant).
+    constexpr std::size_t kChunk = 8;
+    std::vector<double> finite(std::min(d, kChunk) * n);
+    for (std::size_t f0 = 0; f0 < d; f0 += kChunk) {
+      const std::size_t w = std::min(kChunk, d - f0);
+      std::size_t m[kChunk] = {};
+      double lo[kChunk], hi[kChunk];
+      std::fill(lo, lo + kChunk, std::numeric_limits<double>::infinity());
+      std::fill(hi, hi + kChunk, -std::numeric_limits<double>::infinity());
+      for (std::size_t i = 0; i < n; ++i) {
+        const double* row = X.row(i).data() + f0;
+        for (std::size_t c = 0; c < w; ++c) {
+          const double v = row[c];
+          if (!std::isfinite(v)) continue;
+          finite[c * n + m[c]++] = v;
+          lo[c] = std::min(lo[c], v);
+          hi[c] = std::max(hi[c], v);
+        }
+      }
+      for (std::size_t c = 0; c < w; ++c) {
+        const double med = median_in_place(std::span(finite.data() + c * n, m[c]));
+        if (std::isfinite(med)) fill_[f0 + c] = med;
+        if (lo[c] < hi[c]) b.usable.push_back(static_cast<int>(f0 + c));
+      }
     }
   }
   b.sample.resize(b.psi * d);
+  b.filled_for.assign(d, static_cast<std::size_t>(-1));
+  b.X = &X;
+  b.fill = fill_.data();
   b.rows.resize(b.psi);
+  b.right_rows.resize(b.psi);
   b.candidates.reserve(b.usable.size());
   b.stack.reserve(2 * static_cast<std::size_t>(b.height_limit) + 2);
+  b.nodes.reserve(2 * b.psi);
 
   std::vector<std::size_t> perm(n);
   for (std::size_t i = 0; i < n; ++i) perm[i] = i;
 
   n_features_ = d;
   c_psi_ = average_path_length(static_cast<double>(b.psi));
-  trees_.assign(static_cast<std::size_t>(opts_.n_trees), Tree{});
-  for (std::size_t t = 0; t < trees_.size(); ++t) {
+  const auto n_trees = static_cast<std::size_t>(opts_.n_trees);
+  key_.clear();
+  step_.clear();
+  leaf_h_.clear();
+  size_.clear();
+  root_.assign(1, 0);
+  height_.clear();
+  const std::size_t max_nodes = n_trees * (2 * b.psi - 1);
+  key_.reserve(max_nodes);
+  step_.reserve(max_nodes);
+  leaf_h_.reserve(max_nodes);
+  size_.reserve(max_nodes);
+  root_.reserve(n_trees + 1);
+  height_.reserve(n_trees);
+  for (std::size_t t = 0; t < n_trees; ++t) {
     std::mt19937_64 rng(splitmix64(opts_.seed + t));
-    for (std::size_t r = 0; r < b.psi; ++r) {  // partial Fisher–Yates: perm[0..ψ) is the sample
+    // Partial Fisher–Yates: perm[0..ψ) is the sample; its columns are copied on demand.
+    for (std::size_t r = 0; r < b.psi; ++r) {
       const std::size_t j = r + static_cast<std::size_t>(uniform_below(rng, n - r));
       std::swap(perm[r], perm[j]);
-      const auto row = X.row(perm[r]);
-      for (std::size_t f = 0; f < d; ++f)
-        b.sample[f * b.psi + r] = std::isfinite(row[f]) ? row[f] : fill_[f];
     }
-    b.build(trees_[t], rng);
+    b.tree = t;
+    b.sample_rows = perm.data();
+    b.build(rng);
+    // Emit the tree in the scoring layout.
+    int height = 0;
+    for (std::size_t k = 0; k < b.nodes.size(); ++k) {
+      const Builder::BuildNode& bn = b.nodes[k];
+      if (bn.feature < 0) {
+        key_.push_back(0);
+        step_.push_back({0, static_cast<std::uint32_t>(k)});
+        leaf_h_.push_back(bn.depth + average_path_length(bn.size));
+        height = std::max(height, bn.depth);
+      } else {
+        key_.push_back(key_of(bn.threshold));
+        step_.push_back({static_cast<std::uint32_t>(bn.feature) * 8, static_cast<std::uint32_t>(bn.left + 1)});
+        leaf_h_.push_back(0.0);
+      }
+      size_.push_back(bn.size);
+    }
+    root_.push_back(key_.size());
+    height_.push_back(height);
   }
+  key_.shrink_to_fit();  // the reservation assumed full trees
+  step_.shrink_to_fit();
+  leaf_h_.shrink_to_fit();
+  size_.shrink_to_fit();
 }
 
 double IsolationForest::value(std::span<const double> x, std::size_t f) const {
@@ -217,45 +358,66 @@ double IsolationForest::value(std::span<const double> x, std::size_t f) const {
   return std::isnan(v) ? fill_[f] : v;
 }
 
-double IsolationForest::path_length(const Tree& t, std::span<const double> x) const {
-  const Node* nodes = t.nodes.data();
-  int i = 0, depth = 0;
-  while (nodes[i].feature >= 0) {
-    const Node& nd = nodes[i];
-    // right == left + 1: a branch-free step, since the comparison is unpredictable.
-    i = nd.left + static_cast<int>(!(value(x, static_cast<std::size_t>(nd.feature)) < nd.threshold));
-    ++depth;
+double IsolationForest::finish(double path_sum) const {
+  const double e = path_sum / static_cast<double>(n_trees());
+  if (c_psi_ <= 0) return 0.5;  // ψ = 1: a single training row says nothing either way
+  return std::exp2(-e / c_psi_);
+}
+
+template <class KeyAt>
+double IsolationForest::path_sum(KeyAt key_at) const {
+  const std::size_t T = n_trees();
+  double sum = 0;
+  std::size_t t = 0;
+  for (; t + kLanes <= T; t += kLanes) {
+    const std::uint64_t* key[kLanes];
+    const Step* step[kLanes];
+    std::uint32_t i[kLanes];
+    std::int32_t steps = 0;
+    for (std::size_t k = 0; k < kLanes; ++k) {
+      key[k] = key_.data() + root_[t + k];
+      step[k] = step_.data() + root_[t + k];
+      i[k] = 0;
+      steps = std::max(steps, height_[t + k]);
+    }
+    for (std::int32_t s = 0; s < steps; ++s)
+      for (std::size_t k = 0; k < kLanes; ++k) {
+        const Step st = step[k][i[k]];
+        i[k] = st.right - static_cast<std::uint32_t>(key_at(st.x_off) < key[k][i[k]]);
+      }
+    for (std::size_t k = 0; k < kLanes; ++k) sum += leaf_h_[root_[t + k] + i[k]];
   }
-  return depth + nodes[i].threshold;  // threshold caches c(size) at an external node
+  for (; t < T; ++t) {
+    const std::uint64_t* key = key_.data() + root_[t];
+    const Step* step = step_.data() + root_[t];
+    std::uint32_t i = 0;
+    for (std::int32_t s = 0; s < height_[t]; ++s) {
+      const Step st = step[i];
+      i = st.right - static_cast<std::uint32_t>(key_at(st.x_off) < key[i]);
+    }
+    sum += leaf_h_[root_[t] + i];
+  }
+  return sum;
 }
 
 double IsolationForest::mean_path_length(std::span<const double> x) const {
   if (!fitted()) throw std::logic_error("IsolationForest: not fitted");
   if (x.size() != n_features_)
     throw std::invalid_argument("IsolationForest: size does not match the fitted feature count");
-  // Four trees walked in lockstep: their independent load chains overlap in the pipeline.
-  double sum = 0;
-  std::size_t t = 0;
-  for (; t + 4 <= trees_.size(); t += 4) {
-    const Node* n[4] = {trees_[t].nodes.data(), trees_[t + 1].nodes.data(),
-                        trees_[t + 2].nodes.data(), trees_[t + 3].nodes.data()};
-    int i[4] = {0, 0, 0, 0}, depth[4] = {0, 0, 0, 0};
-    bool any = true;
-    while (any) {
-      any = false;
-      for (int k = 0; k < 4; ++k) {
-        const Node& nd = n[k][i[k]];
-        if (nd.feature < 0) continue;
-        i[k] = nd.left + static_cast<int>(
-                             !(value(x, static_cast<std::size_t>(nd.feature)) < nd.threshold));
-        ++depth[k];
-        any = true;
-      }
-    }
-    for (int k = 0; k < 4; ++k) sum += depth[k] + n[k][i[k]].threshold;
+  double sum;
+  if (n_features_ <= kMaxStackKeys) {
+    std::uint64_t keys[kMaxStackKeys];
+    for (std::size_t f = 0; f < n_features_; ++f) keys[f] = key_of(value(x, f));
+    const char* base = reinterpret_cast<const char*>(keys);
+    sum = path_sum([base](std::uint32_t off) {
+      std::uint64_t k;
+      std::memcpy(&k, base + off, sizeof k);
+      return k;
+    });
+  } else {
+    sum = path_sum([&](std::uint32_t off) { return key_of(value(x, off / 8)); });
   }
-  for (; t < trees_.size(); ++t) sum += path_length(trees_[t], x);
-  return sum / static_cast<double>(trees_.size());
+  return sum / static_cast<double>(n_trees());
 }
 
 double IsolationForest::score(std::span<const double> x) const {
@@ -264,23 +426,66 @@ double IsolationForest::score(std::span<const double> x) const {
   return std::exp2(-e / c_psi_);
 }
 
+void IsolationForest::score_many(const Matrix& X, std::span<double> out) const {
+  if (!fitted()) throw std::logic_error("IsolationForest: not fitted");
+  if (X.cols() != n_features_ || out.size() != X.rows())
+    throw std::invalid_argument("IsolationForest::score_many: matrix or output size does not match");
+  const std::size_t n = X.rows(), d = n_features_, T = n_trees();
+  if (n == 0) return;
+  // Rows per block: about 64 KiB of keys, in groups of kLanes, so a block stays in L2 while
+  // each tree (about 8 KiB of keys and steps at ψ = 256) passes over it from L1.
+  constexpr std::size_t kBlockBytes = 64 * 1024;
+  const std::size_t groups = std::clamp<std::size_t>(
+      kBlockBytes / (sizeof(std::uint64_t) * kLanes * std::max<std::size_t>(d, 1)), 1, 512);
+  const std::size_t block = groups * kLanes;
+  // keys[(g·d + f)·kLanes + k]: feature f of row k of group g.
+  std::vector<std::uint64_t> keys(block * std::max<std::size_t>(d, 1));
+  std::vector<double> sum(block);
+  for (std::size_t r0 = 0; r0 < n; r0 += block) {
+    const std::size_t m = std::min(block, n - r0);
+    const std::size_t mg = (m + kLanes - 1) / kLanes;
+    for (std::size_t r = 0; r < mg * kLanes; ++r) {
+      std::uint64_t* g = keys.data() + (r / kLanes) * d * kLanes + r % kLanes;
+      if (r < m) {
+        const double* x = X.data().data() + (r0 + r) * d;
+        for (std::size_t f = 0; f < d; ++f) {
+          const double v = x[f];
+          g[f * kLanes] = key_of(std::isnan(v) ? fill_[f] : v);
+        }
+      } else {
+        for (std::size_t f = 0; f < d; ++f) g[f * kLanes] = 0;  // padding, scored and dropped
+      }
+    }
+    std::fill(sum.begin(), sum.begin() + static_cast<std::ptrdiff_t>(mg * kLanes), 0.0);
+    for (std::size_t t = 0; t < T; ++t)
+      walk_tree(key_.data() + root_[t], step_.data() + root_[t], leaf_h_.data() + root_[t], height_[t],
+                keys.data(), mg, d, sum.data());
+    for (std::size_t r = 0; r < m; ++r) out[r0 + r] = finish(sum[r]);
+  }
+}
+
 void IsolationForest::feature_contributions(std::span<const double> x,
                                             std::span<double> out) const {
   if (!fitted()) throw std::logic_error("IsolationForest: not fitted");
   if (x.size() != n_features_ || out.size() != n_features_)
     throw std::invalid_argument("IsolationForest: size does not match the fitted feature count");
   std::fill(out.begin(), out.end(), 0.0);
-  for (const Tree& t : trees_) {
-    const Node* nodes = t.nodes.data();
-    if (nodes[0].feature < 0) continue;  // no split in this tree
-    const double inv_h = 1.0 / path_length(t, x);  // ≥ 1 split, so h ≥ 1
-    int i = 0;
-    while (nodes[i].feature >= 0) {
-      const Node& nd = nodes[i];
-      const auto f = static_cast<std::size_t>(nd.feature);
-      const int next = value(x, f) < nd.threshold ? nd.left : nd.right;
-      out[f] += inv_h * std::log2(static_cast<double>(nd.size) / nodes[next].size);
-      i = next;
+  for (std::size_t t = 0; t < n_trees(); ++t) {
+    if (height_[t] == 0) continue;  // no split in this tree
+    const std::uint64_t* key = key_.data() + root_[t];
+    const Step* step = step_.data() + root_[t];
+    const std::int32_t* size = size_.data() + root_[t];
+    const auto next = [&](std::uint32_t i) {
+      const Step st = step[i];
+      return st.right - static_cast<std::uint32_t>(key_of(value(x, st.x_off / 8)) < key[i]);
+    };
+    std::uint32_t i = 0;
+    for (std::int32_t s = 0; s < height_[t]; ++s) i = next(i);
+    const double inv_h = 1.0 / leaf_h_[root_[t] + i];  // ≥ 1 split, so h ≥ 1
+    for (i = 0; key[i] != 0;) {  // internal (an external node's key is 0)
+      const std::uint32_t j = next(i);
+      out[step[i].x_off / 8] += inv_h * std::log2(static_cast<double>(size[i]) / size[j]);
+      i = j;
     }
   }
   double total = 0;

@@ -38,7 +38,9 @@ void RobustZ::load(ByteReader& in) {
   scale_ = std::move(sc);
 }
 
-// --- IsolationForest: options, features, c(ψ), NaN fills, then each tree's nodes -------------
+// --- IsolationForest: options, features, c(ψ), NaN fills, then the forest's parallel arrays ----
+//   u64 trees T; (T+1) × u64 root offsets; T × i32 heights; u64 nodes N; N × (u64 key,
+//   u32 feature·8, u32 right child (relative to its tree's root), f64 leaf h, i32 size)
 void IsolationForest::save(ByteWriter& out) const {
   out.i32(opts_.n_trees);
   out.i32(opts_.max_samples);
@@ -46,16 +48,16 @@ void IsolationForest::save(ByteWriter& out) const {
   out.u64(n_features_);
   out.f64(c_psi_);
   out.f64s(fill_);
-  out.u64(trees_.size());
-  for (const Tree& t : trees_) {
-    out.u64(t.nodes.size());
-    for (const Node& n : t.nodes) {
-      out.f64(n.threshold);
-      out.i32(n.feature);
-      out.i32(n.left);
-      out.i32(n.right);
-      out.i32(n.size);
-    }
+  out.u64(height_.size());
+  for (std::size_t r : root_) out.u64(r);
+  for (std::int32_t h : height_) out.i32(h);
+  out.u64(key_.size());
+  for (std::size_t i = 0; i < key_.size(); ++i) {
+    out.u64(key_[i]);
+    out.u32(step_[i].x_off);
+    out.u32(step_[i].right);
+    out.f64(leaf_h_[i]);
+    out.i32(size_[i]);
   }
 }
 
@@ -68,26 +70,38 @@ void IsolationForest::load(ByteReader& in) {
   const double c_psi = in.f64();
   std::vector<double> fill = in.f64s();
   if (fill.size() != nf) corrupt("forest fill values do not match its feature count");
-  std::vector<Tree> trees(in.count(8));  // each tree is at least its u64 node count
-  for (Tree& t : trees) {
-    const std::size_t n = in.count(24);
-    if (n == 0) corrupt("a forest tree has no node");
-    t.nodes.resize(n);
+  const std::size_t T = in.count(12);  // per tree at least a root offset and a height
+  std::vector<std::size_t> root(T + 1);
+  for (std::size_t& r : root) r = std::size_t(in.u64());
+  std::vector<std::int32_t> height(T);
+  for (std::int32_t& h : height) h = in.i32();
+  const std::size_t N = in.count(28);
+  std::vector<std::uint64_t> key(N);
+  std::vector<Step> step(N);
+  std::vector<double> leaf_h(N);
+  std::vector<std::int32_t> size(N);
+  for (std::size_t i = 0; i < N; ++i) {
+    key[i] = in.u64();
+    step[i].x_off = in.u32();
+    step[i].right = in.u32();
+    leaf_h[i] = in.f64();
+    size[i] = in.i32();
+  }
+  // Scoring steps i = right − (key(x) < key_[i]) a fixed number of times: every index it can
+  // reach must lie inside its tree, and every feature inside the input.
+  if (root.front() != 0 || root.back() != N) corrupt("forest tree offsets do not cover its nodes");
+  for (std::size_t t = 0; t < T; ++t) {
+    if (root[t + 1] <= root[t]) corrupt("a forest tree has no node");
+    const std::size_t n = root[t + 1] - root[t];
+    if (height[t] < 0 || std::size_t(height[t]) > n) corrupt("a forest tree's height is out of range");
     for (std::size_t i = 0; i < n; ++i) {
-      Node& nd = t.nodes[i];
-      nd.threshold = in.f64();
-      nd.feature = in.i32();
-      nd.left = in.i32();
-      nd.right = in.i32();
-      nd.size = in.i32();
-      // Scoring walks left/right until feature < 0: children must lie after their parent
-      // (so every walk ends) and inside the tree, and features inside the input.
-      if (nd.feature >= 0) {
-        if (std::uint64_t(nd.feature) >= nf) corrupt("a forest node splits on a feature out of range");
-        if (nd.left <= int(i) || nd.right != nd.left + 1 || std::size_t(nd.right) >= n)
-          corrupt("a forest node's children are out of place");
-      } else if (nd.feature != -1) {
-        corrupt("a forest node has a negative feature");
+      const Step& st = step[root[t] + i];
+      const bool external = key[root[t] + i] == 0;
+      if (external) {
+        if (st.right != i || st.x_off != 0) corrupt("a forest leaf does not step onto itself");
+      } else {
+        if (st.x_off % 8 != 0 || st.x_off / 8 >= nf) corrupt("a forest node splits on a feature out of range");
+        if (st.right <= i + 1 || st.right >= n) corrupt("a forest node's children are out of place");
       }
     }
   }
@@ -95,7 +109,12 @@ void IsolationForest::load(ByteReader& in) {
   n_features_ = std::size_t(nf);
   c_psi_ = c_psi;
   fill_ = std::move(fill);
-  trees_ = std::move(trees);
+  root_ = std::move(root);
+  height_ = std::move(height);
+  key_ = std::move(key);
+  step_ = std::move(step);
+  leaf_h_ = std::move(leaf_h);
+  size_ = std::move(size);
 }
 
 // --- PcaResidual: options, d, k, explained share, mean (d), axes (k×d), 1/λ (k) ---------------

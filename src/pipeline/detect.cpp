@@ -65,7 +65,8 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
                const DetectOptions& opts, DetectResult& res) {
   const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
   const std::size_t nw = w.first_row.size(), nc = run_cols.size();
-  Matrix z(nw, nc);
+  Matrix z;
+  const std::vector<pipeline::WindowScore> scores = model.score_all(w, run_cols, z);
   DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut, std::vector<double>(nw)};
   DetectorTrace tif{"iforest", std::vector<double>(nw), std::vector<double>(nw), opts.if_cut, std::vector<double>(nw)};
   DetectorTrace tspe{"pca_spe", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
@@ -74,7 +75,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   std::unique_ptr<bool[]> sustained(new bool[nw]);  // the robust-z detector flags the window
   Matrix level(nw, 3);  // per window: robust_z, iforest and pca_spe levels (attribution)
   for (std::size_t k = 0; k < nw; ++k) {
-    const pipeline::WindowScore sc = model.score(w, k, run_cols, z.row(k));
+    const pipeline::WindowScore& sc = scores[k];
     tz.raw[k] = sc.z_raw;
     tz.calibrated[k] = sc.z_cal;
     tif.raw[k] = sc.if_raw;

@@ -272,7 +272,7 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   forest_ = IsolationForest({.n_trees = 100, .max_samples = 256, .seed = seed_});
   forest_.fit(f);
   std::vector<double> ifref(f.rows());
-  for (std::size_t k = 0; k < f.rows(); ++k) ifref[k] = forest_.score(f.row(k));
+  forest_.score_many(f, ifref);
   Matrix pf(0, pca_use_ == PcaUse::off ? 0 : nc);
   if (pca_use_ != PcaUse::off)
     for (const auto& r : refs)
@@ -365,12 +365,29 @@ void WindowModel::set_false_per_day(double f) {
 
 WindowScore WindowModel::score(const Windows& w, std::size_t k, const std::vector<int>& cols,
                                std::span<double> z) const {
+  features(w, k, cols, feat_);
+  return score_with(w, k, cols, z, forest_.score(feat_));
+}
+
+std::vector<WindowScore> WindowModel::score_all(const Windows& w, const std::vector<int>& cols, Matrix& z) const {
+  const std::size_t nw = w.first_row.size();
+  Matrix f(nw, kept_.size() * 2);
+  for (std::size_t k = 0; k < nw; ++k) features(w, k, cols, f.row(k));
+  std::vector<double> if_raw(nw);
+  forest_.score_many(f, if_raw);
+  z = Matrix(nw, n_channels());
+  std::vector<WindowScore> out(nw);
+  for (std::size_t k = 0; k < nw; ++k) out[k] = score_with(w, k, cols, z.row(k), if_raw[k]);
+  return out;
+}
+
+WindowScore WindowModel::score_with(const Windows& w, std::size_t k, const std::vector<int>& cols,
+                                    std::span<double> z, double if_raw) const {
   WindowScore s;
   s.z_raw = z_stream(w, k, cols, z, &s.subsystem);
   for (std::size_t i = 0; i < kNumSubsystems; ++i)
     if (sub_present_[i]) s.subsystem[i] = (s.subsystem[i] - sub_cal_[i].median) / sub_cal_[i].scale / z_cut_;
-  features(w, k, cols, feat_);
-  s.if_raw = forest_.score(feat_);
+  s.if_raw = if_raw;
   s.z_cal = (s.z_raw - z_cal_.median) / z_cal_.scale;
   s.if_cal = (s.if_raw - if_cal_.median) / if_cal_.scale;
   if (pca_.fitted()) {
@@ -434,7 +451,7 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
   // (median and MAD) tolerates that contamination; an EVT tail fitted on it does not (the
   // fault's windows would be its peaks).
   const std::size_t nw = w.first_row.size(), L = std::max<std::size_t>(w.length, 1);
-  std::vector<double> z(model.n_channels());
+  Matrix z;
   // Start-up windows are not normal behaviour; they stay out unless too few would remain.
   std::vector<char> base(nw, 1);
   if (settle_windows < nw && (nw - settle_windows) * 2 >= nw)
@@ -445,7 +462,8 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
   auto pass = [&] {
     const ReferenceWindows ref{&w, &cols, &keep};
     model.fit(std::span(&ref, 1));
-    for (std::size_t k = 0; k < nw; ++k) level[k] = model.score(w, k, cols, z).robust;
+    const std::vector<WindowScore> scores = model.score_all(w, cols, z);
+    for (std::size_t k = 0; k < nw; ++k) level[k] = scores[k].robust;
   };
   pass();
   for (int p = 1; p < kSelfPasses; ++p) {

@@ -92,6 +92,10 @@ class WindowModel {
   // Scores window k of `w` whose model channels are the columns `cols`, writing each channel's
   // sustained robust z into `z` (size n_channels()). Allocates nothing; not thread-safe.
   WindowScore score(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z) const;
+  // score() of every window of `w`, the same values, with the forest scored in one batch
+  // (IsolationForest::score_many). `z` is resized to windows × n_channels() and row k receives
+  // window k's robust z. Allocates; for the offline pipeline.
+  std::vector<WindowScore> score_all(const Windows& w, const std::vector<int>& cols, Matrix& z) const;
 
   // Per model channel, each detector's share of window k's anomaly (each sums to 1, or is all
   // 0 when the detector has nothing): `iforest` from the forest's feature contributions
@@ -145,6 +149,9 @@ class WindowModel {
   void pca_features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   double z_stream(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z,
                   std::array<double, kNumSubsystems>* sub) const;
+  // score() given the window's raw forest score.
+  WindowScore score_with(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z,
+                         double if_raw) const;
 
   std::vector<double> floors_;
   std::vector<Subsystem> subsystems_;

@@ -2,14 +2,17 @@
 // programs (scikit-learn in tests/detect/iforest_sklearn_test.sh, the speed comparison in
 // bench/pipeline/iforest_vs_sklearn.sh) can fit and score the very same numbers.
 //
-//   reveal_iforest_tool fit-score IN.csv OUT.txt [--trees N] [--psi P] [--seed S] [--query Q.csv]
+//   reveal_iforest_tool fit-score IN.csv OUT.txt [--trees N] [--psi P] [--seed S] [--query Q.csv] [--many]
 //       fits on every row of IN.csv and writes the score of each row of Q.csv (default: of
-//       IN.csv), one per line (%.17g).
+//       IN.csv), one per line (%.17g); row by row with score(), or with --many in one
+//       score_many() call (the two are bit-identical).
 //   reveal_iforest_tool c N...
 //       prints the normaliser c(N) = average_path_length(N), one per line (%.17g).
-//   reveal_iforest_tool time IN.csv [--trees N] [--psi P] [--seed S] [--reps R]
-//       R times (default 5): fit on every row, then score every row; prints one line per
-//       repetition "fit_s score_s total_s" (wall seconds, steady clock) and a checksum line.
+//   reveal_iforest_tool time IN.csv [--trees N] [--psi P] [--seed S] [--reps R] [--per-row]
+//       R times (default 5): fit on every row, then score every row with score_many() (as
+//       `reveal detect` does; --per-row: one score() call per row, the agent's path); prints one
+//       line per repetition "fit_s score_s total_s" (wall seconds, steady clock) and a checksum
+//       line naming the scoring path.
 //
 // IN.csv: one row per line, values separated by commas; empty lines and lines starting with
 // '#' are skipped; every row must have the same number of values ("nan" is read as NaN).
@@ -63,6 +66,7 @@ reveal::Matrix read_csv(const std::string& path) {
 struct Args {
   reveal::IsolationForestOptions forest;
   int reps = 5;
+  bool many = false, per_row = false;
   std::string query;
   std::vector<std::string> positional;
 };
@@ -82,6 +86,8 @@ Args parse(int argc, char** argv) {
     else if (s == "--psi") a.forest.max_samples = int(next());
     else if (s == "--seed") a.forest.seed = std::uint64_t(next());
     else if (s == "--reps") a.reps = int(next());
+    else if (s == "--many") a.many = true;
+    else if (s == "--per-row") a.per_row = true;
     else if (s == "--query") {
       if (i + 1 >= argc) throw std::invalid_argument(s + " needs a value");
       a.query = argv[++i];
@@ -94,9 +100,9 @@ Args parse(int argc, char** argv) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: reveal_iforest_tool fit-score IN.csv OUT.txt [--trees N] [--psi P] [--seed S] [--query Q.csv]\n"
+               "usage: reveal_iforest_tool fit-score IN.csv OUT.txt [--trees N] [--psi P] [--seed S] [--query Q.csv] [--many]\n"
                "       reveal_iforest_tool c N...\n"
-               "       reveal_iforest_tool time IN.csv [--trees N] [--psi P] [--seed S] [--reps R]\n");
+               "       reveal_iforest_tool time IN.csv [--trees N] [--psi P] [--seed S] [--reps R] [--per-row]\n");
   return 2;
 }
 
@@ -131,7 +137,10 @@ int main(int argc, char** argv) {
       if (Q.cols() != X.cols()) throw std::runtime_error(a.query + ": column count differs from " + a.positional[0]);
       std::FILE* out = std::fopen(a.positional[1].c_str(), "w");
       if (!out) throw std::runtime_error("cannot write " + a.positional[1]);
-      for (std::size_t i = 0; i < Q.rows(); ++i) std::fprintf(out, "%.17g\n", f.score(Q.row(i)));
+      std::vector<double> scores(Q.rows());
+      if (a.many) f.score_many(Q, scores);
+      else for (std::size_t i = 0; i < Q.rows(); ++i) scores[i] = f.score(Q.row(i));
+      for (double s : scores) std::fprintf(out, "%.17g\n", s);
       if (std::fclose(out) != 0) throw std::runtime_error("cannot write " + a.positional[1]);
       return 0;
     }
@@ -146,12 +155,16 @@ int main(int argc, char** argv) {
         f.fit(X);
         const double fit_s = seconds_since(t0);
         const auto t1 = std::chrono::steady_clock::now();
-        for (std::size_t i = 0; i < X.rows(); ++i) scores[i] = f.score(X.row(i));
+        if (a.per_row)
+          for (std::size_t i = 0; i < X.rows(); ++i) scores[i] = f.score(X.row(i));
+        else
+          f.score_many(X, scores);
         const double score_s = seconds_since(t1);
         std::printf("%.6f %.6f %.6f\n", fit_s, score_s, fit_s + score_s);
         for (double s : scores) checksum += s;
       }
-      std::printf("# %zu rows x %zu cols, checksum %.6f\n", X.rows(), X.cols(), checksum);
+      std::printf("# %zu rows x %zu cols, %s, checksum %.6f\n", X.rows(), X.cols(),
+                  a.per_row ? "score() per row" : "score_many()", checksum);
       return 0;
     }
   } catch (const std::exception& e) {

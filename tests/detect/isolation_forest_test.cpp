@@ -296,6 +296,70 @@ TEST(IsolationForest, ContributionsOfAnInlierAreSpread) {
   }
 }
 
+// score_many() walks tree-major over blocks of keyed rows, score() row by row with eight trees
+// in lockstep (and, beyond 512 features, without the stack key buffer): all must agree bit
+// for bit, through NaN (fill), ±inf, −0.0, partial lane groups and several blocks.
+TEST(IsolationForest, ScoreManyEqualsScoreBitForBit) {
+  struct Case { std::size_t n, d; int trees, psi; };
+  for (const Case c : {Case{1, 1, 100, 256}, Case{9, 3, 13, 7}, Case{1000, 4, 100, 256},
+                       Case{5000, 24, 21, 256}, Case{300, 600, 9, 64}, Case{2, 2, 1, 1}}) {
+    Matrix X = gaussian(c.n, c.d, 40 + c.n);
+    std::mt19937_64 rng(c.d);
+    for (double& v : X.data()) {
+      const auto r = rng() % 50;
+      if (r == 0) v = kNaN;
+      else if (r == 1) v = -0.0;
+      else if (r == 2) v = 0.0;
+    }
+    X(0, 0) = std::numeric_limits<double>::infinity();
+    IsolationForest f(IsolationForestOptions{.n_trees = c.trees, .max_samples = c.psi, .seed = 5});
+    f.fit(X);
+    std::vector<double> many(X.rows());
+    f.score_many(X, many);
+    EXPECT_EQ(many, scores(f, X)) << "n=" << c.n << " d=" << c.d;
+  }
+  // −0.0 and +0.0 compare equal, so they take the same paths.
+  Matrix X = gaussian(500, 2, 3);
+  for (std::size_t i = 0; i < X.rows(); i += 3) X(i, 0) = 0.0;
+  IsolationForest f;
+  f.fit(X);
+  const std::vector<double> pz{0.0, 0.5}, nz{-0.0, 0.5};
+  EXPECT_EQ(f.score(pz), f.score(nz));
+  std::vector<double> out(0);
+  f.score_many(Matrix(0, 2), out);  // no rows: nothing to do
+  std::vector<double> wrong(3);
+  EXPECT_THROW(f.score_many(X, wrong), std::invalid_argument);
+}
+
+// Scores pinned to the values of the forest before its compact layout (24-byte nodes, walks
+// comparing doubles; reveal_iforest_tool fit-score at commit 45be31f): a layout or traversal
+// change must leave them bit-identical. Exact arithmetic data (no <random> distribution).
+TEST(IsolationForest, ScoresEqualThePinnedReferenceExactly) {
+  Matrix X(600, 5);
+  for (std::size_t i = 0; i < 600; ++i)
+    for (std::size_t j = 0; j < 5; ++j)
+      X(i, j) = (i * 31 + j * 17) % 53 == 0 ? kNaN : static_cast<double>((i * 7919 + j * 104729) % 1000) / 37.0 - 13.5;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const std::vector<std::vector<double>> q{{X(0, 0), X(0, 1), X(0, 2), X(0, 3), X(0, 4)},
+                                           {X(1, 0), X(1, 1), X(1, 2), X(1, 3), X(1, 4)},
+                                           {X(100, 0), X(100, 1), X(100, 2), X(100, 3), X(100, 4)},
+                                           {X(599, 0), X(599, 1), X(599, 2), X(599, 3), X(599, 4)},
+                                           {1000, -1000, 0, kNaN, -0.0},
+                                           {kInf, -kInf, 0.0, 5, -0.0}};
+  const std::vector<double> want11{0.53916187929341541, 0.467818280283471, 0.47056354203132239,
+                                   0.52378853477319776, 0.60933779668750454, 0.61197931610626966};
+  const std::vector<double> want3{0.52204681155410693, 0.50984945172971941, 0.52165324543064528,
+                                  0.44270292301482411, 0.5848367830563288, 0.5848367830563288};
+  IsolationForest a(IsolationForestOptions{.seed = 11});
+  IsolationForest b(IsolationForestOptions{.n_trees = 13, .max_samples = 64, .seed = 3});
+  a.fit(X);
+  b.fit(X);
+  for (std::size_t k = 0; k < q.size(); ++k) {
+    EXPECT_EQ(a.score(q[k]), want11[k]) << "query " << k;
+    EXPECT_EQ(b.score(q[k]), want3[k]) << "query " << k;
+  }
+}
+
 TEST(IsolationForest, RejectsBadInput) {
   IsolationForest f;
   EXPECT_THROW(f.fit(Matrix{}), std::invalid_argument);

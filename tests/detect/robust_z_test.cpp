@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -26,6 +28,45 @@ TEST(RobustZHelpers, MedianOddEvenAndNaN) {
   EXPECT_DOUBLE_EQ(median_of(std::vector<double>{kNaN, 10, kNaN, 2, 6, 100}), 8.0);
   EXPECT_TRUE(std::isnan(median_of(std::vector<double>{})));
   EXPECT_TRUE(std::isnan(median_of(std::vector<double>{kNaN, kNaN})));
+}
+
+// Large inputs take a sampled-bracket selection (robust_z.cpp); it must give exactly the
+// type-7 quantile of the sorted values, with runs of ties, trends, outliers and every rank.
+TEST(RobustZHelpers, LargeQuantilesEqualTheSortedDefinitionExactly) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> z(0.0, 1.0);
+  const auto reference = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    const double h = static_cast<double>(v.size() - 1) * q;
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const double frac = h - static_cast<double>(lo);
+    if (lo + 1 >= v.size() || frac == 0.0) return v[lo];
+    return v[lo] + frac * (v[lo + 1] - v[lo]);
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    const std::size_t n = 4000 + static_cast<std::size_t>(rng() % 30000);
+    std::vector<double> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (trial % 6) {
+        case 0: v[i] = z(rng); break;                                        // continuous
+        case 1: v[i] = static_cast<double>(rng() % 5); break;                // a few values
+        case 2: v[i] = static_cast<double>(i);  break;                       // sorted
+        case 3: v[i] = static_cast<double>(n - i) + 0.5 * z(rng); break;     // reverse trend
+        case 4: v[i] = rng() % 10 < 7 ? 3.0 : z(rng); break;                 // 70 % one tie
+        default: v[i] = rng() % 100 == 0 ? 1e6 * z(rng) : z(rng); break;    // outliers
+      }
+    }
+    for (double q : {0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0})
+      EXPECT_EQ(quantile_of(v, q), reference(v, q)) << "trial " << trial << " n " << n << " q " << q;
+    EXPECT_EQ(median_of(v), reference(v, 0.5));
+    // In place, v keeps its values (RobustZ::fit takes several quantiles of one buffer).
+    std::vector<double> w = v;
+    EXPECT_EQ(median_in_place(w), reference(v, 0.5));
+    std::sort(w.begin(), w.end());
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(w, sorted);
+  }
 }
 
 TEST(RobustZHelpers, Mad) {
