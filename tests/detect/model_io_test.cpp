@@ -82,11 +82,12 @@ TEST(ModelIo, IsolationForestRoundTripAndBadNodes) {
     g.feature_contributions(X.row(r), cb);
     for (std::size_t j = 0; j < 5; ++j) ASSERT_TRUE(same(ca[j], cb[j]));
   }
-  // Damage one node of the first tree (its fields follow options, n_features, c(ψ), the fill
-  // values and the two counts): its feature, then its left child.
+  // Damage the root of the first tree (its fields follow options, n_features, c(ψ), the fill
+  // values, the tree count, 21 root offsets, 20 heights and the node count; a node is u64 key,
+  // u32 feature·8, u32 right child, ...): its feature, then its right child.
   ByteWriter w;
   f.save(w);
-  const std::size_t node0 = 4 + 4 + 8 + 8 + 8 + (8 + 5 * 8) + 8 + 8;
+  const std::size_t node0 = 4 + 4 + 8 + 8 + 8 + (8 + 5 * 8) + 8 + 21 * 8 + 20 * 4 + 8;
   const auto damaged = [&](std::size_t at, std::int32_t v) {
     std::string b = w.bytes();
     std::memcpy(b.data() + at, &v, 4);
@@ -94,11 +95,12 @@ TEST(ModelIo, IsolationForestRoundTripAndBadNodes) {
     ByteReader r(b);
     h.load(r);
   };
-  EXPECT_NO_THROW(damaged(node0 + 8, 0));  // a feature in range
-  EXPECT_THROW(damaged(node0 + 8, 5), DecodeError);
-  EXPECT_THROW(damaged(node0 + 8, -2), DecodeError);
-  EXPECT_THROW(damaged(node0 + 12, 0), DecodeError);  // left child before its parent: a loop
-  EXPECT_THROW(damaged(node0 + 12, 1 << 20), DecodeError);
+  EXPECT_NO_THROW(damaged(node0 + 8, 0));  // feature 0: in range
+  EXPECT_THROW(damaged(node0 + 8, 5 * 8), DecodeError);  // feature 5 of 5
+  EXPECT_THROW(damaged(node0 + 8, 3), DecodeError);      // not a feature offset
+  EXPECT_THROW(damaged(node0 + 8, -8), DecodeError);
+  EXPECT_THROW(damaged(node0 + 12, 0), DecodeError);  // children at or before their parent
+  EXPECT_THROW(damaged(node0 + 12, 1 << 20), DecodeError);  // outside the tree
   for (std::size_t cut = 0; cut < w.bytes().size(); cut += 97) {
     IsolationForest h;
     ByteReader r(std::string_view(w.bytes()).substr(0, cut));
