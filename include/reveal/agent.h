@@ -30,6 +30,13 @@
 //                                          (not `channel`: that label marks raw channels only)
 //     reveal_incident_active_start_timestamp_seconds   gauge (present while open)
 //     reveal_incident_active_confidence    gauge share of the evidence for its subsystem (0..1)
+//     reveal_absence_incidents_total{source}  counter absence incidents opened (channels of the
+//                                          source stopped producing data: absence_tracker.h)
+//     reveal_absence_active{source,subsystem,focus,top_channel}  gauge 1 while an absence
+//                                          incident of the source is open (absent otherwise);
+//                                          top_channel = its first absent channel
+//     reveal_absence_active_channels{source}   gauge channels in the open absence incident
+//     reveal_absence_active_start_timestamp_seconds{source}  gauge its first missing sample
 //   The agent itself:
 //     reveal_build_info{version,mode}      gauge 1 (mode "live" or "replay")
 //     reveal_samples_total                 counter samples taken
@@ -71,6 +78,13 @@ struct ProbeHealth {
   std::uint64_t errors_total = 0;
 };
 
+// An open absence incident as the agent shows it.
+struct ActiveAbsence {
+  std::string source;         // the channel-name prefix (probe) whose channels stopped
+  std::size_t channels = 0;   // channels in the incident
+  Incident incident;
+};
+
 // Everything /metrics and /incidents show, copied out of the sampling thread under a lock.
 struct AgentSnapshot {
   std::string hostname, version = "0.1.0", mode = "live";
@@ -87,6 +101,12 @@ struct AgentSnapshot {
   std::array<std::uint64_t, kNumSubsystems> incidents_total{};
   std::optional<Incident> active;                              // the open incident, if any
   std::vector<Incident> recent;                                // closed incidents, newest last
+  // Absence incidents (AbsenceTracker): per source (channel-name prefix, the probe) the
+  // incidents opened, the open ones (at most one per source) and the closed ones, newest last.
+  std::vector<std::string> absence_sources;
+  std::vector<std::uint64_t> absence_incidents_total;          // per absence_sources entry
+  std::vector<ActiveAbsence> active_absences;
+  std::vector<Incident> recent_absences;
   double detect_duration_s = 0;
   std::vector<ProbeHealth> probes;
   std::uint64_t store_bytes = 0, store_max_bytes = 0;
@@ -104,8 +124,10 @@ double prometheus_unit_scale(const ChannelInfo& c);
 // order, label values escaped (\\, \", \n). NaN values are written as NaN.
 std::string render_metrics(const AgentSnapshot& s);
 
-// {"schema":"reveal.incidents/1","host":..,"active":<incident|null>,"recent":[..]} with the
-// incident fields of reveal.detect/1 (docs/DETECT_JSON.md).
+// {"schema":"reveal.incidents/1","host":..,"active":<incident|null>,"recent":[..],
+//  "active_absences":[..],"recent_absences":[..]} with the incident fields of reveal.detect/1
+// (docs/DETECT_JSON.md); `active`/`recent` are anomaly incidents, the *_absences ones have
+// kind "absence".
 std::string render_incidents_json(const AgentSnapshot& s);
 
 }  // namespace reveal

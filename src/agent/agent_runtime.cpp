@@ -23,6 +23,7 @@
 
 #include <httplib.h>
 
+#include "reveal/absence_tracker.h"
 #include "reveal/agent.h"
 #include "reveal/config.h"
 #include "reveal/host_info.h"
@@ -191,6 +192,9 @@ int run(const RunOptions& opts) {
   meta.complete = true;
 
   StreamingDetector detector(meta, channels, streaming_options(cfg));
+  // Channels that stop producing data (absence_tracker.h): the same raw rows, a gap of at
+  // least one window, as `reveal detect` reports them.
+  AbsenceTracker absences(channels, cfg.window, meta.interval_s, streaming_options(cfg).detect.top_channels);
 
   // HTTP server: bind before touching the store, so a taken port changes nothing on disk.
   Shared shared;
@@ -206,6 +210,8 @@ int run(const RunOptions& opts) {
     s.subsystem_score.fill(std::nan(""));
     s.process_start_unix_s = double(meta.start_unix_ns) * 1e-9;
     s.store_max_bytes = cfg.store_max_bytes;
+    s.absence_sources = absences.sources();
+    s.absence_incidents_total.assign(s.absence_sources.size(), 0);
     if (sampler) {
       for (const auto& p : meta.probes) s.probes.push_back({p.name, p.available, p.reason, false, 0, p.n_channels, 0, 0});
     } else {
@@ -351,6 +357,7 @@ int run(const RunOptions& opts) {
     last_t = t;
     const std::int64_t d0 = monotonic_ns();
     const StreamUpdate& u = detector.push(t, row);
+    const AbsenceUpdate& au = absences.push(t, row);
     const double detect_s = double(monotonic_ns() - d0) * 1e-9;
     ++samples;
     // Incidents are logged and kept in the store as events (source "agent"), so they outlive
@@ -378,9 +385,23 @@ int run(const RunOptions& opts) {
                std::to_string(int(inc.end_s - inc.start_s + 0.5)) + " s" +
                (inc.top.empty() ? "" : " (" + inc.top.front().name + ")"));
     }
+    for (std::size_t k = absences.active().size() - au.opened; k < absences.active().size(); ++k)
+      note("absence_opened", absences.active()[k], "absence opened: " + absences.active()[k].action);
+    for (std::size_t k = absences.closed().size() - au.closed; k < absences.closed().size(); ++k)
+      note("absence_closed", absences.closed()[k], "absence closed: " + absences.closed()[k].action);
     std::lock_guard<std::mutex> lock(shared.mu);
     AgentSnapshot& s = shared.snap;
     std::copy(row.begin(), row.end(), s.values.begin());
+    if (au.changed || !absences.active().empty()) {  // open ones: their end moves every sample
+      s.active_absences.resize(absences.active().size());
+      for (std::size_t k = 0; k < absences.active().size(); ++k) {
+        s.active_absences[k].source = absences.active_source(k);
+        s.active_absences[k].channels = absences.active_channels(k);
+        s.active_absences[k].incident = absences.active()[k];
+      }
+      s.absence_incidents_total = absences.opened_total();
+    }
+    if (au.closed) s.recent_absences = absences.closed();
     s.last_sample_unix_ns = t;
     s.samples_total = samples;
     s.windows_scored_total = detector.windows_scored();

@@ -208,6 +208,31 @@ std::string render_metrics(const AgentSnapshot& s) {
            "Share of the open incident's evidence that belongs to its subsystem (0..1)", a.confidence);
   }
 
+  if (!s.absence_sources.empty())
+    family(out, "reveal_absence_incidents_total", "counter",
+           "Absence incidents opened (channels of the source stopped producing data), by source");
+  for (std::size_t i = 0; i < s.absence_sources.size(); ++i)
+    sample(out, "reveal_absence_incidents_total",
+           double(i < s.absence_incidents_total.size() ? s.absence_incidents_total[i] : 0), "source",
+           s.absence_sources[i]);
+  if (!s.active_absences.empty()) {
+    family(out, "reveal_absence_active", "gauge",
+           "1 while channels of the source are absent: its subsystem, focus entity and first absent channel");
+    for (const ActiveAbsence& a : s.active_absences) {
+      const Incident& inc = a.incident;
+      sample(out, "reveal_absence_active", 1, "source", a.source, "subsystem", to_string(inc.subsystem), "focus",
+             inc.focus, "top_channel", inc.top.empty() ? std::string_view() : std::string_view(inc.top.front().name));
+    }
+    family(out, "reveal_absence_active_channels", "gauge", "Channels in the source's open absence incident");
+    for (const ActiveAbsence& a : s.active_absences)
+      sample(out, "reveal_absence_active_channels", double(a.channels), "source", a.source);
+    family(out, "reveal_absence_active_start_timestamp_seconds", "gauge",
+           "Unix time of the first missing sample of the source's open absence incident");
+    for (const ActiveAbsence& a : s.active_absences)
+      sample(out, "reveal_absence_active_start_timestamp_seconds", double(a.incident.start_unix_ns) / 1e9, "source",
+             a.source);
+  }
+
   // --- Sampling, probes, store --------------------------------------------------------------
   single(out, "reveal_samples_total", "counter", "Samples taken", double(s.samples_total));
   single(out, "reveal_samples_skipped_total", "counter", "Sampling ticks missed because the host stalled",
@@ -309,6 +334,11 @@ std::string render_incidents_json(const AgentSnapshot& s) {
   auto recent = nlohmann::json::array();
   for (const auto& inc : s.recent) recent.push_back(report::incident_json(inc));
   j["recent"] = std::move(recent);
+  auto absences = nlohmann::json::array(), recent_absences = nlohmann::json::array();
+  for (const auto& a : s.active_absences) absences.push_back(report::incident_json(a.incident));
+  for (const auto& inc : s.recent_absences) recent_absences.push_back(report::incident_json(inc));
+  j["active_absences"] = std::move(absences);
+  j["recent_absences"] = std::move(recent_absences);
   return j.dump(2) + "\n";
 }
 

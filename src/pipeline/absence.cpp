@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -69,19 +70,34 @@ std::vector<AbsenceSpan> find_absences(const Recording& run, std::size_t min_sam
 }
 
 Incident absence_incident(const Recording& run, const AbsenceSpan& span, int top_channels) {
+  std::vector<double> last(span.channels.size(), __builtin_nan(""));
+  for (std::size_t k = 0; k < span.channels.size() && int(k) < top_channels; ++k)
+    for (std::size_t r = span.first_row; r-- > 0;)
+      if (const double v = run.values(r, span.channels[k]); std::isfinite(v)) { last[k] = v; break; }
+  AbsenceFacts f;
+  f.source = span.source;
+  f.channels = span.channels;
+  f.last_values = last;
+  f.source_channels = span.source_channels;
+  f.start_unix_ns = run.t_unix_ns[span.first_row];
+  f.end_unix_ns = run.t_unix_ns[span.last_row];
+  f.origin_unix_ns = run.t_unix_ns.front();
+  f.interval_s = run.meta.interval_s;
+  return absence_incident(run.channels, f, top_channels);
+}
+
+Incident absence_incident(std::span<const ChannelInfo> channels, const AbsenceFacts& f, int top_channels) {
   Incident inc;
   inc.kind = "absence";
-  inc.start_unix_ns = run.t_unix_ns[span.first_row];
-  inc.end_unix_ns = run.t_unix_ns[span.last_row];
-  inc.start_s = double(inc.start_unix_ns - run.t_unix_ns.front()) * 1e-9;
-  inc.end_s = double(inc.end_unix_ns - run.t_unix_ns.front()) * 1e-9;
+  inc.start_unix_ns = f.start_unix_ns;
+  inc.start_s = double(inc.start_unix_ns - f.origin_unix_ns) * 1e-9;
   std::map<Subsystem, std::size_t> per;
   std::map<std::string, std::size_t> labels;
-  for (std::size_t c : span.channels) {
-    ++per[run.channels[c].subsystem];
-    ++labels[channel_label(run.channels[c].name)];
+  for (std::size_t c : f.channels) {
+    ++per[channels[c].subsystem];
+    ++labels[channel_label(channels[c].name)];
   }
-  for (const auto& [s, k] : per) inc.subsystem_shares.emplace_back(s, double(k) / double(span.channels.size()));
+  for (const auto& [s, k] : per) inc.subsystem_shares.emplace_back(s, double(k) / double(f.channels.size()));
   std::stable_sort(inc.subsystem_shares.begin(), inc.subsystem_shares.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   inc.subsystem = inc.subsystem_shares.front().first;
@@ -90,24 +106,29 @@ Incident absence_incident(const Recording& run, const AbsenceSpan& span, int top
     inc.focus = labels.begin()->first;
     inc.focus_share = 1.0;
   }
-  for (std::size_t c : span.channels) {
+  for (std::size_t k = 0; k < f.channels.size(); ++k) {
     if (int(inc.top.size()) >= top_channels) break;
-    double last = __builtin_nan("");
-    for (std::size_t r = span.first_row; r-- > 0;)
-      if (std::isfinite(run.values(r, c))) { last = run.values(r, c); break; }
-    const ChannelInfo& ch = run.channels[c];
-    inc.top.push_back({ch.name, ch.unit, ch.subsystem, __builtin_nan(""), last, 0.0});
+    const ChannelInfo& ch = channels[f.channels[k]];
+    inc.top.push_back({ch.name, ch.unit, ch.subsystem, __builtin_nan(""), f.last_values[k], 0.0});
   }
-  const std::string what = span.channels.size() == span.source_channels
-                               ? fmt::format("all {} channels of {}", span.source_channels, span.source)
-                               : fmt::format("{} of {} channels of {}", span.channels.size(), span.source_channels,
-                                             span.source);
-  inc.action = fmt::format(
-      "{} stopped reporting for {:.0f} s (e.g. {}): check that the device or interface is still there and "
-      "healthy (dmesg, nvidia-smi -q, ip -s link, ibstat) and the probe's own errors (reveal probes; "
-      "reveal_probe_up on the agent)",
-      what, inc.end_s - inc.start_s + run.meta.interval_s, run.channels[span.channels.front()].name);
+  update_absence_end(inc, channels, f);
   return inc;
+}
+
+void update_absence_end(Incident& inc, std::span<const ChannelInfo> channels, const AbsenceFacts& f) {
+  inc.end_unix_ns = f.end_unix_ns;
+  inc.end_s = double(inc.end_unix_ns - f.origin_unix_ns) * 1e-9;
+  inc.action.clear();
+  auto out = std::back_inserter(inc.action);
+  if (f.channels.size() == f.source_channels)
+    fmt::format_to(out, "all {} channels of {}", f.source_channels, f.source);
+  else
+    fmt::format_to(out, "{} of {} channels of {}", f.channels.size(), f.source_channels, f.source);
+  fmt::format_to(out,
+                 " stopped reporting for {:.0f} s (e.g. {}): check that the device or interface is still there and "
+                 "healthy (dmesg, nvidia-smi -q, ip -s link, ibstat) and the probe's own errors (reveal probes; "
+                 "reveal_probe_up on the agent)",
+                 inc.end_s - inc.start_s + f.interval_s, channels[f.channels.front()].name);
 }
 
 }  // namespace reveal

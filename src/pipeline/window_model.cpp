@@ -615,7 +615,28 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     ev.value = mean_value[j];
     inc.top.push_back(std::move(ev));
   }
-  inc.action = inc.top.empty() ? std::string() : suggest_action(inc.subsystem, inc.top.front());
+  // The action names the strongest channel of the subsystem it is about (the top channel may
+  // belong to another one when, say, a storage counter idle at 0 carries more effect size).
+  inc.action.clear();
+  if (!inc.top.empty()) {
+    ChannelEvidence action_ev;
+    const ChannelEvidence* lead = &inc.top.front();
+    for (const auto& ev : inc.top)
+      if (ev.subsystem == inc.subsystem) { lead = &ev; break; }
+    if (lead->subsystem != inc.subsystem)
+      for (std::size_t j : order)
+        if (chans[j]->subsystem == inc.subsystem && std::fabs(zbar[j]) >= 3.0) {
+          action_ev.name = chans[j]->name;
+          action_ev.unit = chans[j]->unit;
+          action_ev.subsystem = chans[j]->subsystem;
+          action_ev.value = mean_value[j];
+          action_ev.reference = ref_median[j];
+          action_ev.z = zbar[j];
+          lead = &action_ev;
+          break;
+        }
+    inc.action = suggest_action(inc.subsystem, *lead);
+  }
 }
 
 }  // namespace reveal::pipeline

@@ -76,6 +76,8 @@ AgentSnapshot snapshot() {
   s.anomaly_score = 0.25;
   s.subsystem_score.fill(0.1);
   s.incidents_total[std::size_t(Subsystem::network)] = 3;
+  s.absence_sources = {"proc.stat", "nvml"};
+  s.absence_incidents_total = {0, 2};
   s.probes = {{"proc.stat", true, "", true, 0.0001, 3, 0, 0}, {"nvml", false, "no driver", false, 0, 0, 0, 5}};
   s.store_bytes = 4096;
   s.store_max_bytes = 1 << 20;
@@ -154,6 +156,7 @@ TEST(Exposition, FamiliesTypesAndValues) {
       {"reveal_model_fit_timestamp_seconds", "gauge"},
       {"reveal_windows_scored_total", "counter"},
       {"reveal_incidents_total", "counter"},
+      {"reveal_absence_incidents_total", "counter"},
       {"reveal_samples_total", "counter"},
       {"reveal_samples_skipped_total", "counter"},
       {"reveal_last_sample_timestamp_seconds", "gauge"},
@@ -185,6 +188,9 @@ TEST(Exposition, FamiliesTypesAndValues) {
   EXPECT_EQ(fams.at("reveal_subsystem_anomaly_score").samples.size(), kNumSubsystems);
   EXPECT_EQ(fams.at("reveal_incidents_total").samples.size(), kNumSubsystems);
   EXPECT_NE(text.find("reveal_incidents_total{subsystem=\"network\"} 3\n"), std::string::npos);
+  EXPECT_EQ(fams.at("reveal_absence_incidents_total").samples,
+            (std::vector<std::string>{"reveal_absence_incidents_total{source=\"proc.stat\"} 0",
+                                      "reveal_absence_incidents_total{source=\"nvml\"} 2"}));
   EXPECT_NE(text.find("reveal_subsystem_anomaly_score{subsystem=\"power/thermal\"} 0.1\n"), std::string::npos);
   EXPECT_NE(text.find("reveal_samples_total 100\n"), std::string::npos);
   EXPECT_NE(text.find("reveal_store_max_bytes 1048576\n"), std::string::npos);
@@ -215,6 +221,7 @@ TEST(Exposition, FamiliesTypesAndValues) {
   // The exported mask: the perf channel is not shown at all.
   EXPECT_EQ(text.find("context"), std::string::npos);
   EXPECT_EQ(text.find("reveal_incident_active"), std::string::npos);
+  EXPECT_EQ(text.find("reveal_absence_active"), std::string::npos);
 }
 
 TEST(Exposition, NaNBeforeTheModel) {
@@ -295,6 +302,54 @@ TEST(Exposition, ActiveIncident) {
             std::string::npos);
 }
 
+// The GPU's channels stopped: an absence incident as AbsenceTracker builds it.
+Incident sample_absence() {
+  Incident inc;
+  inc.kind = "absence";
+  inc.start_s = 30;
+  inc.end_s = 41;
+  inc.start_unix_ns = 1'800'000'030'000'000'000;
+  inc.end_unix_ns = 1'800'000'041'000'000'000;
+  inc.subsystem = Subsystem::gpu;
+  inc.confidence = 1.0;
+  inc.subsystem_shares = {{Subsystem::gpu, 1.0}};
+  inc.focus = "gpu0";
+  inc.focus_share = 1.0;
+  inc.top = {{"nvml:power_usage.gpu0", "W", Subsystem::gpu, kNaN, 300, 0}};
+  inc.action = "all 2 channels of nvml stopped reporting for 12 s (e.g. nvml:power_usage.gpu0): check ...";
+  return inc;
+}
+
+TEST(Exposition, ActiveAbsence) {
+  AgentSnapshot s = snapshot();
+  s.active_absences = {{"nvml", 2, sample_absence()}};
+  const std::string text = render_metrics(s);
+  const auto fams = parse(text);
+  EXPECT_EQ(fams.at("reveal_absence_active").type, "gauge");
+  EXPECT_EQ(fams.at("reveal_absence_active").samples,
+            (std::vector<std::string>{"reveal_absence_active{source=\"nvml\",subsystem=\"gpu\",focus=\"gpu0\","
+                                      "top_channel=\"nvml:power_usage.gpu0\"} 1"}));
+  EXPECT_EQ(fams.at("reveal_absence_active_channels").samples,
+            (std::vector<std::string>{"reveal_absence_active_channels{source=\"nvml\"} 2"}));
+  EXPECT_EQ(fams.at("reveal_absence_active_start_timestamp_seconds").samples,
+            (std::vector<std::string>{"reveal_absence_active_start_timestamp_seconds{source=\"nvml\"} 1800000030"}));
+  // An anomaly incident is not implied.
+  EXPECT_EQ(text.find("reveal_incident_active"), std::string::npos);
+  // /incidents: open and closed absences in their own lists, as `reveal detect --json` writes them.
+  s.recent_absences = {sample_absence()};
+  const auto j = nlohmann::json::parse(render_incidents_json(s));
+  EXPECT_TRUE(j["active"].is_null());
+  EXPECT_TRUE(j["recent"].empty());
+  ASSERT_EQ(j["active_absences"].size(), 1u);
+  ASSERT_EQ(j["recent_absences"].size(), 1u);
+  DetectResult r;
+  r.incidents = {sample_absence()};
+  const auto d = nlohmann::json::parse(render_json(r, "x.db"));
+  EXPECT_EQ(j["active_absences"][0], d["incidents"][0]);
+  EXPECT_EQ(j["recent_absences"][0], d["incidents"][0]);
+  EXPECT_EQ(j["active_absences"][0]["kind"], "absence");
+}
+
 TEST(Exposition, IncidentsJsonMatchesDetectJson) {
   AgentSnapshot s = snapshot();
   s.active = sample_incident();
@@ -322,6 +377,8 @@ TEST(Exposition, IncidentsJsonMatchesDetectJson) {
   const auto e = nlohmann::json::parse(render_incidents_json(s));
   EXPECT_TRUE(e["active"].is_null());
   EXPECT_TRUE(e["recent"].is_array() && e["recent"].empty());
+  EXPECT_TRUE(e["active_absences"].is_array() && e["active_absences"].empty());
+  EXPECT_TRUE(e["recent_absences"].is_array() && e["recent_absences"].empty());
 }
 
 // `promtool check metrics` on the exposition of every channel of the real H200 recording
@@ -344,6 +401,7 @@ TEST(Exposition, PromtoolAcceptsTheRealChannelSet) {
   const auto last = rec.values.row(rec.values.rows() - 1);
   s.values.assign(last.begin(), last.end());
   s.active = sample_incident();
+  s.active_absences = {{"nvml", 2, sample_absence()}};
   const std::string text = render_metrics(s);
   const auto dir = std::filesystem::temp_directory_path() / ("reveal_promtool_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -89,5 +89,22 @@ TEST(Attribute, FallsWeighAQuarterInEveryView) {
   EXPECT_EQ(view(inc, "pca_spe"), nullptr);
 }
 
+// The action is about the incident's subsystem, so it names that subsystem's strongest channel
+// even when another subsystem's channel has the largest |z|.
+TEST(Attribute, TheActionNamesAChannelOfTheIncidentsSubsystem) {
+  Fixture f;
+  // cpu busy 50 → 60 % (|z| 20, small effect); disk util idle 0 → 40 % (|z| 10, large effect).
+  const std::vector<double> zbar{20.0, 10.0, 0.0}, mean{60, 40, 1000};
+  Incident inc;
+  attribute(inc, zbar, mean, f.model, f.chans, 2, 3, DetectorEvidence{});
+  ASSERT_EQ(inc.top[0].name, "t:busy_pct");  // the top channel is by |z|
+  if (inc.subsystem == Subsystem::storage) {
+    EXPECT_NE(inc.action.find("t:disk_util"), std::string::npos) << inc.action;
+  } else {
+    EXPECT_NE(inc.action.find("t:busy_pct"), std::string::npos) << inc.action;
+  }
+  EXPECT_EQ(inc.subsystem, Subsystem::storage) << to_string(inc.subsystem);
+}
+
 }  // namespace
 }  // namespace reveal::pipeline

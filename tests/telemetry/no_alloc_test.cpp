@@ -1,12 +1,14 @@
 // sample() must not allocate (GUIDE §5, reveal/probe.h). Counts calls to the global
 // operator new while each probe samples. This file replaces the global operator
-// new/delete for the whole test binary: it only counts, then defers to malloc/free.
+// new/delete for the whole test binary: it only counts, then defers to malloc/free; other
+// tests count through tests/alloc_count.h.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <new>
 
+#include "../alloc_count.h"
 #include "ethtool/ethtool_fake.h"
 #include "netlink/rtnl_fake.h"
 #include "perf_fake.h"
@@ -40,6 +42,17 @@ void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
+
+namespace reveal::testing {
+void start_counting_allocations() {
+  g_allocs = 0;
+  t_counting = true;
+}
+long stop_counting_allocations() {
+  t_counting = false;
+  return g_allocs.load();
+}
+}  // namespace reveal::testing
 
 namespace reveal {
 namespace {
