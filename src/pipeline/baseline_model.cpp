@@ -106,17 +106,18 @@ BaselineModel BaselineModel::train(const std::vector<Recording>& good, const Det
   for (const Series& r : refs) windows.push_back(make_windows(r, opts.window));
   auto wm = std::make_shared<pipeline::WindowModel>(std::move(floors), std::move(subsystems), opts,
                                                     pipeline::window_period_s(windows[0], *used[0]));
-  // Each store's start-up windows (ending within settle_s of its first sample) stay out of the
-  // reference, unless that would leave less than half of its windows.
+  // Each store's start-up windows (ending within settle_s of its first sample) as in self mode
+  // (pipeline::startup_reference()).
   std::vector<std::vector<char>> keep(refs.size());
   std::vector<pipeline::ReferenceWindows> rw;
   for (std::size_t k = 0; k < refs.size(); ++k) {
     const std::size_t n = windows[k].first_row.size();
     const std::size_t settle = std::size_t(std::count_if(windows[k].t_end_s.begin(), windows[k].t_end_s.end(),
                                                          [&](double t) { return t < opts.settle_s; }));
+    const pipeline::StartupUse su = pipeline::startup_reference(n, settle);
     keep[k].assign(n, 1);
-    if (settle < n && (n - settle) * 2 >= n) std::fill_n(keep[k].begin(), settle, 0);
-    rw.push_back({&windows[k], &cols[k], &keep[k]});
+    std::fill_n(keep[k].begin(), su.drop, 0);
+    rw.push_back({&windows[k], &cols[k], &keep[k], su.tail_from});
     m.training_[k].windows = windows[k].first_row.size();
   }
   wm->fit(rw);

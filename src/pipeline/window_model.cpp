@@ -232,11 +232,13 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   rz_.floor_scale(floors_);
 
   std::vector<double> zref, zrow(nc);
+  std::vector<char> startup;  // per reference window: in its recording's start-up (no tail fit)
   std::array<std::vector<double>, kNumSubsystems> subref;
   std::array<double, kNumSubsystems> sub{};
   for (const auto& r : refs)
     for (std::size_t k = 0; k < r.windows->first_row.size(); ++k) {
       if (r.keep && !(*r.keep)[k]) continue;
+      startup.push_back(k < r.tail_from);
       zref.push_back(z_stream(*r.windows, k, *r.cols, zrow, &sub));
       for (std::size_t i = 0; i < kNumSubsystems; ++i)
         if (sub_present_[i]) subref[i].push_back(sub[i]);
@@ -317,11 +319,13 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   spe_cal_ = speref.empty() ? Calibration{} : calibrate(finite(speref), kSpeStreamFloor);
   t2_cal_ = t2ref.empty() ? Calibration{} : calibrate(finite(t2ref), kT2StreamFloor);
   // The EVT tails describe normal windows: reference windows that the robust-SD calibration
-  // itself flags (some stream ≥ its cut) are left out of every tail fit. A self reference keeps
-  // a fault that covers more than half of it, and its windows would otherwise be the very
-  // peaks the tail is fitted on.
+  // itself flags (some stream ≥ its cut) are left out of every tail fit, and so are start-up
+  // windows. A self reference keeps a fault that covers more than half of it, and its windows
+  // would otherwise be the very peaks the tail is fitted on; start-up transients would inflate
+  // the tail's scale.
   std::vector<char> normal(n_ref_, 1);
   for (std::size_t k = 0; k < n_ref_; ++k) {
+    if (startup[k]) { normal[k] = 0; continue; }
     const bool spe_high = !speref.empty() && (speref[k] - spe_cal_.median) / spe_cal_.scale >= pca_cut_;
     const bool t2_high = !t2ref.empty() && (t2ref[k] - t2_cal_.median) / t2_cal_.scale >= pca_cut_;
     normal[k] = (zref[k] - z_cal_.median) / z_cal_.scale < z_cut_ && (ifref[k] - if_cal_.median) / if_cal_.scale < if_cut_ &&
@@ -442,6 +446,12 @@ double WindowModel::threshold(std::size_t d) const {
   return d >= 2 ? std::expm1(x) : x;  // the PCA streams are calibrated on ln(1 + score)
 }
 
+StartupUse startup_reference(std::size_t windows, std::size_t settle_windows) {
+  if (settle_windows == 0 || settle_windows >= windows) return {};
+  if (settle_windows * 4 <= windows) return {settle_windows, settle_windows};
+  return {0, (windows - settle_windows) * 2 >= windows ? settle_windows : 0};
+}
+
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
                            std::size_t settle_windows) {
   // A self reference is contaminated by the faults it should find (a 30 s fault is a quarter
@@ -452,15 +462,15 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
   // fault's windows would be its peaks).
   const std::size_t nw = w.first_row.size(), L = std::max<std::size_t>(w.length, 1);
   Matrix z;
-  // Start-up windows are not normal behaviour; they stay out unless too few would remain.
+  // Start-up windows are not normal behaviour (startup_reference()).
+  const StartupUse su = startup_reference(nw, settle_windows);
   std::vector<char> base(nw, 1);
-  if (settle_windows < nw && (nw - settle_windows) * 2 >= nw)
-    std::fill(base.begin(), base.begin() + std::ptrdiff_t(settle_windows), 0);
-  const std::size_t n_base = std::count(base.begin(), base.end(), 1);
+  std::fill_n(base.begin(), su.drop, 0);
+  const std::size_t n_base = nw - su.drop, tail_from = su.tail_from;
   std::vector<char> keep = base;
   std::vector<double> level(nw);
   auto pass = [&] {
-    const ReferenceWindows ref{&w, &cols, &keep};
+    const ReferenceWindows ref{&w, &cols, &keep, tail_from};
     model.fit(std::span(&ref, 1));
     const std::vector<WindowScore> scores = model.score_all(w, cols, z);
     for (std::size_t k = 0; k < nw; ++k) level[k] = scores[k].robust;

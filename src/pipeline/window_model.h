@@ -44,6 +44,9 @@ struct ReferenceWindows {
   const Windows* windows = nullptr;
   const std::vector<int>* cols = nullptr;
   const std::vector<char>* keep = nullptr;
+  // Windows before this index (the recording's start-up) are reference windows for the robust
+  // statistics, the forest and the PCA model, but not for the EVT tails.
+  std::size_t tail_from = 0;
 };
 
 struct WindowScore {
@@ -182,10 +185,19 @@ Series prepare_series(const Recording& r);
 // has one window); positive.
 double window_period_s(const Windows& w, const Recording& r);
 
-// Self-reference fit with iterative reweighting (detect.h): fit on every window but the first
-// `settle_windows` (start-up; kept when dropping them would leave less than half), drop windows
-// whose robust-SD level (WindowScore::robust) is ≥ 0.5 (± one window length) and refit, up to
-// 3 passes while at least half remain. Returns the final keep mask; `model` is fitted on it.
+// A recording's first `settle_windows` windows (its start-up) in a reference of `windows`:
+// when they are at most a quarter of it they stay out of the reference (`drop` = them) and of
+// the EVT tails; in a shorter recording, where they may be most of its clean data, they stay in
+// the reference but out of the tails (`tail_from`), unless that leaves less than half for them.
+struct StartupUse {
+  std::size_t drop = 0, tail_from = 0;
+};
+StartupUse startup_reference(std::size_t windows, std::size_t settle_windows);
+
+// Self-reference fit with iterative reweighting (detect.h): fit on every window but the start-up
+// (startup_reference()), drop windows whose robust-SD level (WindowScore::robust) is ≥ 0.5
+// (± one window length) and refit, up to 3 passes while at least half remain. Returns the final
+// keep mask; `model` is fitted on it.
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
                            std::size_t settle_windows);
 
