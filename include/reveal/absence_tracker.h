@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "reveal/absence.h"
 #include "reveal/channel.h"
 #include "reveal/incident.h"
 
@@ -79,6 +80,8 @@ class AbsenceTracker {
     bool joined = false;                // a member joined at this sample
   };
   void rebuild(Source& s, std::size_t src, std::int64_t end_ns);
+  // What absence_incident() / update_absence_end() need about source `src` (views, no copy).
+  AbsenceFacts facts(const Source& s, std::size_t src, std::int64_t end_ns) const;
 
   std::vector<ChannelInfo> channels_;
   std::size_t min_samples_;

@@ -50,7 +50,7 @@ AbsenceTracker::AbsenceTracker(std::vector<ChannelInfo> channels, std::size_t mi
   active_source_.reserve(sources_.size());
 }
 
-void AbsenceTracker::rebuild(Source& s, std::size_t src, std::int64_t end_ns) {
+AbsenceFacts AbsenceTracker::facts(const Source& s, std::size_t src, std::int64_t end_ns) const {
   AbsenceFacts f;
   f.source = sources_[src];
   f.channels = s.members;
@@ -60,7 +60,11 @@ void AbsenceTracker::rebuild(Source& s, std::size_t src, std::int64_t end_ns) {
   f.end_unix_ns = end_ns;
   f.origin_unix_ns = t0_ns_;
   f.interval_s = interval_s_;
-  Incident inc = absence_incident(channels_, f, top_channels_);
+  return f;
+}
+
+void AbsenceTracker::rebuild(Source& s, std::size_t src, std::int64_t end_ns) {
+  Incident inc = absence_incident(channels_, facts(s, src, end_ns), top_channels_);
   if (s.incident < 0) {
     s.incident = std::ptrdiff_t(active_.size());
     active_.push_back(std::move(inc));
@@ -137,16 +141,7 @@ const AbsenceUpdate& AbsenceTracker::push(std::int64_t t_unix_ns, std::span<cons
       continue;
     }
     if (s.absent > 0) {
-      AbsenceFacts f;
-      f.source = sources_[src];
-      f.channels = s.members;
-      f.last_values = s.last_values;
-      f.source_channels = s.channels.size();
-      f.start_unix_ns = s.start_ns;
-      f.end_unix_ns = t_unix_ns;
-      f.origin_unix_ns = t0_ns_;
-      f.interval_s = interval_s_;
-      update_absence_end(active_[k], channels_, f);
+      update_absence_end(active_[k], channels_, facts(s, src, t_unix_ns));
       ++k;
       continue;
     }

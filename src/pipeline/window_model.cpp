@@ -613,9 +613,7 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   // operator checks), else by the combined share of the detectors that raised the incident.
   if (weight[0] <= 0)
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return combined[x] > combined[y]; });
-  inc.top.clear();
-  for (std::size_t i = 0; i < order.size() && int(inc.top.size()) < top_channels; ++i) {
-    const std::size_t j = order[i];
+  const auto evidence = [&](std::size_t j) {
     ChannelEvidence ev;
     ev.name = chans[j]->name;
     ev.unit = chans[j]->unit;
@@ -623,29 +621,20 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     ev.z = zbar[j];
     ev.reference = ref_median[j];
     ev.value = mean_value[j];
-    inc.top.push_back(std::move(ev));
-  }
-  // The action names the strongest channel of the subsystem it is about (the top channel may
-  // belong to another one when, say, a storage counter idle at 0 carries more effect size).
+    return ev;
+  };
+  inc.top.clear();
+  for (std::size_t i = 0; i < order.size() && int(inc.top.size()) < top_channels; ++i)
+    inc.top.push_back(evidence(order[i]));
+  // The action names the strongest channel (in the same order) of the subsystem it is about:
+  // the top channel may belong to another one when, say, a storage counter idle at 0 carries
+  // more effect size than a move on a CPU channel.
   inc.action.clear();
-  if (!inc.top.empty()) {
-    ChannelEvidence action_ev;
-    const ChannelEvidence* lead = &inc.top.front();
-    for (const auto& ev : inc.top)
-      if (ev.subsystem == inc.subsystem) { lead = &ev; break; }
-    if (lead->subsystem != inc.subsystem)
-      for (std::size_t j : order)
-        if (chans[j]->subsystem == inc.subsystem && std::fabs(zbar[j]) >= 3.0) {
-          action_ev.name = chans[j]->name;
-          action_ev.unit = chans[j]->unit;
-          action_ev.subsystem = chans[j]->subsystem;
-          action_ev.value = mean_value[j];
-          action_ev.reference = ref_median[j];
-          action_ev.z = zbar[j];
-          lead = &action_ev;
-          break;
-        }
-    inc.action = suggest_action(inc.subsystem, *lead);
+  if (!order.empty()) {
+    std::size_t lead = order.front();
+    for (std::size_t j : order)
+      if (chans[j]->subsystem == inc.subsystem) { lead = j; break; }
+    inc.action = suggest_action(inc.subsystem, evidence(lead));
   }
 }
 
