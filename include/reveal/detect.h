@@ -71,7 +71,9 @@ struct DetectOptions {
   double false_per_day = 1.0;
   // Start-up settle: windows ending within this many seconds of the run's first sample cannot
   // open an incident (IncidentRule::settle_windows); a fault that outlasts them is still reported
-  // from its start. Matches the agent's 10 s start-up settle.
+  // from its start. Matches the agent's 10 s start-up settle. The same start-up windows of the
+  // run (self mode) or of each baseline store leave the reference when they are at most a
+  // quarter of its windows, else only the EVT tail fits (pipeline::startup_reference()).
   double settle_s = 10.0;
   // Keep every window's per-channel robust z in DetectResult::window_z (off: it is
   // windows × channels numbers; `reveal detect --window-z` for evaluation).
