@@ -14,6 +14,14 @@ BUILD_PKGS=(build-essential cmake pkg-config
 # (tests/detect/iforest_sklearn_test.py), its speed comparison (bench/pipeline) and, with
 # python3-numpy, the SMD benchmark (bench/smd/eval.py) and its IsolationForest / PCA baselines.
 RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl)
+# The HTML report's browser check (tests/report/browser_check.mjs): Debian's headless-capable
+# Chromium (playwright-core drives it by executablePath; no browser download) and a font for
+# the full-page screenshot.
+RUN_PKGS+=(chromium fonts-dejavu-core)
+# Node and npm only where the commands are missing: a host with another Node (nodesource's
+# nodejs bundles npm) keeps it, since Debian's npm would conflict with that package.
+command -v node >/dev/null || RUN_PKGS+=(nodejs)
+command -v npm >/dev/null || RUN_PKGS+=(npm)
 
 want=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}")
 missing=()
@@ -26,4 +34,6 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# npm packages of the browser check (tests/report/package-lock.json into tests/report/node_modules)
+"$(dirname "$0")/browser_deps.sh"
 echo "setup: dependencies present" >&2

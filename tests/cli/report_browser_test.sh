@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `reveal report` in a real browser: the HTML report of the H200 recording (one power/thermal
+# incident +50..+81 s) and of the clean fleet-a run (no incident, charts still drawn) are
+# loaded in headless Chromium by tests/report/browser_check.mjs (charts drawn, incident cards,
+# sortable channel table, no console error, no network). The reports and their full-page
+# screenshots are kept in ${REVEAL_ARTIFACT_DIR:-<build dir>/artifacts}.
+# Needs Debian's chromium and tests/report/node_modules (scripts/setup.sh installs both); fails,
+# never skips, without them.
+# usage: report_browser_test.sh REVEAL FIXTURES
+set -uo pipefail
+REVEAL=$1
+FIX=$2
+R=$FIX/recordings
+CHECK=$(cd "$(dirname "${BASH_SOURCE[0]}")/../report" && pwd)/browser_check.mjs
+ART=${REVEAL_ARTIFACT_DIR:-$(cd "$(dirname "$REVEAL")" && pwd)/artifacts}
+mkdir -p "$ART" || { echo "FAIL: cannot create artefact dir $ART"; exit 1; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"  # fail, expect_exit
+
+# report NAME DB CHECK-OPTIONS...: reveal report, then the browser check on its page.
+report() {
+  local name=$1 db=$2
+  shift 2
+  cp "$db" "$T/$name.db"  # report must not need to write beside the fixture
+  "$REVEAL" report "$T/$name.db" -o "$T/$name.html" >"$T/out" 2>"$T/err"
+  local rc=$?
+  ((rc == 0)) || { fail "$name: reveal report exit $rc: $(head -c 300 "$T/err")"; return; }
+  [[ -s $T/$name.html ]] || { fail "$name: reveal report wrote no $T/$name.html"; return; }
+  cp "$T/$name.html" "$ART/report-$name.html"
+  echo "== browser check: $name"
+  node "$CHECK" "$T/$name.html" --screenshot "$ART/report-$name.png" "$@"
+  rc=$?
+  ((rc == 0)) || fail "$name: browser check exit $rc"
+  echo "artefacts: $ART/report-$name.html$([[ -s $ART/report-$name.png ]] && echo " $ART/report-$name.png")"
+}
+report h200 "$R/h200-gpu-contention.db" --min-incidents 1
+report fleet-a "$R/fleet-a.db" --expect-incidents 0 --no-table
+
+echo "report browser test: $fails failure(s)"
+((fails == 0))
