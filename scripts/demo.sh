@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: record a real 2-rank PyTorch DDP training job, inject CPU contention with
-# stress-ng for 30 s in the middle, then run `reveal detect` and check the incident.
+# stress-ng for 30 s in the middle, then run `reveal detect` (text, JSON and the HTML report,
+# checked in headless Chromium) and check the incident.
 #
 #   scripts/demo.sh            (installs, builds, runs; about 3 minutes)
 # Environment: DEMO_OUT (default demo/out), DEMO_RECORD_S (120), DEMO_FAULT_AT_S (45),
@@ -57,9 +58,14 @@ awk -v f0="$F0" -v f1="$F1" '
   END { for (p in n) printf "   %-6s fault: %4d steps, mean step %.3f s\n", p, n[p], s[p] / n[p] }' \
   "$OUT/steps.log" | sort -k1,1r
 
-echo "== 4. reveal detect $OUT/demo.db"
-"$REVEAL" detect "$OUT/demo.db" | tee "$OUT/report.txt"
+echo "== 4. reveal detect $OUT/demo.db (text, JSON and the HTML report $OUT/report.html)"
+"$REVEAL" detect "$OUT/demo.db" --html "$OUT/report.html" | tee "$OUT/report.txt"
 "$REVEAL" detect "$OUT/demo.db" --json >"$OUT/report.json"
 
-echo "== 5. check against the injected interval"
+echo "== 5. the HTML report in headless Chromium (screenshot $OUT/report.png)"
+want=(--min-incidents 1)
+[[ $FAULT == none ]] && want=(--expect-incidents 0)
+node tests/report/browser_check.mjs "$OUT/report.html" --screenshot "$OUT/report.png" "${want[@]}" | tail -3
+
+echo "== 6. check against the injected interval"
 python3 scripts/check_incidents.py "$OUT/report.json" "$OUT/fault.txt"

@@ -65,7 +65,6 @@
 
 namespace reveal {
 
-inline constexpr std::size_t kNumSubsystems = 8;  // Subsystem::cpu .. Subsystem::system
 
 // Per-probe health as the sampler last saw it.
 struct ProbeHealth {

@@ -10,6 +10,7 @@
 // Derived channels (computed by features/derived) use source "derived".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@ enum class Subsystem : std::uint8_t {
   power_thermal,
   system,  // host-wide signals that belong to no single subsystem
 };
+inline constexpr std::size_t kNumSubsystems = 8;  // Subsystem::cpu .. Subsystem::system
 
 std::string_view to_string(Kind k);
 std::string_view to_string(Subsystem s);

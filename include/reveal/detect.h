@@ -101,6 +101,7 @@ struct DetectResult {
   std::string baseline_model;               // the model file scored against; "" otherwise
   std::size_t n_samples = 0, n_channels_recorded = 0, n_channels_used = 0, n_channels_model = 0;
   std::size_t reference_windows = 0;
+  double settle_s = 0;  // the start-up settle (DetectOptions::settle_s): no incident opens before it
   double false_per_day = 0;       // the knob (DetectOptions::false_per_day)
   double window_false_rate = 0;   // q: per-window false-alarm rate it implies
   std::size_t fused_detectors = 0;  // D  // windows the reference was fitted on (self mode: after reweighting)
@@ -108,6 +109,10 @@ struct DetectResult {
   std::vector<std::string> window_top_channel;  // per window: channel with the largest |z|
   std::vector<double> window_top_z;             // its robust z
   std::vector<std::string> scored_channels;     // the channels scored, in window_z column order
+  // Per scored channel: the robust-z reference of its window mean (median, and scale = robust
+  // SD: max(1.4826·MAD, floors)), in the channel's unit. |mean − median| < 3·scale is the band
+  // the HTML report draws as normal.
+  std::vector<double> reference_median, reference_scale;
   // Only with DetectOptions::window_z: rows = windows, columns = scored_channels; the sustained
   // robust z the robust_z detector uses (z of the window's min when above the reference median,
   // of its max when below, else 0; clipped to ±200). Empty otherwise.

@@ -25,6 +25,7 @@ using Action = std::function<int()>;
 Action add_probes(CLI::App& app);
 Action add_record(CLI::App& app);
 Action add_detect(CLI::App& app);
+Action add_report(CLI::App& app);  // detect.cpp: the HTML report (html_report.h)
 Action add_train(CLI::App& app);  // train.cpp: a baseline model file from known-good stores
 Action add_config(CLI::App& app);  // config.cpp: config show|diff
 Action add_docs(CLI::App& app);    // docs.cpp: docs metrics (hidden)

@@ -1,4 +1,4 @@
-// `reveal detect`: score a recording and report incidents.
+// `reveal detect`: score a recording and report incidents; `reveal report`: the same as an HTML file.
 //   reveal detect RUN [--baseline GOOD]...            one store, self or baseline reference
 //   reveal detect RUN --baseline MODEL                against a model file from `reveal train`
 //                                                     (reveal/baseline_model.h); known-good
@@ -9,7 +9,10 @@
 //                                                     (reveal/prometheus_source.h), per host
 // T: Unix seconds, ISO 8601 / RFC 3339 UTC (2026-11-30T21:00:00Z, or with an offset), "now",
 // or relative to now ("-10m", "now-10m").
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +25,7 @@
 #include "commands.h"
 #include "reveal/baseline_model.h"
 #include "reveal/detect.h"
+#include "reveal/html_report.h"
 #include "reveal/import.h"
 #include "reveal/peers.h"
 #include "reveal/report.h"
@@ -141,12 +145,50 @@ std::string peers_json(const PeersResult& pr, const std::string& source) {
   return j.dump(2) + "\n";
 }
 
-}  // namespace
+// Writes `text` to `path` through a temporary file renamed over it, so a failed write never
+// leaves a truncated report; throws std::runtime_error (exit 3) naming the file.
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int err = errno;
+  if (std::fclose(f) != 0 || !ok) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(ok ? errno : err));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(e));
+  }
+}
 
-Action add_detect(CLI::App& app) {
+// render_json() without the per-window channel z, which the HTML report needs but the JSON
+// carries only with --window-z.
+std::string json_of(DetectResult& r, const std::string& source, bool window_z) {
+  if (window_z) return render_json(r, source);
+  Matrix z = std::move(r.window_z);
+  r.window_z = Matrix();
+  std::string j = render_json(r, source);
+  r.window_z = std::move(z);
+  return j;
+}
+
+// `reveal report` prints one line per file written.
+std::string wrote_line(const std::string& path, std::size_t bytes, std::size_t hosts, std::size_t incidents) {
+  return fmt::format("wrote {} ({:.0f} KiB; {} host{}, {} incident{})\n", path, double(bytes) / 1024.0, hosts,
+                     hosts == 1 ? "" : "s", incidents, incidents == 1 ? "" : "s");
+}
+
+// `reveal detect` and `reveal report` share their options and their pipeline; `report` writes
+// the HTML report (-o) and prints one line, `detect` prints the text or JSON report (and the
+// HTML too with --html).
+Action add_detect_like(CLI::App& app, bool report) {
   struct Opts {
     std::vector<std::string> runs;
     std::vector<std::string> baselines;
+    std::string html;
     bool json = false, peers = false;
     DetectOptions d;
     std::size_t window = 3, stride = 1;
@@ -155,7 +197,17 @@ Action add_detect(CLI::App& app) {
     double timeout_s = 60;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("detect", "Find anomalous intervals in a recording and attribute them");
+  auto* sub = report ? app.add_subcommand("report",
+                                          "Write a self-contained HTML report of a recording's anomalies: score "
+                                          "timeline, incident cards with their channels, subsystem heatmap, "
+                                          "channel table")
+                     : app.add_subcommand("detect", "Find anomalous intervals in a recording and attribute them");
+  if (report)
+    sub->add_option("-o,--output", o->html, "HTML file to write (one file: scripts, styles and charts inline)")
+        ->required();
+  else
+    sub->add_option("--html", o->html,
+                    "Also write the HTML report to this file (what `reveal report -o FILE` writes)");
   sub->add_option("run", o->runs, "Store written by `reveal record` (several with --peers)");
   sub->add_option("--baseline", o->baselines,
                   "Reference: a model file from `reveal train`, or known-good recordings (repeatable), trained in "
@@ -173,7 +225,8 @@ Action add_detect(CLI::App& app) {
   sub->add_option("--step", o->step, "With --prometheus: sample spacing, e.g. 1s, 15s")->capture_default_str();
   sub->add_option("--timeout", o->timeout_s, "With --prometheus: seconds to wait for each answer")
       ->capture_default_str()->check(CLI::Range(0.1, 3600.0));
-  sub->add_flag("--json", o->json,
+  if (!report)
+    sub->add_flag("--json", o->json,
                 "Emit JSON (schema reveal.detect/1, docs/DETECT_JSON.md; an array of them, one per host, with "
                 "--prometheus; reveal.peers/1 with --peers, docs/FLEET.md)");
   sub->add_option("--window", o->window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
@@ -199,10 +252,11 @@ Action add_detect(CLI::App& app) {
                   "Expected false incidents per host-day: the rate the EVT-calibrated fused score is set to "
                   "(smaller = fewer, later alarms)")
       ->capture_default_str()->check(CLI::Range(1e-6, 1e6));
-  sub->add_flag("--window-z", o->d.window_z,
+  if (!report)
+    sub->add_flag("--window-z", o->d.window_z,
                 "With --json: add every window's per-channel robust z (windows.channels, windows.channel_z)");
   sub->add_option("--top", o->d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));
-  return [o, sub]() -> int {
+  return [o, sub, report]() -> int {
     o->d.window = {o->window, o->stride};
     const auto settle = parse_duration(o->settle);
     if (!settle || settle->count() < 0) throw UsageError("--settle: '" + o->settle + "' is not a duration (e.g. 10s, 0s)");
@@ -211,6 +265,8 @@ Action add_detect(CLI::App& app) {
       throw UsageError("--false-per-day: want a number of incidents per day in 1e-06..1e+06");
     if (!(o->d.prune_r >= 0.05 && o->d.prune_r <= 1.0)) throw UsageError("--pearson-cut: want a number in 0.05..1");
     o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
+    const bool html = !o->html.empty(), user_window_z = o->d.window_z;
+    if (html) o->d.window_z = true;  // the heatmap and the channel table
     const bool prom = !o->prometheus.empty();
     for (const char* flag : {"--match", "--start", "--end", "--step", "--timeout"})
       if (!prom && sub->count(flag)) throw UsageError(std::string(flag) + " needs --prometheus");
@@ -289,32 +345,68 @@ Action add_detect(CLI::App& app) {
     if (o->peers) {
       if (hosts.size() < 2)
         throw PeersError("--peers: only one host (" + names.front() + ") in " + source + "; nothing to compare with");
-      const PeersResult pr = compare_peers(hosts, names, o->d);
-      write_stdout(o->json ? peers_json(pr, source) : peers_text(pr, source));
+      PeersResult pr = compare_peers(hosts, names, o->d);
+      std::size_t incidents = 0;
+      if (html) {
+        std::vector<HtmlHost> hh;
+        for (const auto& h : pr.hosts) {
+          const auto it = std::find(names.begin(), names.end(), h.name);
+          hh.push_back({h.name, &hosts.at(std::size_t(it - names.begin())), &h.result});
+          incidents += h.result.incidents.size();
+        }
+        const std::string page = render_html(hh, source, &pr);
+        write_file(o->html, page);
+        if (report) write_stdout(wrote_line(o->html, page.size(), hh.size(), incidents));
+      }
+      if (!user_window_z)
+        for (auto& h : pr.hosts) h.result.window_z = Matrix();
+      if (!report) write_stdout(o->json ? peers_json(pr, source) : peers_text(pr, source));
       return kExitOk;
     }
     if (!prom) {
       DetectResult r = run_detect(hosts.front());
-      write_stdout(o->json ? render_json(r, o->runs.front()) : render_text(r, o->runs.front()));
+      if (html) {
+        const std::string page = render_html({{names.front(), &hosts.front(), &r}}, o->runs.front());
+        write_file(o->html, page);
+        if (report) write_stdout(wrote_line(o->html, page.size(), 1, r.incidents.size()));
+      }
+      if (!report)
+        write_stdout(o->json ? json_of(r, o->runs.front(), user_window_z) : render_text(r, o->runs.front()));
       return kExitOk;
     }
     // One report per host read from Prometheus.
     std::string out;
     nlohmann::json docs = nlohmann::json::array();
+    std::vector<DetectResult> results(hosts.size());
+    std::size_t incidents = 0;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
       const std::string src = source + " instance=" + names[i];
-      DetectResult r;
+      DetectResult& r = results[i];
       try {
         r = run_detect(hosts[i]);
       } catch (const DetectError& e) {
         throw DetectError("host " + names[i] + ": " + e.what());
       }
-      if (o->json) docs.push_back(nlohmann::json::parse(render_json(r, src)));
+      incidents += r.incidents.size();
+      if (report) continue;
+      if (o->json) docs.push_back(nlohmann::json::parse(json_of(r, src, user_window_z)));
       else out += (i ? "\n" : "") + render_text(r, src);
     }
-    write_stdout(o->json ? docs.dump(2) + "\n" : out);
+    if (html) {
+      std::vector<HtmlHost> hh;
+      for (std::size_t i = 0; i < hosts.size(); ++i) hh.push_back({names[i], &hosts[i], &results[i]});
+      const std::string page = render_html(hh, source);
+      write_file(o->html, page);
+      if (report) write_stdout(wrote_line(o->html, page.size(), hh.size(), incidents));
+    }
+    if (!report) write_stdout(o->json ? docs.dump(2) + "\n" : out);
     return kExitOk;
   };
 }
+
+}  // namespace
+
+Action add_detect(CLI::App& app) { return add_detect_like(app, false); }
+Action add_report(CLI::App& app) { return add_detect_like(app, true); }
 
 }  // namespace reveal::cli

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   CLI::App app{"reveal: finds anomalies in ML infrastructure from hardware telemetry alone"};
   app.require_subcommand(1);
   std::map<CLI::App*, Action> actions;
-  for (auto add : {add_probes, add_record, add_detect, add_train, add_config, add_info, add_export, add_import,
+  for (auto add : {add_probes, add_record, add_detect, add_report, add_train, add_config, add_info, add_export, add_import,
 #ifdef REVEAL_WITH_HTTP
                    add_agent,
 #endif

@@ -102,6 +102,8 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   }
   res.window_end_s = w.t_end_s;
   for (std::size_t j = 0; j < nc; ++j) res.scored_channels.push_back(chans[j]->name);
+  res.reference_median = model.robust_z().median();
+  res.reference_scale = model.robust_z().scale();
 
   // Incidents and attribution.
   std::unique_ptr<bool[]> anomalous(new bool[nw]);
@@ -109,6 +111,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   std::vector<double> zbar(nc), mean_value(nc), if_share(nc), spe_share(nc), ifc(nc), spec(nc);
   IncidentRule rule = opts.incident;
   rule.settle_windows = settle_count(w, opts.settle_s);
+  res.settle_s = opts.settle_s;
   for (auto [a, b] : find_incidents(std::span<const bool>(anomalous.get(), nw), rule,
                                     std::span<const bool>(sustained.get(), nw))) {
     Incident inc;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `reveal report` in a real browser: the HTML report of the H200 recording (one power/thermal
-# incident +50..+81 s) and of the clean fleet-a run (no incident, charts still drawn) are
+# incident +50..+81 s), of the clean fleet-a run (no incident, charts still drawn), of an
+# imported store (`detect --html`) and of three hosts in peers mode are
 # loaded in headless Chromium by tests/report/browser_check.mjs (charts drawn, incident cards,
 # sortable channel table, no console error, no network). The reports and their full-page
 # screenshots are kept in ${REVEAL_ARTIFACT_DIR:-<build dir>/artifacts}.
@@ -34,8 +35,35 @@ report() {
   ((rc == 0)) || fail "$name: browser check exit $rc"
   echo "artefacts: $ART/report-$name.html$([[ -s $ART/report-$name.png ]] && echo " $ART/report-$name.png")"
 }
-report h200 "$R/h200-gpu-contention.db" --min-incidents 1
-report fleet-a "$R/fleet-a.db" --expect-incidents 0 --no-table
+report h200 "$R/h200-gpu-contention.db" --expect-incidents 1 --expect-subsystem power/thermal
+report fleet-a "$R/fleet-a.db" --expect-incidents 0
+
+# check NAME CHECK-OPTIONS...: the browser check on $T/NAME.html, kept as artefacts.
+check() {
+  local name=$1
+  shift
+  cp "$T/$name.html" "$ART/report-$name.html"
+  echo "== browser check: $name"
+  node "$CHECK" "$T/$name.html" --screenshot "$ART/report-$name.png" "$@" || fail "$name: browser check exit $?"
+}
+# An imported store (CSV round trip of fleet-b: a memory incident), through `detect --html`.
+if "$REVEAL" export "$R/fleet-b.db" --csv "$T/b.csv" 2>"$T/err" &&
+   "$REVEAL" import csv "$T/b.csv" -o "$T/imported.db" --channels-from "$R/fleet-b.db" 2>"$T/err" &&
+   "$REVEAL" detect "$T/imported.db" --html "$T/imported.html" >"$T/out" 2>"$T/err"; then
+  grep -q "INCIDENT #1" "$T/out" || fail "imported: detect --html printed no text report"
+  check imported --expect-incidents 1 --expect-subsystem memory
+else
+  fail "imported: $(head -c 300 "$T/err")"
+fi
+# Peers: one fused-score line per host on the overview, the odd host's memory incident.
+if "$REVEAL" report --peers "$R/fleet-a.db" "$R/fleet-b.db" "$R/fleet-c.db" -o "$T/peers.html" >"$T/out" 2>"$T/err"; then
+  grep -q "3 hosts, 1 incident" "$T/out" || fail "peers: unexpected summary line: $(cat "$T/out")"
+  n=$(grep -o '<path class="hostline"' "$T/peers.html" | wc -l)
+  ((n == 3)) || fail "peers: $n host lines on the overview, want 3"
+  check peers --expect-incidents 1 --expect-subsystem memory
+else
+  fail "peers: $(head -c 300 "$T/err")"
+fi
 
 echo "report browser test: $fails failure(s)"
 ((fails == 0))

@@ -1,0 +1,220 @@
+#include <cmath>
+#include <random>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "reveal/detect.h"
+#include "reveal/html_report.h"
+#include "reveal/peers.h"
+#include "../../src/report/svg.h"
+
+namespace reveal {
+namespace {
+
+// A 1 Hz recording of four gauges; between [from, to) the cpu gauge shifts up by 36 noise SDs.
+Recording synth(std::size_t n, std::size_t from, std::size_t to, std::uint64_t seed, std::string host = "synthetic") {
+  Recording r;
+  r.meta.hostname = std::move(host);
+  r.meta.interval_s = 1.0;
+  r.meta.command = "python3 train.py --lr 1e-3 && echo <done>";
+  r.channels = {{"test:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                {"test:mem_used", "%", Kind::gauge, Subsystem::memory},
+                {"test:rx", "bytes/s", Kind::gauge, Subsystem::network},
+                {"test:disk_util", "%", Kind::gauge, Subsystem::storage}};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool fault = i >= from && i < to;
+    const double row[] = {50 + 3 * noise(rng) + (fault ? 36 : 0), 40 + 2 * noise(rng), 5e6 + 2e5 * noise(rng),
+                          10 + 2 * noise(rng)};
+    r.values.append_row(row);
+    r.t_unix_ns.push_back(std::int64_t(1'700'000'000) * 1'000'000'000 + std::int64_t(i) * 1'000'000'000);
+  }
+  r.meta.start_unix_ns = r.t_unix_ns.front();
+  r.meta.end_unix_ns = r.t_unix_ns.back();
+  r.config = {{"net.eth0.mtu", "9000"}};
+  return r;
+}
+
+DetectOptions with_window_z() {
+  DetectOptions o;
+  o.window_z = true;
+  return o;
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+std::set<std::string> duplicate_ids(const std::string& page) {
+  std::set<std::string> seen, dup;
+  static const std::regex id(R"re(\sid="([^"]+)")re");
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), id); it != std::sregex_iterator(); ++it)
+    if (!seen.insert((*it)[1]).second) dup.insert((*it)[1]);
+  return dup;
+}
+
+TEST(Html, OneRunHasEveryPartAndTheIncidentCard) {
+  const Recording run = synth(120, 50, 80, 1);
+  const DetectResult r = detect(run, {}, with_window_z());
+  ASSERT_EQ(r.incidents.size(), 1u);
+  ASSERT_EQ(r.reference_median.size(), r.scored_channels.size());
+  const std::string page = render_html({{"synthetic", &run, &r}}, "run.db");
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find(R"(<svg id="timeline" class="chart timeline")"), std::string::npos);
+  EXPECT_NE(page.find(R"(<svg id="heatmap" class="chart heatmap")"), std::string::npos);
+  EXPECT_EQ(count(page, R"(<section class="incident")"), 1u);
+  EXPECT_NE(page.find(R"(data-subsystem="cpu")"), std::string::npos);
+  // The card's small multiples: one chart per top channel, each with its reference band.
+  EXPECT_EQ(count(page, R"(class="chart small")"), r.incidents[0].top.size());
+  EXPECT_EQ(count(page, R"(<rect class="ref-band")"), r.incidents[0].top.size());
+  // The threshold is drawn, the incident shaded on the timeline.
+  EXPECT_NE(page.find(R"(<line class="threshold")"), std::string::npos);
+  EXPECT_GE(count(page, R"(<rect class="inc")"), 1u + r.incidents[0].top.size());
+  // One table row per scored channel, the strongest first: the shifted cpu channel.
+  const auto table = page.find(R"(<table id="channels")");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_EQ(count(page.substr(table), "<tr>"), r.scored_channels.size() + 1);
+  EXPECT_NE(page.find(R"(<td data-value="test:cpu_busy">)", table), std::string::npos);
+  EXPECT_LT(page.find("test:cpu_busy", table), page.find("test:mem_used", table));
+  // Run summary and configuration snapshot.
+  EXPECT_NE(page.find("net.eth0.mtu"), std::string::npos);
+  EXPECT_NE(page.find("1 incident:"), std::string::npos);
+  EXPECT_TRUE(duplicate_ids(page).empty());
+}
+
+TEST(Html, SelfContainedEscapedAndDeterministic) {
+  const Recording run = synth(120, 50, 80, 2, "<script>alert(1)</script>");
+  const DetectResult r = detect(run, {}, with_window_z());
+  const std::string page = render_html({{run.meta.hostname, &run, &r}}, "a&b.db");
+  EXPECT_EQ(page.find("<script>alert"), std::string::npos);
+  EXPECT_NE(page.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(page.find("echo &lt;done&gt;"), std::string::npos);
+  EXPECT_NE(page.find("a&amp;b.db"), std::string::npos);
+  // Nothing is fetched: no URL, no external script, style or image.
+  for (const char* ref : {"http:", "https:", "src=", "<link", "@import", "url("}) EXPECT_EQ(page.find(ref), std::string::npos) << ref;
+  EXPECT_EQ(count(page, "<script>"), 1u);
+  EXPECT_EQ(page, render_html({{run.meta.hostname, &run, &r}}, "a&b.db"));
+}
+
+TEST(Html, CleanRunSaysSoAndStillDrawsItsCharts) {
+  const Recording run = synth(200, 0, 0, 3);
+  const DetectResult r = detect(run, {}, with_window_z());
+  ASSERT_TRUE(r.incidents.empty());
+  const std::string page = render_html({{"clean", &run, &r}}, "clean.db");
+  EXPECT_NE(page.find("No incidents"), std::string::npos);
+  EXPECT_EQ(count(page, R"(<section class="incident")"), 0u);
+  EXPECT_NE(page.find(R"(<path class="fused")"), std::string::npos);
+  EXPECT_NE(page.find(R"(id="heatmap")"), std::string::npos);
+}
+
+TEST(Html, WithoutWindowZTheHeatmapSaysWhyAndTheRestRenders) {
+  const Recording run = synth(120, 50, 80, 1);
+  const DetectResult r = detect(run, {}, {});
+  const std::string page = render_html({{"h", &run, &r}}, "run.db");
+  EXPECT_EQ(page.find(R"(id="heatmap")"), std::string::npos);
+  EXPECT_NE(page.find("No per-channel window scores"), std::string::npos);
+  EXPECT_NE(page.find(R"(id="timeline")"), std::string::npos);
+}
+
+TEST(Html, ManyIncidentsGetCardsForTheStrongestAndATableForAll) {
+  const Recording run = synth(120, 50, 80, 1);
+  DetectResult r = detect(run, {}, with_window_z());
+  ASSERT_EQ(r.incidents.size(), 1u);
+  const Incident one = r.incidents[0];
+  r.incidents.clear();
+  for (int i = 0; i < 30; ++i) {
+    Incident inc = one;
+    inc.peak_score = 1.0 + i;  // the last 20 are the strongest
+    r.incidents.push_back(inc);
+  }
+  const std::string page = render_html({{"h", &run, &r}}, "run.db");
+  EXPECT_EQ(count(page, R"(<section class="incident")"), 20u);
+  EXPECT_NE(page.find(R"(id="incident-11")"), std::string::npos);
+  EXPECT_EQ(page.find(R"(id="incident-10")"), std::string::npos);
+  const auto table = page.find(R"(<table id="incident-table")");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_EQ(count(page.substr(table, page.find("</table>", table) - table), "<tr>"), 31u);
+  EXPECT_NE(page.find("30 incidents, the 10 strongest"), std::string::npos);
+}
+
+TEST(Html, SeveralHostsGetTheirOwnSectionsAndUniqueIds) {
+  const Recording a = synth(120, 50, 80, 1, "a"), b = synth(120, 0, 0, 4, "b");
+  const DetectResult ra = detect(a, {}, with_window_z()), rb = detect(b, {}, with_window_z());
+  const std::string page = render_html({{"a", &a, &ra}, {"b", &b, &rb}}, "prometheus");
+  EXPECT_EQ(count(page, R"(<article class="host")"), 2u);
+  EXPECT_NE(page.find(R"(id="timeline-2")"), std::string::npos);
+  EXPECT_NE(page.find(R"(id="channels-2")"), std::string::npos);
+  EXPECT_TRUE(duplicate_ids(page).empty());
+}
+
+TEST(Html, PeersDrawOneLinePerHostOnTheOverview) {
+  std::vector<Recording> hosts = {synth(120, 50, 80, 1, "odd"), synth(120, 0, 0, 2, "p1"), synth(120, 0, 0, 3, "p2")};
+  const PeersResult pr = compare_peers(hosts, {"odd", "p1", "p2"}, with_window_z());
+  std::vector<HtmlHost> hh;
+  for (const auto& h : pr.hosts)
+    for (std::size_t i = 0; i < hosts.size(); ++i)
+      if (hosts[i].meta.hostname == h.name) hh.push_back({h.name, &hosts[i], &h.result});
+  ASSERT_EQ(hh.size(), 3u);
+  const std::string page = render_html(hh, "peers", &pr);
+  const auto overview = page.find(R"(<svg id="timeline" class="chart timeline peers")");
+  ASSERT_NE(overview, std::string::npos);
+  const std::string chart = page.substr(overview, page.find("</svg>", overview) - overview);
+  EXPECT_EQ(count(chart, R"(<path class="hostline")"), 3u);
+  EXPECT_NE(page.find(R"(<table id="peers-ranking")"), std::string::npos);
+  EXPECT_EQ(count(page, R"(<article class="host")"), 3u);
+  EXPECT_TRUE(duplicate_ids(page).empty());
+  ASSERT_TRUE(pr.odd.has_value());
+  EXPECT_NE(page.find("Odd host: <b>odd</b>"), std::string::npos);
+}
+
+TEST(Html, MissingRunOrResultIsAnError) {
+  const Recording run = synth(20, 0, 0, 1);
+  EXPECT_THROW(render_html({}, "x"), std::invalid_argument);
+  EXPECT_THROW(render_html({{"h", &run, nullptr}}, "x"), std::invalid_argument);
+}
+
+TEST(Svg, LongSeriesAreReducedPerPixelColumnKeepingPeaks) {
+  report::SvgChart c("c", "", 300, 100);
+  std::vector<double> x(100000), y(100000, 1.0);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = double(i);
+  y[54321] = 50;  // one spike
+  c.x_domain(0, 1e5);
+  c.y_domain(0, 60);
+  c.line(x, y, "l");
+  const std::string s = c.str();
+  const std::size_t points = count(s, "L") + count(s, "M");
+  EXPECT_LE(points, 4u * 300u);
+  EXPECT_GE(points, 200u);
+  // The spike survives: some point is drawn at y(50).
+  EXPECT_NE(s.find(fmt::format(",{:.1f}", c.y(50))), std::string::npos);
+}
+
+TEST(Svg, GapsBreakTheLine) {
+  report::SvgChart c("", "", 300, 100);
+  c.x_domain(0, 4);
+  c.y_domain(0, 4);
+  const std::vector<double> x = {0, 1, 2, 3, 4}, y = {1, 2, NAN, 3, 4};
+  c.line(x, y, "l");
+  EXPECT_EQ(count(c.str(), "M"), 2u);
+}
+
+TEST(Svg, TicksAndEscapingAndDurations) {
+  EXPECT_EQ(report::nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  const std::vector<double> small = report::nice_ticks(0.05, 0.31, 3);
+  ASSERT_EQ(small.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(small[i], 0.1 * double(i + 1), 1e-12);
+  EXPECT_TRUE(report::nice_ticks(1, 1, 5).empty());
+  EXPECT_EQ(report::esc(R"(<a href="x">'&')"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;");
+  EXPECT_EQ(report::format_seconds(45), "45 s");
+  EXPECT_EQ(report::format_seconds(150), "2m30s");
+  EXPECT_EQ(report::format_seconds(3900), "1h05m");
+}
+
+}  // namespace
+}  // namespace reveal
