@@ -118,6 +118,12 @@ assert [d["run"]["hostname"] for d in docs] == ["fleet-a", "fleet-b", "fleet-c"]
 b = docs[1]
 assert b["reference"]["mode"] == "self" and b["incidents"], b["incidents"]
 PY
+# The same as one HTML report: a section per host, fleet-b's incident card among them.
+expect_exit 0 "$REVEAL" report --prometheus "$URL" --match '{job="reveal"}' --start "$T0" --end "$T1" -o "$T/fleet.html"
+grep -q "3 hosts" "$T/out" || fail "report --prometheus: $(cat "$T/out")"
+n=$(grep -o '<article class="host"' "$T/fleet.html" | wc -l)
+((n == 3)) || fail "report --prometheus: $n host sections, want 3"
+grep -q '<section class="incident"' "$T/fleet.html" || fail "report --prometheus: no incident card"
 # A selector that matches nothing: exit 3, one line.
 expect_exit 3 "$REVEAL" detect --prometheus "$URL" --match '{job="nope"}' --start "$T0" --end "$T1"
 grep -q "no series matches" "$T/err" || fail "no-match error: $(cat "$T/err")"
