@@ -92,6 +92,9 @@ struct DetectorTrace {
   // or median + cut·scale without a tail fit); NaN when not fitted.
   double threshold = 0;
   bool fused = false;  // part of the fused score
+  // Per window: this detector's level (≥ 1: it alone makes the window anomalous; the fused
+  // score is the largest level of the fused detectors); NaN where not computed (pca_t2).
+  std::vector<double> level;
 };
 
 struct DetectResult {

@@ -92,6 +92,12 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     sustained[k] = sc.sustained;
     for (std::size_t d = 0; d < 3; ++d) level(k, d) = sc.level[d];
   }
+  for (DetectorTrace* t : {&tz, &tif, &tspe, &tt2}) t->level.assign(nw, __builtin_nan(""));
+  for (std::size_t k = 0; k < nw; ++k) {
+    tz.level[k] = level(k, 0);
+    tif.level[k] = level(k, 1);
+    tspe.level[k] = level(k, 2);
+  }
   res.window_start_s = w.t_start_s;
   for (std::size_t k = 0; k < nw; ++k) {
     std::size_t best = 0;

@@ -170,9 +170,25 @@ std::string timeline_chart(const DetectResult& r, const std::string& id) {
   }
   c.hline(1.0, "threshold", "threshold 1");
   std::vector<double> y(r.fused.size());
+  // Each fused detector's own level, thin, under the fused score (their maximum).
+  for (std::size_t d = 0; d < r.detectors.size(); ++d) {
+    const DetectorTrace& t = r.detectors[d];
+    if (!t.fused || t.level.size() != y.size()) continue;
+    for (std::size_t k = 0; k < y.size(); ++k) y[k] = std::isfinite(t.level[k]) ? std::clamp(t.level[k], 0.0, kTimelineYMax) : NAN;
+    c.line(r.window_end_s, y, "detector d" + std::to_string(d), t.name + " level per window");
+  }
   for (std::size_t k = 0; k < y.size(); ++k) y[k] = std::isfinite(r.fused[k]) ? std::clamp(r.fused[k], 0.0, kTimelineYMax) : NAN;
   c.line(r.window_end_s, y, "fused", "fused anomaly level per window (≥ 1: anomalous)");
   return c.str();
+}
+
+// The fused detectors' line styles, named.
+std::string detector_legend(const DetectResult& r) {
+  std::string o;
+  for (std::size_t d = 0; d < r.detectors.size(); ++d)
+    if (r.detectors[d].fused)
+      o += fmt::format("{}<span class=\"k-d{}\">{}</span>", o.empty() ? "" : ", ", d, esc(r.detectors[d].name));
+  return o.empty() ? "none" : o;
 }
 
 // Small multiple of one channel around an incident.
@@ -457,10 +473,13 @@ std::string host_section(const HtmlHost& h, const std::string& sfx, const std::s
   if (with_title) o += fmt::format("<h2 class=\"hosttitle\">Host {}</h2>", esc(h.name));
   o += verdict(r, sfx);
   o += summary_section(h, sfx);
-  o += fmt::format("<section class=\"score\"><h2>Anomaly score</h2>{}<p class=\"legend\">fused level per window "
-                   "(1 = the threshold set by the false-alarm rate; above {:g} drawn at {:g}); shaded: incidents; grey: the start-up, "
-                   "when no incident opens</p></section>",
-                   timeline_chart(r, timeline_id), kTimelineYMax, kTimelineYMax);
+  o += fmt::format("<section class=\"score\"><h2>Anomaly score</h2>{}<p class=\"legend\">x: time since {} · "
+                   "<b class=\"k-fused\">fused level</b> per window (1 = the threshold set by the false-alarm rate; "
+                   "above {:g} drawn at {:g}) and each fused detector's own level: {} · shaded: incidents; grey: the "
+                   "start-up, when no incident opens</p></section>",
+                   timeline_chart(r, timeline_id),
+                   r.meta.start_unix_ns ? format_utc(r.meta.start_unix_ns) : "the start", kTimelineYMax, kTimelineYMax,
+                   detector_legend(r));
   o += fmt::format("<section class=\"incidents\"><h2>Incidents ({})</h2>", r.incidents.size());
   if (r.incidents.empty()) o += "<p>None.</p>";
   const std::vector<std::size_t> carded = strongest(r, kCardsMax);
@@ -551,7 +570,8 @@ th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{co
 .filter{margin:4px 0 6px;padding:4px 8px;width:320px;max-width:100%;border:1px solid var(--line);border-radius:4px}
 svg.chart{display:block;max-width:100%;height:auto;font-size:11px;fill:var(--muted)}svg.chart text{fill:var(--muted)}
 .axis line{stroke:#9aa3b2;stroke-width:1}.axis line.grid{stroke:#eef1f5}.ylabel{font-size:11px}
-.fused{fill:none;stroke:#1f4e99;stroke-width:1.6}.series{fill:none;stroke-width:1.4}.hostline{fill:none;stroke-width:1.5}
+.fused{fill:none;stroke:#1f4e99;stroke-width:1.6}.k-fused{color:#1f4e99}.detector{fill:none;stroke-width:1;opacity:.8}
+.d0{stroke:#f28e2b}.k-d0{color:#d0731a;font-weight:600}.d1{stroke:#59a14f}.k-d1{color:#3f7f37;font-weight:600}.d2{stroke:#b07aa1}.k-d2{color:#8a5a80;font-weight:600}.series{fill:none;stroke-width:1.4}.hostline{fill:none;stroke-width:1.5}
 .threshold{stroke:var(--accent);stroke-dasharray:5 4;stroke-width:1.2}.threshold-label{fill:var(--accent)!important}
 .inc{fill:rgba(198,40,40,.13)}.settle{fill:rgba(120,120,120,.10)}.inc-absence{fill:rgba(120,120,120,.18)}.inc-outline{fill:none;stroke:var(--accent);stroke-width:1.2}
 .ref-band{fill:rgba(46,125,50,.12)}.ref-median{stroke:rgba(46,125,50,.7);stroke-dasharray:3 3}

@@ -31,7 +31,13 @@ expect 2 "duration" -- record -o "$T/x.db" --duration banana
 expect 2 "unknown probe" -- probes --probes no.such.probe
 expect 2 "error" -- nosuchcommand
 
+expect 2 "output" -- report "$FIX/recordings/fleet-a.db"
+expect 2 "json" -- report "$FIX/recordings/fleet-a.db" -o "$T/r.html" --json
+
 # Input errors: exit 3.
+expect 3 "no such file" -- report "$T/missing.db" -o "$T/r.html"
+expect 3 "cannot write $T/no/such/dir/r.html" -- report "$FIX/recordings/fleet-a.db" -o "$T/no/such/dir/r.html"
+expect 3 "cannot write $T/no/r.html" -- detect "$FIX/recordings/fleet-a.db" --html "$T/no/r.html"
 expect 3 "no such file" -- detect "$T/missing.db"
 : >"$T/empty.db"
 expect 3 "empty" -- detect "$T/empty.db"
