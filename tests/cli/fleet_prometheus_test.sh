@@ -118,6 +118,11 @@ assert [d["run"]["hostname"] for d in docs] == ["fleet-a", "fleet-b", "fleet-c"]
 b = docs[1]
 assert b["reference"]["mode"] == "self" and b["incidents"], b["incidents"]
 PY
+# --fail-on-incident: fleet-b has an incident, so 1 (per-host and --peers), the report printed.
+expect_exit 1 "$REVEAL" detect --prometheus "$URL" --match '{job="reveal"}' --start "$T0" --end "$T1" --fail-on-incident
+grep -q "^SUMMARY: " "$T/out" || fail "no report with --fail-on-incident: $(head -3 "$T/out")"
+expect_exit 1 "$REVEAL" detect --prometheus "$URL" --match '{job="reveal"}' --start "$T0" --end "$T1" --peers --fail-on-incident
+grep -q "^odd host: fleet-b" "$T/out" || fail "no peers report with --fail-on-incident: $(head -3 "$T/out")"
 # A selector that matches nothing: exit 3, one line.
 expect_exit 3 "$REVEAL" detect --prometheus "$URL" --match '{job="nope"}' --start "$T0" --end "$T1"
 grep -q "no series matches" "$T/err" || fail "no-match error: $(cat "$T/err")"
