@@ -13,7 +13,9 @@ BUILD_PKGS=(build-essential cmake pkg-config
 # and its /metrics load test. python3-sklearn: the Isolation Forest check against scikit-learn
 # (tests/detect/iforest_sklearn_test.py), its speed comparison (bench/pipeline) and, with
 # python3-numpy, the SMD benchmark (bench/smd/eval.py) and its IsolationForest / PCA baselines.
-RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl)
+# groff-base and man-db: the man page test (tests/cli/cli_docs_test.sh renders docs/reveal.1).
+RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl
+          groff-base man-db)
 # The HTML report's browser check (tests/report/browser_check.mjs): Debian's headless-capable
 # Chromium (playwright-core drives it by executablePath; no browser download) and a font for
 # the full-page screenshot.

@@ -40,6 +40,8 @@
 #include <string_view>
 #include <vector>
 
+#include "reveal/units.h"  // parse_duration, parse_size
+
 namespace reveal {
 
 struct AgentConfig {
@@ -78,9 +80,6 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
 
 // "listen" split into host and port; nullopt when malformed (no ':', port not 1..65535).
 std::optional<std::pair<std::string, int>> parse_listen(std::string_view listen);
-
-// "256MiB", "1GiB", "500kB", "4096" -> bytes; nullopt when malformed or negative.
-std::optional<std::uint64_t> parse_size(std::string_view s);
 
 // Glob match with '*' (any run of characters, including none) and '?' (one character).
 bool glob_match(std::string_view pattern, std::string_view text);

@@ -44,6 +44,7 @@
 
 #include "reveal/features.h"
 #include "reveal/incident.h"
+#include "reveal/progress.h"
 #include "reveal/recording.h"
 
 namespace reveal {
@@ -78,6 +79,9 @@ struct DetectOptions {
   // Keep every window's per-channel robust z in DetectResult::window_z (off: it is
   // windows × channels numbers; `reveal detect --window-z` for evaluation).
   bool window_z = false;
+  // Receives the stages of the work as it goes (reveal/progress.h); not owned, null for none.
+  // Never saved in a model file (BaselineModel::train drops it).
+  Progress* progress = nullptr;
 };
 
 struct DetectorTrace {

@@ -10,28 +10,31 @@
 #include "commands.h"
 #include "reveal/agent_config.h"
 #include "reveal/units.h"
+#include "time_arg.h"
 
 namespace reveal::cli {
 
 Action add_agent(CLI::App& app) {
   struct Opts {
-    std::string config, listen, store, replay, interval, root;
+    std::string config, listen, store, replay, interval, root, store_max_size, store_max_age;
     std::vector<std::string> probes, exclude;
     bool check_config = false, exit_after_replay = false, quiet = false;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand(
       "agent", "Run the per-host daemon: sample continuously, detect in streaming mode, serve /metrics for Prometheus");
-  sub->footer(
-      "Examples:\n"
-      "  reveal agent --config /etc/reveal/agent.toml\n"
-      "  reveal agent --listen 127.0.0.1:9797 --store /var/lib/reveal/agent.db\n"
-      "  reveal agent --replay run.db --listen 127.0.0.1:9800 --store /tmp/replay.db\n"
-      "Signals: SIGHUP reloads the configuration file, SIGTERM/SIGINT flush the store and exit 0.");
+  set_help_footer(sub,
+                  {"reveal agent --config /etc/reveal/agent.toml",
+                   "reveal agent --listen 127.0.0.1:9797 --store /var/lib/reveal/agent.db --store-max-size 1GiB",
+                   "reveal agent --replay run.db --listen 127.0.0.1:9800 --store /tmp/replay.db"},
+                  {"0  also after SIGTERM or SIGINT, which flush the store (SIGHUP reloads the configuration file)"});
   sub->add_option("--config", o->config, "TOML configuration file (deploy/reveal-agent.toml documents every key)");
   sub->add_flag("--check-config", o->check_config, "Load the configuration (file and flags), report the first error and exit (0 ok, 2 error)");
   sub->add_option("--listen", o->listen, "host:port of the HTTP server (default 127.0.0.1:9797)");
   sub->add_option("--store", o->store, "Rolling store file (default /var/lib/reveal/agent.db; the previous one becomes <path>.prev)");
+  sub->add_option("--store-max-size", o->store_max_size,
+                  "Keep the store's sample data below this size, e.g. 256MiB, 1GiB, 500MB (at least 1MiB; [store] max_size)");
+  sub->add_option("--store-max-age", o->store_max_age, "Drop samples older than this, e.g. 24h, 90m ([store] max_age)");
   sub->add_option("--interval", o->interval, "Sampling interval, e.g. 1s, 500ms");
   sub->add_option("--root", o->root, "Read /proc and /sys under this directory (e.g. /host)");
   sub->add_option("--probes", o->probes, "Only these probes (names, or prefixes ending in *)")->delimiter(',');
@@ -61,6 +64,8 @@ Action add_agent(CLI::App& app) {
         c.listen = o->listen;
       }
       if (!o->store.empty()) c.store_path = o->store;
+      if (!o->store_max_size.empty()) c.store_max_bytes = parse_size_arg("--store-max-size", o->store_max_size, 1ull << 20);
+      if (!o->store_max_age.empty()) c.store_max_age = std::chrono::nanoseconds(parse_duration_arg("--store-max-age", o->store_max_age, 1));
       if (!o->interval.empty()) {
         auto d = parse_duration(o->interval);
         if (!d || d->count() < 1'000'000) throw ConfigError("--interval '" + o->interval + "' is not a duration of at least 1ms");

@@ -1,9 +1,10 @@
 // One function per subcommand; each registers its options on `app` and returns the action
-// to run when that subcommand was chosen. Exit codes: 0 ok, 2 usage, 3 input error;
-// `record -- CMD` returns CMD's exit status.
+// to run when that subcommand was chosen. Exit codes: 0 ok, 1 incidents found (detect
+// --fail-on-incident), 2 usage, 3 input error; `record -- CMD` returns CMD's exit status.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
@@ -12,7 +13,10 @@
 
 namespace reveal::cli {
 
+inline constexpr const char* kVersion = "0.1.0";  // reveal's version (stores, man page)
+
 inline constexpr int kExitOk = 0;
+inline constexpr int kExitIncidents = 1;  // detect --fail-on-incident found some
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInput = 3;
 
@@ -46,6 +50,17 @@ void check_root(const std::string& root);
 // Writes `text` to stdout and flushes; throws std::runtime_error (exit 3) when the write fails
 // (a full disk, a closed pipe), so a truncated report never exits 0.
 void write_stdout(const std::string& text);
+
+// Sets `sub`'s --help footer (CLI11 footer, also read by `reveal docs man`): an "Examples:"
+// section with one command per line, then "Exit status:" with the codes every subcommand shares
+// and `status_lines` ("1  incidents found ...") in front of them. The man page and completion
+// parse this layout (docs.cpp): keep examples one line each.
+void set_help_footer(CLI::App* sub, const std::vector<std::string>& examples,
+                     const std::vector<std::string>& status_lines = {});
+
+// A command line naming a subcommand that does not exist ("reveal detcet", "reveal import
+// parquet", "reveal config shoe"), as a one-line message listing the choices; nullopt otherwise.
+std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv);
 
 // Prints "reveal: error: <msg>" on one line to stderr.
 void error(const std::string& msg);

@@ -128,11 +128,15 @@ Action add_config(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("config", "Show or compare the host configuration of recordings");
   sub->require_subcommand(1);
+  set_help_footer(sub, {"reveal config show run.db", "reveal config diff a.db b.db", "reveal config show --help"});
   auto* show_cmd = sub->add_subcommand("show", "Print a recording's configuration snapshot and its changes");
+  set_help_footer(show_cmd, {"reveal config show run.db", "reveal config show --root /host --json"});
   show_cmd->add_option("store", o->a, "Store written by `reveal record` (omit to read the live --root)");
   show_cmd->add_option("--root", o->root, "Read the live configuration under this directory")->capture_default_str();
   show_cmd->add_flag("--json", o->json, "Emit JSON instead of text");
   auto* diff_cmd = sub->add_subcommand("diff", "Compare the configuration of two recordings (or one and a live --root)");
+  set_help_footer(diff_cmd, {"reveal config diff a.db b.db", "reveal config diff a.db b.db --end --json",
+                             "reveal config diff run.db --root /"});
   diff_cmd->add_option("a", o->a, "First store")->required();
   diff_cmd->add_option("b", o->b, "Second store (omit with --root to compare against the live host)");
   auto* root_opt = diff_cmd->add_option("--root", o->root, "Compare against the live configuration under this directory");

@@ -8,7 +8,7 @@
 //                                                     the agents' raw channels from Prometheus
 //                                                     (reveal/prometheus_source.h), per host
 // T: Unix seconds, ISO 8601 / RFC 3339 UTC (2026-11-30T21:00:00Z, or with an offset), "now",
-// or relative to now ("-10m", "now-10m").
+// or relative to now ("-10m", "now-10m"): time_arg.h parse_wall_time.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -31,35 +31,14 @@
 #include "reveal/report.h"
 #include "reveal/store.h"
 #include "reveal/units.h"
+#include "progress_bar.h"
+#include "time_arg.h"
 #ifdef REVEAL_WITH_HTTP
 #include "reveal/prometheus_source.h"
 #endif
 
 namespace reveal::cli {
 namespace {
-
-// --start/--end: see the file comment. Throws UsageError naming the flag.
-std::int64_t parse_time_arg(const std::string& flag, const std::string& text, std::int64_t now_ns) {
-  const auto bad = [&] {
-    return UsageError(flag + ": '" + text + "' is not a time (Unix seconds, 2026-11-30T21:00:00Z, -10m or now)");
-  };
-  std::string_view s = text;
-  if (s == "now") return now_ns;
-  if (s.starts_with("now-")) s.remove_prefix(3);
-  if (s.starts_with("-")) {
-    const auto d = parse_duration(s.substr(1));
-    if (!d) throw bad();
-    return now_ns - d->count();
-  }
-  if (!s.empty() && s.find_first_not_of("0123456789.") == std::string_view::npos) {
-    char* end = nullptr;
-    const double secs = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || !(secs >= 0) || secs > 1e11) throw bad();
-    return std::llround(secs * 1e9);
-  }
-  if (const auto t = parse_utc_time(s)) return *t;
-  throw bad();
-}
 
 // Display names of several stores: their hostnames when those differ, else the paths.
 std::vector<std::string> store_names(const std::vector<Recording>& runs, const std::vector<std::string>& paths) {
@@ -189,7 +168,7 @@ Action add_detect_like(CLI::App& app, bool report) {
     std::vector<std::string> runs;
     std::vector<std::string> baselines;
     std::string html;
-    bool json = false, peers = false;
+    bool json = false, peers = false, fail_on_incident = false, no_progress = false;
     DetectOptions d;
     std::size_t window = 3, stride = 1;
     std::string settle = "10s", pca = "report";
@@ -202,12 +181,27 @@ Action add_detect_like(CLI::App& app, bool report) {
                                           "timeline, incident cards with their channels, subsystem heatmap, "
                                           "channel table")
                      : app.add_subcommand("detect", "Find anomalous intervals in a recording and attribute them");
-  if (report)
+  if (report) {
     sub->add_option("-o,--output", o->html, "HTML file to write (one file: scripts, styles and charts inline)")
         ->required();
-  else
+    set_help_footer(sub,
+                    {"reveal report run.db -o report.html", "reveal report run.db --baseline good.model -o report.html",
+                     "reveal report --peers host-a.db host-b.db host-c.db -o fleet.html",
+                     "reveal report --prometheus http://prom:9090 --match '{job=\"reveal\"}' --start -30m -o fleet.html"},
+                    {"1  incidents found, with --fail-on-incident (any host flagged with --peers or --prometheus); the "
+                     "report is written all the same"});
+  } else {
     sub->add_option("--html", o->html,
                     "Also write the HTML report to this file (what `reveal report -o FILE` writes)");
+    set_help_footer(sub,
+                    {"reveal detect run.db", "reveal detect run.db --baseline good.model --fail-on-incident",
+                     "reveal detect run.db --baseline good1.db --baseline good2.db --json",
+                     "reveal detect run.db --html report.html",
+                     "reveal detect --peers host-a.db host-b.db host-c.db",
+                     "reveal detect --prometheus http://prom:9090 --match '{job=\"reveal\"}' --start -30m --end now"},
+                    {"1  incidents found, with --fail-on-incident (any host flagged with --peers or --prometheus); the "
+                     "report is printed all the same"});
+  }
   sub->add_option("run", o->runs, "Store written by `reveal record` (several with --peers)");
   sub->add_option("--baseline", o->baselines,
                   "Reference: a model file from `reveal train`, or known-good recordings (repeatable), trained in "
@@ -229,6 +223,10 @@ Action add_detect_like(CLI::App& app, bool report) {
     sub->add_flag("--json", o->json,
                 "Emit JSON (schema reveal.detect/1, docs/DETECT_JSON.md; an array of them, one per host, with "
                 "--prometheus; reveal.peers/1 with --peers, docs/FLEET.md)");
+  sub->add_flag("--fail-on-incident", o->fail_on_incident,
+                "Exit 1 when an incident is found (any host flagged with --peers or --prometheus); the report is "
+                "printed all the same");
+  sub->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
   sub->add_option("--window", o->window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
   sub->add_option("--stride", o->stride, "Samples between window starts")->capture_default_str()->check(CLI::Range(1, 3600));
   sub->add_option("--seed", o->d.seed, "Random seed (Isolation Forest)")->capture_default_str();
@@ -258,9 +256,7 @@ Action add_detect_like(CLI::App& app, bool report) {
   sub->add_option("--top", o->d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));
   return [o, sub, report]() -> int {
     o->d.window = {o->window, o->stride};
-    const auto settle = parse_duration(o->settle);
-    if (!settle || settle->count() < 0) throw UsageError("--settle: '" + o->settle + "' is not a duration (e.g. 10s, 0s)");
-    o->d.settle_s = double(settle->count()) * 1e-9;
+    o->d.settle_s = double(parse_duration_arg("--settle", o->settle)) * 1e-9;
     if (!(o->d.false_per_day >= 1e-6 && o->d.false_per_day <= 1e6))  // also NaN, which Range lets through
       throw UsageError("--false-per-day: want a number of incidents per day in 1e-06..1e+06");
     if (!(o->d.prune_r >= 0.05 && o->d.prune_r <= 1.0)) throw UsageError("--pearson-cut: want a number in 0.05..1");
@@ -278,6 +274,8 @@ Action add_detect_like(CLI::App& app, bool report) {
       throw UsageError("--peers uses the other hosts as the reference; --baseline does not apply");
     if (o->peers && !prom && o->runs.size() < 2) throw UsageError("--peers needs at least two stores");
 
+    const auto bar = stderr_progress(report ? "reveal report" : "reveal detect", !o->no_progress);
+    o->d.progress = bar.get();
     std::vector<Recording> hosts;
     std::vector<std::string> names;
     std::string source;
@@ -289,12 +287,10 @@ Action add_detect_like(CLI::App& app, bool report) {
       PrometheusQuery q;
       q.url = o->prometheus;
       q.selector = o->match;
-      q.start_unix_ns = parse_time_arg("--start", o->start, now);
-      q.end_unix_ns = parse_time_arg("--end", o->end, now);
+      q.start_unix_ns = parse_wall_time("--start", o->start, now);
+      q.end_unix_ns = parse_wall_time("--end", o->end, now);
       if (q.end_unix_ns < q.start_unix_ns) throw UsageError("--end is before --start");
-      const auto step = parse_duration(o->step);
-      if (!step || step->count() < 1'000'000) throw UsageError("--step: '" + o->step + "' is not a duration of at least 1ms");
-      q.step_ns = step->count();
+      q.step_ns = parse_duration_arg("--step", o->step, 1'000'000);
       q.timeout_s = o->timeout_s;
       try {
         add_matcher(q.selector, "channel!=\"\"");
@@ -310,7 +306,10 @@ Action add_detect_like(CLI::App& app, bool report) {
     } else {
       for (const auto& r : o->runs)
         if (is_model_file(r)) throw UsageError(r + ": is a baseline model, not a recording (give it with --baseline)");
-      for (const auto& r : o->runs) hosts.push_back(load_recording(r));
+      for (const auto& r : o->runs) {
+        bar->update("load", hosts.size(), o->runs.size() + o->baselines.size());
+        hosts.push_back(load_recording(r));
+      }
       names = store_names(hosts, o->runs);
       for (const auto& r : o->runs) source += (source.empty() ? "" : ", ") + r;
     }
@@ -337,7 +336,10 @@ Action add_detect_like(CLI::App& app, bool report) {
       fixed("--pca", o->d.pca == m.pca, m.pca == PcaUse::off ? "off" : m.pca == PcaUse::fuse ? "fuse" : "report");
     } else if (!o->baselines.empty()) {
       std::vector<Recording> refs;
-      for (const auto& b : o->baselines) refs.push_back(load_recording(b));
+      for (const auto& b : o->baselines) {
+        bar->update("load", hosts.size() + refs.size(), hosts.size() + o->baselines.size());
+        refs.push_back(load_recording(b));
+      }
       model = BaselineModel::train(refs, o->d, o->baselines);
     }
     const auto run_detect = [&](const Recording& h) { return model ? detect(h, *model, o->d) : detect(h, {}, o->d); };
@@ -346,13 +348,14 @@ Action add_detect_like(CLI::App& app, bool report) {
       if (hosts.size() < 2)
         throw PeersError("--peers: only one host (" + names.front() + ") in " + source + "; nothing to compare with");
       PeersResult pr = compare_peers(hosts, names, o->d);
+      bar->finish();
       std::size_t incidents = 0;
+      for (const auto& h : pr.hosts) incidents += h.result.incidents.size();
       if (html) {
         std::vector<HtmlHost> hh;
         for (const auto& h : pr.hosts) {
           const auto it = std::find(names.begin(), names.end(), h.name);
           hh.push_back({h.name, &hosts.at(std::size_t(it - names.begin())), &h.result});
-          incidents += h.result.incidents.size();
         }
         const std::string page = render_html(hh, source, &pr);
         write_file(o->html, page);
@@ -361,10 +364,11 @@ Action add_detect_like(CLI::App& app, bool report) {
       if (!user_window_z)
         for (auto& h : pr.hosts) h.result.window_z = Matrix();
       if (!report) write_stdout(o->json ? peers_json(pr, source) : peers_text(pr, source));
-      return kExitOk;
+      return o->fail_on_incident && !pr.flagged.empty() ? kExitIncidents : kExitOk;
     }
     if (!prom) {
       DetectResult r = run_detect(hosts.front());
+      bar->finish();
       if (html) {
         const std::string page = render_html({{names.front(), &hosts.front(), &r}}, o->runs.front());
         write_file(o->html, page);
@@ -372,7 +376,7 @@ Action add_detect_like(CLI::App& app, bool report) {
       }
       if (!report)
         write_stdout(o->json ? json_of(r, o->runs.front(), user_window_z) : render_text(r, o->runs.front()));
-      return kExitOk;
+      return o->fail_on_incident && !r.incidents.empty() ? kExitIncidents : kExitOk;
     }
     // One report per host read from Prometheus.
     std::string out;
@@ -392,6 +396,7 @@ Action add_detect_like(CLI::App& app, bool report) {
       if (o->json) docs.push_back(nlohmann::json::parse(json_of(r, src, user_window_z)));
       else out += (i ? "\n" : "") + render_text(r, src);
     }
+    bar->finish();
     if (html) {
       std::vector<HtmlHost> hh;
       for (std::size_t i = 0; i < hosts.size(); ++i) hh.push_back({names[i], &hosts[i], &results[i]});
@@ -400,7 +405,7 @@ Action add_detect_like(CLI::App& app, bool report) {
       if (report) write_stdout(wrote_line(o->html, page.size(), hh.size(), incidents));
     }
     if (!report) write_stdout(o->json ? docs.dump(2) + "\n" : out);
-    return kExitOk;
+    return o->fail_on_incident && incidents > 0 ? kExitIncidents : kExitOk;
   };
 }
 

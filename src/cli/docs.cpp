@@ -1,3 +1,5 @@
+// `reveal docs man` and `reveal docs completion bash`: the man page and the bash completion
+// script, generated from the CLI11 tree (docs_gen.h; docs/reveal.1 and docs/reveal.bash).
 // `reveal docs metrics`: docs/METRICS.md, generated from the probe registry. Every registered
 // probe is opened on each --root (fixture trees) and its channels are merged into one table,
 // with per-instance indices collapsed into patterns ("proc.stat:user.cpu<N>",
@@ -17,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "docs_gen.h"
 #include "reveal/registry.h"
 
 namespace reveal::cli {
@@ -222,16 +225,27 @@ int metrics(std::vector<std::string> roots, const std::string& out_path) {
 Action add_docs(CLI::App& app) {
   struct Opts {
     std::vector<std::string> roots;
-    std::string out;
+    std::string out, shell = "bash";
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("docs", "Generate documentation (docs/METRICS.md)");
+  auto* sub = app.add_subcommand("docs", "Generate documentation (docs/METRICS.md, the man page, shell completion)");
   sub->group("");  // hidden from --help: a maintainer tool
   sub->require_subcommand(1);
+  set_help_footer(sub, {"reveal docs metrics --root tests/fixtures/vm -o docs/METRICS.md", "reveal docs man > reveal.1",
+                        "reveal docs completion bash > reveal.bash"});
   auto* m = sub->add_subcommand("metrics", "Markdown table of every probe's channels, merged over the roots");
   m->add_option("--root", o->roots, "Fixture root to open the probes on (repeatable; default /)");
   m->add_option("-o,--output", o->out, "Write here instead of stdout");
-  return [o]() { return metrics(o->roots, o->out); };
+  auto* man = sub->add_subcommand("man", "The man page, reveal(1), in troff, from the same definitions as --help");
+  auto* comp = sub->add_subcommand("completion", "A shell completion script, from the same definitions as --help");
+  comp->add_option("shell", o->shell, "The shell")->check(CLI::IsMember({"bash"}))->capture_default_str();
+  const CLI::App* root = &app;
+  return [o, m, man, comp, root]() -> int {
+    if (m->parsed()) return metrics(o->roots, o->out);
+    if (man->parsed()) write_stdout(man_page(*root, kVersion));
+    if (comp->parsed()) write_stdout(bash_completion(*root));
+    return kExitOk;
+  };
 }
 
 }  // namespace reveal::cli

@@ -1,8 +1,9 @@
-// `reveal export RUN --csv OUT [--channels GLOB...] [--start D] [--end D]`: a store as a wide
+// `reveal export RUN -o OUT [--channels GLOB...] [--start T] [--end T]`: a store as a wide
 // CSV, one row per sample: t_unix_ns, t_s (seconds since the first sample), then one column per
 // channel in store order with the raw recorded value (counters as counted; an empty field is a
 // gap). GLOB is an fnmatch(3) pattern on channel names ("nvml:*", "*.eth0"); --start/--end are
-// offsets from the first sample ("30s", "2m"). OUT "-" is standard output. Exit 2 when no
+// times in the run (time_arg.h parse_run_time: "30s"/"+2m" from the first sample, "-30s" from
+// the last, or ISO 8601). OUT "-" is standard output; --csv is the old spelling of -o. Exit 2 when no
 // channel matches or the range is empty or malformed, 3 on a bad store or a failed write.
 #include <fnmatch.h>
 
@@ -16,7 +17,8 @@
 
 #include "commands.h"
 #include "reveal/store.h"
-#include "reveal/units.h"
+#include "progress_bar.h"
+#include "time_arg.h"
 
 namespace reveal::cli {
 namespace {
@@ -25,6 +27,7 @@ struct Opts {
   std::string store, out;
   std::vector<std::string> globs;
   std::string start, end;
+  bool no_progress = false;
 };
 
 std::string csv_field(const std::string& s) {
@@ -32,12 +35,6 @@ std::string csv_field(const std::string& s) {
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
-}
-
-std::int64_t offset_ns(const std::string& flag, const std::string& text) {
-  const auto d = parse_duration(text);
-  if (!d || d->count() < 0) throw UsageError(flag + ": '" + text + "' is not a duration (e.g. 30s, 2m)");
-  return d->count();
 }
 
 int run_export(const Opts& o) {
@@ -49,13 +46,16 @@ int run_export(const Opts& o) {
         if (::fnmatch(g.c_str(), ch.name.c_str(), 0) == 0) return true;
       return false;
     };
+  const auto bar = stderr_progress("reveal export", !o.no_progress && o.out != "-");
+  bar->update("load", 0, 1);
   const Recording rec = load_recording(o.store, load);
   std::vector<std::size_t> cols(rec.channels.size());
   for (std::size_t c = 0; c < cols.size(); ++c) cols[c] = c;
   if (cols.empty()) throw UsageError("--channels: no channel of " + o.store + " matches");
   const std::int64_t t0 = rec.t_unix_ns.empty() ? 0 : rec.t_unix_ns.front();
-  const std::int64_t from = o.start.empty() ? 0 : offset_ns("--start", o.start);
-  const std::int64_t to = o.end.empty() ? INT64_MAX : offset_ns("--end", o.end);
+  const std::int64_t t1 = rec.t_unix_ns.empty() ? 0 : rec.t_unix_ns.back();
+  const std::int64_t from = o.start.empty() ? INT64_MIN : parse_run_time("--start", o.start, t0, t1);
+  const std::int64_t to = o.end.empty() ? INT64_MAX : parse_run_time("--end", o.end, t0, t1);
   if (from > to) throw UsageError("--start is after --end");
 
   std::FILE* f = o.out == "-" ? stdout : std::fopen(o.out.c_str(), "w");
@@ -67,8 +67,9 @@ int run_export(const Opts& o) {
   std::size_t rows = 0;
   bool ok = std::fputs(line.c_str(), f) >= 0;
   for (std::size_t r = 0; r < rec.t_unix_ns.size() && ok; ++r) {
+    report_progress(bar.get(), "write", r, rec.t_unix_ns.size(), 64);
     const std::int64_t rel = rec.t_unix_ns[r] - t0;
-    if (rel < from || rel > to) continue;
+    if (rec.t_unix_ns[r] < from || rec.t_unix_ns[r] > to) continue;
     line = fmt::format("{},{:.3f}", rec.t_unix_ns[r], double(rel) * 1e-9);
     for (std::size_t c : cols) {
       const double v = rec.values(r, c);
@@ -78,6 +79,7 @@ int run_export(const Opts& o) {
     ok = std::fputs(line.c_str(), f) >= 0;
     ++rows;
   }
+  bar->finish();
   ok = ok && std::fflush(f) == 0 && !std::ferror(f);
   if (!ok) throw std::runtime_error((o.out == "-" ? std::string("standard output") : o.out) + ": write failed: " +
                                     std::strerror(errno));
@@ -95,12 +97,19 @@ int run_export(const Opts& o) {
 Action add_export(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("export", "Write a store's samples as wide CSV (one row per sample)");
+  set_help_footer(sub, {"reveal export run.db -o run.csv", "reveal export run.db -o - --channels 'nvml:*' --start 30s --end 2m",
+                        "reveal export run.db -o last-minute.csv --start -60s",
+                        "reveal export run.db -o window.csv --start 2026-11-30T21:00:00Z --end 2026-11-30T21:05:00Z"});
   sub->add_option("store", o->store, "Store written by `reveal record`")->required();
-  sub->add_option("--csv", o->out, "Output CSV file, or - for standard output")->required();
+  sub->add_option("-o,--output,--csv", o->out, "Output CSV file, or - for standard output (--csv: the old spelling)")
+      ->required();
   sub->add_option("--channels", o->globs, "Only channels matching these fnmatch patterns, e.g. 'nvml:*'")
       ->delimiter(',');
-  sub->add_option("--start", o->start, "Skip samples before this offset from the first, e.g. 30s");
-  sub->add_option("--end", o->end, "Skip samples after this offset from the first, e.g. 2m");
+  sub->add_option("--start", o->start,
+                  "Skip samples before this time: an offset from the first sample (30s, +2m), from the last (-30s), "
+                  "or 2026-11-30T21:00:00Z");
+  sub->add_option("--end", o->end, "Skip samples after this time (same forms)");
+  sub->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
   return [o]() { return run_export(*o); };
 }
 

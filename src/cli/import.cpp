@@ -1,6 +1,7 @@
 // `reveal import FORMAT INPUT... -o OUT [--interval D] [--start TIME] [--host NAME]
 // [--manifest TSV] [--channels-from STORE]`: foreign telemetry as a store that `reveal detect`
-// reads. Formats (reveal/import.h): csv (wide CSV, as `reveal export` writes or timestamp-first),
+// reads. One nested subcommand per format, each with only the flags that apply to it (so --help,
+// the man page and completion show them per format). Formats (reveal/import.h): csv (wide CSV, as `reveal export` writes or timestamp-first),
 // smd (raw numpy arrays described by a MANIFEST.tsv, e.g. the Server Machine Dataset),
 // prometheus (text exposition scrapes, one file each, in time order), nvidia-smi (--query-gpu
 // CSV logs), reveal-table (the public Reveal dataset's tables; --host picks one host). OUT is
@@ -20,7 +21,8 @@
 #include "commands.h"
 #include "reveal/import.h"
 #include "reveal/store.h"
-#include "reveal/units.h"
+#include "progress_bar.h"
+#include "time_arg.h"
 
 namespace reveal::cli {
 namespace {
@@ -31,6 +33,7 @@ struct Opts {
   std::string format;
   std::vector<std::string> inputs;
   std::string out, interval, start, manifest, channels_from, host;
+  bool no_progress = false;
 };
 
 std::string read_file(const std::string& path) {
@@ -84,13 +87,10 @@ int run_import(const Opts& o) {
   ImportOptions io;
   io.host = o.host;
   if (!o.interval.empty()) {
-    const auto d = parse_duration(o.interval);
-    if (!d || d->count() <= 0) throw UsageError("--interval: '" + o.interval + "' is not a duration (e.g. 1s, 500ms)");
-    io.interval_s = double(d->count()) * 1e-9;
+    io.interval_s = double(parse_duration_arg("--interval", o.interval, 1)) * 1e-9;
   }
   if (!o.start.empty()) {
-    io.start_unix_ns = parse_utc_time(o.start);
-    if (!io.start_unix_ns) throw UsageError("--start: '" + o.start + "' is not a UTC time like 2024-01-31T12:00:00Z");
+    io.start_unix_ns = parse_absolute_time("--start", o.start);
   }
   std::vector<ChannelInfo> known;
   if (!o.channels_from.empty()) {
@@ -99,9 +99,13 @@ int run_import(const Opts& o) {
     none.end_unix_ns = 0;
     known = load_recording(o.channels_from, none).channels;
   }
+  const auto bar = stderr_progress("reveal import", !o.no_progress);
+  bar->update("convert", 0, 2);
   Recording rec = import_inputs(o, io);
   const std::size_t adopted = o.channels_from.empty() ? 0 : adopt_channel_info(rec, known);
+  bar->update("write", 1, 2);
   write_store(o.out, rec);
+  bar->finish();
   std::fprintf(stderr, "reveal: imported %zu samples × %zu channels (%s) into %s%s\n", rec.t_unix_ns.size(),
                rec.channels.size(), o.format.c_str(), o.out.c_str(),
                o.channels_from.empty() ? ""
@@ -114,16 +118,47 @@ int run_import(const Opts& o) {
 Action add_import(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("import", "Convert foreign telemetry (csv, smd, prometheus, nvidia-smi, reveal-table) into a store");
-  sub->add_option("format", o->format, "csv | smd | prometheus | nvidia-smi | reveal-table")->required();
-  sub->add_option("inputs", o->inputs, "Input file(s); prometheus: one scrape per file, in time order")->required();
-  sub->add_option("-o,--output", o->out, "Store to write (replaced atomically)")->required();
-  sub->add_option("--interval", o->interval, "Spacing of inputs without timestamps (smd, prometheus), e.g. 1s");
-  sub->add_option("--start", o->start, "UTC time of the first sample of inputs without timestamps "
-                                       "(default 2020-01-01T00:00:00Z)");
-  sub->add_option("--manifest", o->manifest, "smd: the MANIFEST.tsv describing the array (default: found beside or above the input)");
-  sub->add_option("--host", o->host, "reveal-table: the host whose columns to import (when there are several)");
-  sub->add_option("--channels-from", o->channels_from,
-                  "Take unit, kind and subsystem of same-named channels from this store (e.g. csv from `reveal export`)");
+  sub->require_subcommand(1);
+  set_help_footer(sub, {"reveal import csv run.csv -o run.db --channels-from run-original.db",
+                        "reveal import nvidia-smi gpu.csv -o gpu.db", "reveal import smd --help"});
+  struct Format {
+    const char* name;
+    const char* help;
+    const char* inputs;
+    bool synthetic_time, manifest, host;
+    const char* example;
+  };
+  static const Format kFormats[] = {
+      {"csv", "Wide CSV as `reveal export` writes it, or any timestamp-first CSV", "CSV file", false, false, false,
+       "reveal import csv run.csv -o run.db --channels-from run-original.db"},
+      {"smd", "Raw numpy arrays described by a MANIFEST.tsv (e.g. the Server Machine Dataset)", "Array file (.pkl, .npy)",
+       true, true, false, "reveal import smd SMD/processed/machine-1-6_train.pkl -o smd.db --interval 1s"},
+      {"prometheus", "Prometheus text-format scrapes, one file each, in time order",
+       "Scrape files, one per sample, in time order", true, false, false,
+       "reveal import prometheus scrape-*.prom -o prom.db --interval 15s --start 2026-11-30T21:00:00Z"},
+      {"nvidia-smi", "nvidia-smi --query-gpu=timestamp,index,... --format=csv logs", "nvidia-smi CSV log", false, false,
+       false, "reveal import nvidia-smi gpu.csv -o gpu.db"},
+      {"reveal-table", "The public Reveal dataset's whitespace-separated tables", "Table file", true, false, true,
+       "reveal import reveal-table table.txt -o n07.db --host nserver07"},
+  };
+  for (const Format& f : kFormats) {
+    auto* fs = sub->add_subcommand(f.name, f.help);
+    set_help_footer(fs, {f.example});
+    fs->add_option("inputs", o->inputs, f.inputs)->required();
+    fs->add_option("-o,--output", o->out, "Store to write (replaced atomically)")->required();
+    if (f.synthetic_time) {
+      fs->add_option("--interval", o->interval, "Spacing of samples without timestamps, e.g. 1s, 15s, 500ms");
+      fs->add_option("--start", o->start, "Time of the first sample without a timestamp, e.g. 2026-11-30T21:00:00Z "
+                                          "(default 2020-01-01T00:00:00Z)");
+    }
+    if (f.manifest)
+      fs->add_option("--manifest", o->manifest, "The MANIFEST.tsv describing the array (default: found beside or above the input)");
+    if (f.host) fs->add_option("--host", o->host, "The host whose columns to import (when there are several)");
+    fs->add_option("--channels-from", o->channels_from,
+                   "Take unit, kind and subsystem of same-named channels from this store (e.g. csv from `reveal export`)");
+    fs->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
+    fs->callback([o, name = std::string(f.name)] { o->format = name; });
+  }
   return [o]() { return run_import(*o); };
 }
 

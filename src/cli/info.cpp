@@ -162,6 +162,7 @@ Action add_info(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto* sub = app.add_subcommand("info", "Describe a store (host, time range, channels, size, bytes per second) or a model file");
+  set_help_footer(sub, {"reveal info run.db", "reveal info good.model --json"});
   sub->add_option("store", *path, "Store written by `reveal record`, or a model file from `reveal train`")->required();
   sub->add_flag("--json", *json, "Emit JSON instead of text");
   return [path, json]() { return info(*path, *json); };

@@ -5,10 +5,22 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "commands.h"
 
 namespace reveal::cli {
+void set_help_footer(CLI::App* sub, const std::vector<std::string>& examples,
+                     const std::vector<std::string>& status_lines) {
+  std::string f = "Examples:\n";
+  for (const auto& e : examples) f += "  " + e + "\n";
+  f += "\nExit status:\n  0  success\n";
+  for (const auto& l : status_lines) f += "  " + l + "\n";
+  f += "  2  usage error: an unknown flag or a bad value (one line on stderr names it)\n"
+       "  3  input error: a missing, empty or corrupt store or model file, a failed read or write";
+  sub->footer(f);
+}
+
 void error(const std::string& msg) { std::fprintf(stderr, "reveal: error: %s\n", msg.c_str()); }
 void write_stdout(const std::string& text) {
   errno = 0;
@@ -28,6 +40,33 @@ std::vector<std::unique_ptr<Probe>> select_probes(const std::vector<std::string>
     throw UsageError(e.what());
   }
 }
+// Names of `at`'s subcommands that --help lists (a hidden one has an empty group).
+std::string visible_subcommands(CLI::App* at) {
+  std::string names;
+  for (auto* sub : at->get_subcommands({}))
+    if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
+
+std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  for (int i = 1; i < argc && at->get_require_subcommand_min() > 0; ++i) {
+    if (argv[i][0] == '-') return std::nullopt;
+    CLI::App* found = nullptr;
+    for (auto* sub : at->get_subcommands({}))
+      if (sub->get_name() == argv[i]) found = sub;
+    if (found) {
+      at = found;
+      continue;
+    }
+    if (at == &app)
+      return std::string("unknown command '") + argv[i] + "' (commands: " + visible_subcommands(at) + "; see --help)";
+    const std::string noun = at->get_name() == "import" ? "format" : "command";
+    return "unknown " + at->get_name() + " " + noun + " '" + argv[i] + "' (" + noun + "s: " + visible_subcommands(at) +
+           "; see reveal " + at->get_name() + " --help)";
+  }
+  return std::nullopt;
+}
 }  // namespace reveal::cli
 
 int main(int argc, char** argv) {
@@ -44,16 +83,14 @@ int main(int argc, char** argv) {
     Action a = add(app);
     actions[app.get_subcommands({}).at(before)] = std::move(a);
   }
-  if (argc > 1 && argv[1][0] != '-') {
-    bool known = false;
-    for (auto* sub : app.get_subcommands({})) known = known || sub->get_name() == argv[1];
-    if (!known) {
-      std::string names;
-      for (auto* sub : app.get_subcommands({}))
-        if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
-      error(std::string("unknown command '") + argv[1] + "' (commands: " + names + "; see --help)");
-      return kExitUsage;
-    }
+  set_help_footer(&app,
+                  {"reveal record -o run.db -- python3 train.py", "reveal detect run.db",
+                   "reveal detect run.db --baseline good.model --fail-on-incident", "reveal COMMAND --help"},
+                  {"1  reveal detect --fail-on-incident: incidents found",
+                   "N  reveal record -o run.db -- CMD: CMD's exit status"});
+  if (const auto msg = unknown_command(app, argc, argv)) {
+    error(*msg);
+    return kExitUsage;
   }
   try {
     app.parse(argc, argv);

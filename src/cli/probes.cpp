@@ -14,6 +14,8 @@ Action add_probes(CLI::App& app) {
   struct Opts { std::string root = "/"; bool json = false; std::vector<std::string> include, exclude; };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("probes", "List every probe and its channels on this host");
+  set_help_footer(sub, {"reveal probes", "reveal probes --json --root /host",
+                        "reveal probes --probes 'proc.*,nvml' --exclude perf"});
   sub->add_option("--root", o->root, "Read /proc and /sys under this directory (e.g. /host)")->capture_default_str();
   sub->add_flag("--json", o->json, "Emit JSON instead of text");
   sub->add_option("--probes", o->include, "Only these probes (names, or prefixes ending in *)")->delimiter(',');

@@ -18,6 +18,7 @@
 #include "reveal/sampler.h"
 #include "reveal/store.h"
 #include "reveal/units.h"
+#include "time_arg.h"
 
 namespace reveal::cli {
 namespace {
@@ -88,6 +89,12 @@ Action add_record(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("record", "Record telemetry into a store, optionally while running a command");
+  set_help_footer(sub,
+                  {"reveal record -o run.db --interval 1s --duration 10m",
+                   "reveal record -o run.db -- python3 train.py --epochs 3",
+                   "reveal record -o run.db --probes 'proc.*,nvml' --interval 500ms --duration 90s"},
+                  {"0  also when SIGINT or SIGTERM ends a recording without a command (the store is finished cleanly)",
+                   "N  with -- CMD: CMD's exit status (128 + the signal's number when a signal ended it)"});
   sub->add_option("-o,--output", o->out, "Store file to create (overwritten)")->required();
   sub->add_option("--interval", o->interval, "Sampling interval, e.g. 1s, 100ms")->capture_default_str();
   sub->add_option("--duration", o->duration, "Stop after this long, e.g. 60s, 2m (default: until CMD exits or SIGINT)");
@@ -101,19 +108,9 @@ Action add_record(CLI::App& app) {
   sub->add_option("command", o->command, "Command to run and record (after --)");
   sub->positionals_at_end();
   return [o]() -> int {
-    auto interval = parse_duration(o->interval);
-    if (!interval || interval->count() < 1'000'000)
-      throw CLI::ValidationError("--interval", "'" + o->interval + "' is not a duration of at least 1ms (e.g. 1s, 100ms)");
-    const auto config_every = parse_duration(o->config_interval);
-    if (!config_every || config_every->count() < 1'000'000)
-      throw CLI::ValidationError("--config-interval", "'" + o->config_interval +
-                                                          "' is not a duration of at least 1ms (e.g. 10s)");
-    std::chrono::nanoseconds duration{0};
-    if (!o->duration.empty()) {
-      auto d = parse_duration(o->duration);
-      if (!d || d->count() == 0) throw CLI::ValidationError("--duration", "'" + o->duration + "' is not a positive duration (e.g. 60s, 2m)");
-      duration = *d;
-    }
+    const std::chrono::nanoseconds interval{parse_duration_arg("--interval", o->interval, 1'000'000)};
+    const std::chrono::nanoseconds config_every{parse_duration_arg("--config-interval", o->config_interval, 1'000'000)};
+    const std::chrono::nanoseconds duration{o->duration.empty() ? 0 : parse_duration_arg("--duration", o->duration, 1)};
     if (o->command.empty() && duration.count() == 0 && !o->quiet)
       std::fprintf(stderr, "reveal: recording until SIGINT (Ctrl-C) or SIGTERM\n");
 
@@ -122,10 +119,10 @@ Action add_record(CLI::App& app) {
     Sampler sampler(select_probes(o->include, o->exclude), o->root);
     RunMetadata meta;
     fill_host_info(o->root, meta);
-    meta.interval_s = double(interval->count()) * 1e-9;
+    meta.interval_s = double(interval.count()) * 1e-9;
     meta.command = join_command(o->command);
     meta.root = o->root;
-    meta.reveal_version = "0.1.0";
+    meta.reveal_version = kVersion;
     meta.probes = sampler.probe_records();
     // Start the command before touching the store: a command that cannot run leaves an
     // existing store at -o intact.
@@ -157,7 +154,7 @@ Action add_record(CLI::App& app) {
     }
     StoreWriter& store = *store_ptr;
     // Configuration: snapshot now, re-read every --config-interval (rounded to samples).
-    ConfigWatcher config(o->root, std::size_t(std::max<std::int64_t>(1, config_every->count() / interval->count())));
+    ConfigWatcher config(o->root, std::size_t(std::max<std::int64_t>(1, config_every.count() / interval.count())));
     store.append_config(meta.start_unix_ns, config.snapshot());
     if (!o->quiet) {
       std::size_t avail = 0;
@@ -167,10 +164,10 @@ Action add_record(CLI::App& app) {
     }
 
     const std::size_t max_samples =
-        duration.count() ? std::size_t(duration.count() / interval->count()) + 1 : 0;
+        duration.count() ? std::size_t(duration.count() / interval.count()) + 1 : 0;
     std::int64_t last_t = meta.start_unix_ns;
     std::string write_error;
-    sampler.run(*interval, max_samples, g_stop, [&](std::int64_t t, std::span<const double> row) {
+    sampler.run(interval, max_samples, g_stop, [&](std::int64_t t, std::span<const double> row) {
       if (!write_error.empty()) return;
       try {
         store.append(t, row);

@@ -14,6 +14,7 @@
 #include "reveal/baseline_model.h"
 #include "reveal/report.h"
 #include "reveal/store.h"
+#include "progress_bar.h"
 
 namespace reveal::cli {
 namespace {
@@ -76,9 +77,12 @@ Action add_train(CLI::App& app) {
     std::string output, pca = "report";
     std::size_t window = 3, stride = 1;
     DetectOptions d;
+    bool no_progress = false;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("train", "Fit a baseline model on known-good recordings, for detect --baseline MODEL");
+  set_help_footer(sub, {"reveal train good1.db good2.db -o good.model", "reveal train good-*.db -o good.model --pca fuse",
+                        "reveal detect run.db --baseline good.model"});
   sub->add_option("stores", o->stores, "Known-good stores written by `reveal record` (any workloads)")->required();
   sub->add_option("-o,--output", o->output, "Model file to write (an earlier model file is replaced)")->required();
   sub->add_option("--window", o->window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
@@ -89,17 +93,23 @@ Action add_train(CLI::App& app) {
                   "fused score), off")
       ->check(CLI::IsMember({"report", "fuse", "off"}))
       ->capture_default_str();
+  sub->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
   return [o]() -> int {
     o->d.window = {o->window, o->stride};
     o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
     check_model_output(o->output);
+    const auto bar = stderr_progress("reveal train", !o->no_progress);
+    o->d.progress = bar.get();
     std::vector<Recording> recs;
     for (const auto& p : o->stores) {
       if (is_model_file(p)) throw UsageError(p + ": is a baseline model, not a recording to train on");
+      bar->update("load", recs.size(), o->stores.size());
       recs.push_back(load_recording(p));
     }
     const BaselineModel model = BaselineModel::train(recs, o->d, o->stores);
+    bar->update("save", 0, 1);
     model.save(o->output);
+    bar->finish();
     write_stdout(summary(model, recs, o->output));
     return kExitOk;
   };

@@ -44,6 +44,7 @@ BaselineModel BaselineModel::train(const std::vector<Recording>& good, const Det
     throw std::invalid_argument("BaselineModel::train: one path per recording, or none");
   BaselineModel m{Fields{}};
   m.opts_ = opts;
+  m.opts_.progress = nullptr;  // the caller's, for this call only
   m.reveal_version_ = kRevealVersion;
   m.created_unix_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                            std::chrono::system_clock::now().time_since_epoch()).count();
@@ -58,6 +59,7 @@ BaselineModel BaselineModel::train(const std::vector<Recording>& good, const Det
                          " samples, too short for one window of rates; not used");
       continue;
     }
+    if (opts.progress) opts.progress->update("rates", i, good.size());
     refs.push_back(pipeline::prepare_series(g));
     used.push_back(&g);
     TrainingStore ts;
@@ -120,7 +122,9 @@ BaselineModel BaselineModel::train(const std::vector<Recording>& good, const Det
     rw.push_back({&windows[k], &cols[k], &keep[k], su.tail_from});
     m.training_[k].windows = windows[k].first_row.size();
   }
+  if (opts.progress) opts.progress->update("fit", 0, 1);
   wm->fit(rw);
+  if (opts.progress) opts.progress->update("fit", 1, 1);
   m.wm_ = std::move(wm);
   return m;
 }

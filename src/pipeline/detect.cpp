@@ -66,7 +66,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
   const std::size_t nw = w.first_row.size(), nc = run_cols.size();
   Matrix z;
-  const std::vector<pipeline::WindowScore> scores = model.score_all(w, run_cols, z);
+  const std::vector<pipeline::WindowScore> scores = model.score_all(w, run_cols, z, opts.progress, "score");
   DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut, std::vector<double>(nw)};
   DetectorTrace tif{"iforest", std::vector<double>(nw), std::vector<double>(nw), opts.if_cut, std::vector<double>(nw)};
   DetectorTrace tspe{"pca_spe", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
@@ -120,6 +120,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   res.settle_s = opts.settle_s;
   for (auto [a, b] : find_incidents(std::span<const bool>(anomalous.get(), nw), rule,
                                     std::span<const bool>(sustained.get(), nw))) {
+    report_progress(opts.progress, "attribute", res.incidents.size(), 0, 1);
     Incident inc;
     inc.first_window = a;
     inc.last_window = b;
@@ -195,6 +196,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   if (!baselines.empty()) return detect(run, BaselineModel::train(baselines, opts), opts);
 
   DetectResult res = start_result(run, "self");
+  if (opts.progress) opts.progress->update("rates", 0, 1);
   const Series s = pipeline::prepare_series(run);
   // Channel selection: enough data in the run, not constant.
   std::vector<int> run_cols = pipeline::varying_columns(s);
@@ -215,7 +217,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
 
   // Reference: the run's own windows with iterative reweighting (pipeline::fit_self), without
   // its start-up windows (those ending within settle_s of its first sample).
-  pipeline::fit_self(model, w, run_cols, settle_count(w, opts.settle_s));
+  pipeline::fit_self(model, w, run_cols, settle_count(w, opts.settle_s), opts.progress);
   res.n_channels_model = model.n_model_channels();
   res.reference_windows = model.reference_windows();
   score_run(run, s, w, run_cols, chans, model, opts, res);
@@ -230,11 +232,13 @@ DetectResult detect(const Recording& run, const BaselineModel& model, const Dete
   opts.top_channels = call.top_channels;
   opts.window_z = call.window_z;
   opts.false_per_day = call.false_per_day;
+  opts.progress = call.progress;
   const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
   check_length(run, L);
   DetectResult res = start_result(run, "baseline");
   res.baseline_hosts = model.training_hosts();
   res.baseline_model = model.source();
+  if (opts.progress) opts.progress->update("rates", 0, 1);
   const Series s = pipeline::prepare_series(run);
 
   // The run's columns in the model's channel order (by name); a model channel the run lacks is

@@ -373,15 +373,25 @@ WindowScore WindowModel::score(const Windows& w, std::size_t k, const std::vecto
   return score_with(w, k, cols, z, forest_.score(feat_));
 }
 
-std::vector<WindowScore> WindowModel::score_all(const Windows& w, const std::vector<int>& cols, Matrix& z) const {
+std::vector<WindowScore> WindowModel::score_all(const Windows& w, const std::vector<int>& cols, Matrix& z,
+                                                Progress* progress, std::string_view stage) const {
   const std::size_t nw = w.first_row.size();
+  // Progress in three parts of nw each: features, the forest's batch, the other detectors.
+  const std::size_t total = 3 * nw;
   Matrix f(nw, kept_.size() * 2);
-  for (std::size_t k = 0; k < nw; ++k) features(w, k, cols, f.row(k));
+  for (std::size_t k = 0; k < nw; ++k) {
+    features(w, k, cols, f.row(k));
+    report_progress(progress, stage, k + 1, total);
+  }
   std::vector<double> if_raw(nw);
   forest_.score_many(f, if_raw);
+  if (progress) progress->update(stage, 2 * nw, total);
   z = Matrix(nw, n_channels());
   std::vector<WindowScore> out(nw);
-  for (std::size_t k = 0; k < nw; ++k) out[k] = score_with(w, k, cols, z.row(k), if_raw[k]);
+  for (std::size_t k = 0; k < nw; ++k) {
+    out[k] = score_with(w, k, cols, z.row(k), if_raw[k]);
+    report_progress(progress, stage, 2 * nw + k + 1, total);
+  }
   return out;
 }
 
@@ -453,7 +463,7 @@ StartupUse startup_reference(std::size_t windows, std::size_t settle_windows) {
 }
 
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
-                           std::size_t settle_windows) {
+                           std::size_t settle_windows, Progress* progress) {
   // A self reference is contaminated by the faults it should find (a 30 s fault is a quarter
   // of a 2-minute run, which inflates medians and MADs): after each pass, drop the windows
   // that look suspicious (robust-SD level ≥ kSuspect, widened by one window length either
@@ -472,7 +482,7 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
   auto pass = [&] {
     const ReferenceWindows ref{&w, &cols, &keep, tail_from};
     model.fit(std::span(&ref, 1));
-    const std::vector<WindowScore> scores = model.score_all(w, cols, z);
+    const std::vector<WindowScore> scores = model.score_all(w, cols, z, progress, "fit");
     for (std::size_t k = 0; k < nw; ++k) level[k] = scores[k].robust;
   };
   pass();

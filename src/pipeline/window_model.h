@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "reveal/agent.h"
@@ -97,8 +98,10 @@ class WindowModel {
   WindowScore score(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z) const;
   // score() of every window of `w`, the same values, with the forest scored in one batch
   // (IsolationForest::score_many). `z` is resized to windows × n_channels() and row k receives
-  // window k's robust z. Allocates; for the offline pipeline.
-  std::vector<WindowScore> score_all(const Windows& w, const std::vector<int>& cols, Matrix& z) const;
+  // window k's robust z. Allocates; for the offline pipeline. Reports windows featurised and
+  // scored to `progress` (if any) as `stage`.
+  std::vector<WindowScore> score_all(const Windows& w, const std::vector<int>& cols, Matrix& z,
+                                     Progress* progress = nullptr, std::string_view stage = "score") const;
 
   // Per model channel, each detector's share of window k's anomaly (each sums to 1, or is all
   // 0 when the detector has nothing): `iforest` from the forest's feature contributions
@@ -197,9 +200,10 @@ StartupUse startup_reference(std::size_t windows, std::size_t settle_windows);
 // Self-reference fit with iterative reweighting (detect.h): fit on every window but the start-up
 // (startup_reference()), drop windows whose robust-SD level (WindowScore::robust) is ≥ 0.5
 // (± one window length) and refit, up to 3 passes while at least half remain. Returns the final
-// keep mask; `model` is fitted on it.
+// keep mask; `model` is fitted on it. Each pass's scoring is reported to `progress` (if any) as
+// stage "fit".
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
-                           std::size_t settle_windows);
+                           std::size_t settle_windows, Progress* progress = nullptr);
 
 // What the Isolation Forest and the PCA residual say about an incident: per model channel,
 // their mean contribution share over its anomalous windows (WindowModel::contributions; empty

@@ -7,11 +7,34 @@
 
 namespace reveal {
 
-std::string render_text(const DetectResult& r, const std::string& source) {
-  std::string o;
+namespace {
+
+// The first screen: one line per incident, at most this many lines of them.
+constexpr std::size_t kSummaryLines = 15;
+
+// "SUMMARY: N incidents" and one line per incident (subsystem, start as ISO time and offset).
+void summary_lines(const DetectResult& r, std::string& o) {
+  o += fmt::format("SUMMARY: {} incident{}\n", r.incidents.size(), r.incidents.size() == 1 ? "" : "s");
+  const std::size_t n = r.incidents.size();
+  const std::size_t shown = n <= kSummaryLines ? n : kSummaryLines - 1;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& inc = r.incidents[i];
+    if (inc.kind == "absence")
+      o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13}  data stopped: {} channel{}\n", i + 1,
+                       format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
+                       to_string(inc.subsystem), inc.top.size(), inc.top.size() == 1 ? "" : "s");
+    else
+      o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13}  confidence {:3.0f} %  peak level {:.1f}\n",
+                       i + 1, format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
+                       to_string(inc.subsystem), inc.confidence * 100, inc.peak_score);
+  }
+  if (shown < n) o += fmt::format("  … and {} more (see below)\n", n - shown);
+  if (r.incidents.empty()) o += "  no anomalous interval found\n";
+}
+
+// The run, its reference and calibration, and notes.
+void run_details(const DetectResult& r, std::string& o) {
   const auto& m = r.meta;
-  const double span_s = r.n_samples > 1 ? double(m.end_unix_ns - m.start_unix_ns) * 1e-9 : 0;
-  o += fmt::format("Reveal detect — {}\n", source);
   o += fmt::format("host {} ({}, {} cores, kernel {}); {} samples at {:g} s", m.hostname, m.cpu_model,
                    m.cores, m.kernel, r.n_samples, m.interval_s);
   if (m.start_unix_ns) o += fmt::format(", {} → {}", format_utc(m.start_unix_ns), format_utc(m.end_unix_ns));
@@ -39,22 +62,10 @@ std::string render_text(const DetectResult& r, const std::string& source) {
                      r.fused_detectors, r.false_per_day, r.false_per_day == 1 ? "" : "s",
                      r.window_false_rate / double(std::max<std::size_t>(r.fused_detectors, 1)));
   for (const auto& n : r.notes) o += "note: " + n + "\n";
-  (void)span_s;
+}
 
-  o += fmt::format("\nSUMMARY: {} incident{}\n", r.incidents.size(), r.incidents.size() == 1 ? "" : "s");
-  for (std::size_t i = 0; i < r.incidents.size(); ++i) {
-    const auto& inc = r.incidents[i];
-    if (inc.kind == "absence")
-      o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13} data stopped: {} channel{}\n", i + 1,
-                       format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
-                       to_string(inc.subsystem), inc.top.size(), inc.top.size() == 1 ? "" : "s");
-    else
-      o += fmt::format("  #{}  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13} confidence {:3.0f} %  peak level {:.1f}\n",
-                       i + 1, format_utc(inc.start_unix_ns), inc.start_s, inc.end_s, inc.end_s - inc.start_s,
-                       to_string(inc.subsystem), inc.confidence * 100, inc.peak_score);
-  }
-  if (r.incidents.empty()) o += "  no anomalous interval found\n";
-
+// One section per incident: subsystem shares, focus, detectors, top channels, action.
+void incident_details(const DetectResult& r, std::string& o) {
   for (std::size_t i = 0; i < r.incidents.size(); ++i) {
     const auto& inc = r.incidents[i];
     o += fmt::format("\nINCIDENT #{}  {} → {}  (+{:.0f} s .. +{:.0f} s)\n", i + 1, format_utc(inc.start_unix_ns),
@@ -93,6 +104,16 @@ std::string render_text(const DetectResult& r, const std::string& source) {
                        format_value(ev.reference, ev.unit), ev.z, to_string(ev.subsystem));
     o += "  action: " + inc.action + "\n";
   }
+}
+
+}  // namespace
+
+std::string render_text(const DetectResult& r, const std::string& source) {
+  std::string o = fmt::format("Reveal detect — {}\n", source);
+  summary_lines(r, o);
+  o += "\n";
+  run_details(r, o);
+  incident_details(r, o);
   return o;
 }
 

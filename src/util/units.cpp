@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace reveal {
@@ -23,6 +25,42 @@ std::optional<std::chrono::nanoseconds> parse_duration(std::string_view s) {
   const double ns = v * scale;
   if (ns > 9e18) return std::nullopt;
   return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(ns)));
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view s) {
+  std::size_t digits = 0;
+  while (digits < s.size() && ((s[digits] >= '0' && s[digits] <= '9') || s[digits] == '.')) ++digits;
+  const std::string_view number = s.substr(0, digits), unit = s.substr(digits);
+  if (number.empty() || number.front() == '.' || number.back() == '.') return std::nullopt;
+
+  std::uint64_t scale;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "kB") scale = 1000ull;
+  else if (unit == "MB") scale = 1000ull * 1000;
+  else if (unit == "GB") scale = 1000ull * 1000 * 1000;
+  else if (unit == "TB") scale = 1000ull * 1000 * 1000 * 1000;
+  else if (unit == "KiB") scale = 1ull << 10;
+  else if (unit == "MiB") scale = 1ull << 20;
+  else if (unit == "GiB") scale = 1ull << 30;
+  else if (unit == "TiB") scale = 1ull << 40;
+  else return std::nullopt;
+
+  const char* b = number.data();
+  const char* e = b + number.size();
+  if (number.find('.') == std::string_view::npos) {  // exact integer arithmetic
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc() || p != e) return std::nullopt;
+    if (v > std::numeric_limits<std::uint64_t>::max() / scale) return std::nullopt;
+    return v * scale;
+  }
+  // A fraction ("1.5GiB") must come to a whole number of bytes.
+  double v = 0;
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc() || p != e || !std::isfinite(v)) return std::nullopt;
+  const double bytes = v * static_cast<double>(scale);
+  if (bytes >= 1.8e19 || std::abs(bytes - std::round(bytes)) > 1e-6 * std::max(1.0, bytes)) return std::nullopt;
+  return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
 }  // namespace reveal

@@ -237,26 +237,6 @@ TEST_F(AgentConfigTest, RangeChecks) {
   EXPECT_EQ(error("[store]\nmax_age = \"0s\"\n"), "DIR/agent.toml:2:11: 'store.max_age' = \"0s\" must be above 0s");
 }
 
-TEST(AgentConfig, ParseSize) {
-  EXPECT_EQ(parse_size("4096"), 4096u);
-  EXPECT_EQ(parse_size("0"), 0u);
-  EXPECT_EQ(parse_size("10B"), 10u);
-  EXPECT_EQ(parse_size("500kB"), 500'000u);
-  EXPECT_EQ(parse_size("2MB"), 2'000'000u);
-  EXPECT_EQ(parse_size("3GB"), 3'000'000'000u);
-  EXPECT_EQ(parse_size("1KiB"), 1024u);
-  EXPECT_EQ(parse_size("256MiB"), 256ull << 20);
-  EXPECT_EQ(parse_size("1GiB"), 1ull << 30);
-  EXPECT_EQ(parse_size("2TiB"), 2ull << 40);
-  EXPECT_EQ(parse_size("1.5GiB"), 3ull << 29);
-  EXPECT_EQ(parse_size("0.5kB"), 500u);
-  EXPECT_EQ(parse_size("18446744073709551615"), std::numeric_limits<std::uint64_t>::max());
-  for (const char* bad : {"", "MiB", "-1", "-1MiB", "+5", "1.5", "0.1B", "1 MiB", " 1", "1mib", "1Mi", "1KB",
-                          "1kiB", "1.", ".5MiB", "1.2.3", "18446744073709551616", "17179869184GiB", "1e3",
-                          "0x10", "5MiB "})
-    EXPECT_FALSE(parse_size(bad).has_value()) << bad;
-}
-
 TEST(AgentConfig, ParseListen) {
   using P = std::pair<std::string, int>;
   EXPECT_EQ(parse_listen("127.0.0.1:9797"), P("127.0.0.1", 9797));

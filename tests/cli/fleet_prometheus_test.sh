@@ -124,6 +124,11 @@ grep -q "3 hosts" "$T/out" || fail "report --prometheus: $(cat "$T/out")"
 n=$(grep -o '<article class="host"' "$T/fleet.html" | wc -l)
 ((n == 3)) || fail "report --prometheus: $n host sections, want 3"
 grep -q '<section class="incident"' "$T/fleet.html" || fail "report --prometheus: no incident card"
+# --fail-on-incident: fleet-b has an incident, so 1 (per-host and --peers), the report printed.
+expect_exit 1 "$REVEAL" detect --prometheus "$URL" --match '{job="reveal"}' --start "$T0" --end "$T1" --fail-on-incident
+grep -q "^SUMMARY: " "$T/out" || fail "no report with --fail-on-incident: $(head -3 "$T/out")"
+expect_exit 1 "$REVEAL" detect --prometheus "$URL" --match '{job="reveal"}' --start "$T0" --end "$T1" --peers --fail-on-incident
+grep -q "^odd host: fleet-b" "$T/out" || fail "no peers report with --fail-on-incident: $(head -3 "$T/out")"
 # A selector that matches nothing: exit 3, one line.
 expect_exit 3 "$REVEAL" detect --prometheus "$URL" --match '{job="nope"}' --start "$T0" --end "$T1"
 grep -q "no series matches" "$T/err" || fail "no-match error: $(cat "$T/err")"

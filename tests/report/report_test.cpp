@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "reveal/report.h"
@@ -47,6 +49,50 @@ TEST(Report, TextSummaryComesFirstAndNamesTheEvidence) {
   EXPECT_LT(summary, detail);
   EXPECT_NE(t.find("41.0 % vs 0.2 %"), std::string::npos);
   EXPECT_NE(t.find("cpu (confidence 80 %; memory 20 %)"), std::string::npos);
+}
+
+TEST(Report, TextOpensWithTheSummaryThenTheRunDetails) {
+  DetectResult r = sample_result();
+  r.meta.cpu_model = "EPYC";
+  r.notes.push_back("a note");
+  r.incidents[0].start_s = 1;
+  r.incidents[0].end_s = 3;
+  const std::string t = render_text(r, "run.db");
+  // Line 1 the title, line 2 the count, line 3 the incident with its subsystem and times.
+  const auto line = [&](int k) {
+    std::size_t p = 0;
+    for (int i = 0; i < k; ++i) p = t.find('\n', p) + 1;
+    return t.substr(p, t.find('\n', p) - p);
+  };
+  EXPECT_EQ(line(0), "Reveal detect — run.db");
+  EXPECT_EQ(line(1), "SUMMARY: 1 incident");
+  EXPECT_NE(line(2).find("#1  2025-11-30T12:00:01Z  +1s..+3s"), std::string::npos) << line(2);
+  EXPECT_NE(line(2).find("cpu"), std::string::npos) << line(2);
+  EXPECT_EQ(line(3), "");
+  EXPECT_EQ(line(4).rfind("host h (EPYC", 0), 0u) << line(4);
+  const auto note = t.find("note: a note"), detail = t.find("INCIDENT #1");
+  ASSERT_NE(note, std::string::npos);
+  EXPECT_LT(note, detail);
+}
+
+TEST(Report, TextSummaryIsCappedToOneScreen) {
+  DetectResult r = sample_result();
+  for (int i = 0; i < 19; ++i) r.incidents.push_back(r.incidents.front());  // 20 incidents
+  const std::string t = render_text(r, "run.db");
+  const std::string summary = t.substr(0, t.find("\n\n"));
+  EXPECT_NE(summary.find("SUMMARY: 20 incidents"), std::string::npos);
+  EXPECT_NE(summary.find("  #14 "), std::string::npos);
+  EXPECT_EQ(summary.find("  #15 "), std::string::npos);
+  EXPECT_NE(summary.find("  … and 6 more (see below)"), std::string::npos);
+  EXPECT_EQ(std::count(summary.begin(), summary.end(), '\n'), 16);  // title, count, 14 incidents, "and more"
+  EXPECT_NE(t.find("INCIDENT #20"), std::string::npos);  // every incident still has its section
+}
+
+TEST(Report, TextWithoutIncidents) {
+  DetectResult r = sample_result();
+  r.incidents.clear();
+  const std::string t = render_text(r, "run.db");
+  EXPECT_EQ(t.rfind("Reveal detect — run.db\nSUMMARY: 0 incidents\n  no anomalous interval found\n\nhost h", 0), 0u) << t;
 }
 
 TEST(Report, JsonCarriesTheSameContent) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "reveal/units.h"
 
 namespace reveal {
@@ -14,6 +16,26 @@ TEST(Units, ParseDuration) {
   EXPECT_EQ(parse_duration("1h"), std::chrono::nanoseconds(3600s));
   for (const char* bad : {"", "s", "-1s", "1x", "nan", "inf", "1e30s", "1 s"})
     EXPECT_FALSE(parse_duration(bad).has_value()) << bad;
+}
+
+TEST(Units, ParseSize) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("0"), 0u);
+  EXPECT_EQ(parse_size("10B"), 10u);
+  EXPECT_EQ(parse_size("500kB"), 500'000u);
+  EXPECT_EQ(parse_size("2MB"), 2'000'000u);
+  EXPECT_EQ(parse_size("3GB"), 3'000'000'000u);
+  EXPECT_EQ(parse_size("1KiB"), 1024u);
+  EXPECT_EQ(parse_size("256MiB"), 256ull << 20);
+  EXPECT_EQ(parse_size("1GiB"), 1ull << 30);
+  EXPECT_EQ(parse_size("2TiB"), 2ull << 40);
+  EXPECT_EQ(parse_size("1.5GiB"), 3ull << 29);
+  EXPECT_EQ(parse_size("0.5kB"), 500u);
+  EXPECT_EQ(parse_size("18446744073709551615"), std::numeric_limits<std::uint64_t>::max());
+  for (const char* bad : {"", "MiB", "-1", "-1MiB", "+5", "1.5", "0.1B", "1 MiB", " 1", "1mib", "1Mi", "1KB",
+                          "1kiB", "1.", ".5MiB", "1.2.3", "18446744073709551616", "17179869184GiB", "1e3",
+                          "0x10", "5MiB "})
+    EXPECT_FALSE(parse_size(bad).has_value()) << bad;
 }
 
 }  // namespace
