@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -127,6 +128,28 @@ std::string peers_json(const PeersResult& pr, const std::string& source) {
 // Writes `text` to `path` through a temporary file renamed over it, so a failed write never
 // leaves a truncated report; throws std::runtime_error (exit 3) naming the file.
 void write_file(const std::string& path, const std::string& text) {
+  if (path.empty()) throw UsageError("--output/--html: empty path");
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    // A device or a pipe (/dev/stdout, /dev/full): written in place, never renamed over.
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
+    const int err = errno;
+    if (std::fclose(f) != 0 || !ok) throw std::runtime_error("cannot write " + path + ": " + std::strerror(ok ? errno : err));
+    return;
+  }
+  const auto is_sqlite = [&] {
+    char head[16] = {};
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return false;
+    const bool sq = std::fread(head, 1, 16, f) == 16 && std::memcmp(head, "SQLite format 3", 16) == 0;
+    std::fclose(f);
+    return sq;
+  };
+  if (!ec && std::filesystem::exists(st) && (is_model_file(path) || is_sqlite()))
+    throw UsageError(path + ": is a Reveal store or model; the HTML report will not overwrite it");
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
