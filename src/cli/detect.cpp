@@ -284,6 +284,8 @@ Action add_detect_like(CLI::App& app, bool report) {
       throw UsageError("--false-per-day: want a number of incidents per day in 1e-06..1e+06");
     if (!(o->d.prune_r >= 0.05 && o->d.prune_r <= 1.0)) throw UsageError("--pearson-cut: want a number in 0.05..1");
     o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
+    if (sub->count(report ? "--output" : "--html") && o->html.empty())
+      throw UsageError(std::string(report ? "--output" : "--html") + ": empty path");
     const bool html = !o->html.empty(), user_window_z = o->d.window_z;
     if (html) o->d.window_z = true;  // the heatmap and the channel table
     const bool prom = !o->prometheus.empty();
