@@ -14,14 +14,14 @@ _reveal() {
     fi
     next=${path:+$path }$w
     case $next in
-      'probes'|'record'|'detect'|'report'|'train'|'config'|'config show'|'config diff'|'info'|'export'|'import'|'import csv'|'import smd'|'import prometheus'|'import nvidia-smi'|'import reveal-table'|'agent') path=$next ;;
+      'probes'|'record'|'detect'|'report'|'train'|'config'|'config show'|'config diff'|'info'|'export'|'import'|'import csv'|'import smd'|'import prometheus'|'import nvidia-smi'|'import reveal-table'|'agent'|'docs'|'docs metrics'|'docs man'|'docs completion') path=$next ;;
     esac
   done
   local subs='' flags='' positional=files
   case $path in
     '')
-      subs='probes record detect report train config info export import agent'
-      flags='-h --help'
+      subs='probes record detect report train config info export import agent docs'
+      flags='-h --help --version'
       positional=files
       ;;
     'probes')
@@ -221,6 +221,30 @@ _reveal() {
         --exclude) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --replay) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
+      ;;
+    'docs')
+      subs='metrics man completion'
+      flags='-h --help'
+      positional=files
+      ;;
+    'docs metrics')
+      subs=''
+      flags='-h --help --root -o --output'
+      positional=files
+      case $prev in
+        --root) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+      esac
+      ;;
+    'docs man')
+      subs=''
+      flags='-h --help'
+      positional=files
+      ;;
+    'docs completion')
+      subs=''
+      flags='-h --help'
+      positional=files
       ;;
   esac
   if [[ $cur == -* ]]; then

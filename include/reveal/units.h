@@ -13,8 +13,8 @@ namespace reveal {
 // negative or not finite.
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view s);
 
-// Bytes: a bare number, or a number with a unit B, kB/MB/GB/TB (powers of 10^3) or
-// KiB/MiB/GiB/TiB (powers of 2^10): "4096", "500MB", "64KiB", "1.5GiB". A fraction must come to
+// Bytes: a bare number, or a number with a unit B, kB/MB/GB/TB/PB/EB (powers of 10^3) or
+// KiB/MiB/GiB/TiB/PiB/EiB (powers of 2^10): "4096", "500MB", "64KiB", "1.5GiB", "1EiB". A fraction must come to
 // a whole number of bytes. nullopt when malformed, negative or above 2^64 - 1.
 std::optional<std::uint64_t> parse_size(std::string_view s);
 

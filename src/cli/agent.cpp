@@ -49,13 +49,12 @@ Action add_agent(CLI::App& app) {
     sigemptyset(&sigs);
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&sigs, sig);
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-    for (const char* flag : {"--config", "--listen", "--store", "--interval", "--root", "--replay"})
-      if (sub->count(flag) > 0) {
-        const std::string& v = std::string(flag) == "--config" ? o->config : std::string(flag) == "--listen" ? o->listen
-                               : std::string(flag) == "--store" ? o->store : std::string(flag) == "--interval" ? o->interval
-                               : std::string(flag) == "--root" ? o->root : o->replay;
-        if (v.empty()) throw UsageError(std::string(flag) + ": empty value");
-      }
+    const std::pair<const char*, const std::string*> valued[] = {
+        {"--config", &o->config}, {"--listen", &o->listen},     {"--store", &o->store},
+        {"--store-max-size", &o->store_max_size}, {"--store-max-age", &o->store_max_age},
+        {"--interval", &o->interval}, {"--root", &o->root},     {"--replay", &o->replay}};
+    for (const auto& [flag, value] : valued)
+      if (sub->count(flag) > 0 && value->empty()) throw UsageError(std::string(flag) + ": empty value");
     // The configuration: defaults, then the file, then flags (flags win, also after SIGHUP).
     auto load = [o]() {
       AgentConfig c = o->config.empty() ? AgentConfig{} : load_agent_config(o->config);

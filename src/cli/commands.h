@@ -62,6 +62,10 @@ void set_help_footer(CLI::App* sub, const std::vector<std::string>& examples,
 // parquet", "reveal config shoe"), as a one-line message listing the choices; nullopt otherwise.
 std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv);
 
+// A CLI11 check for a whole number in 0..2^64-1 (--seed): CLI11 alone wraps "-1" and clamps
+// numbers above the range.
+CLI::Validator whole_u64();
+
 // Prints "reveal: error: <msg>" on one line to stderr.
 void error(const std::string& msg);
 

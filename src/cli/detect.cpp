@@ -32,9 +32,11 @@
 #include "reveal/report.h"
 #include "reveal/store.h"
 #include "reveal/units.h"
+#include "output_file.h"
 #include "progress_bar.h"
 #include "time_arg.h"
 #ifdef REVEAL_WITH_HTTP
+#include "fleet/prometheus_source.h"
 #include "reveal/prometheus_source.h"
 #endif
 
@@ -125,47 +127,6 @@ std::string peers_json(const PeersResult& pr, const std::string& source) {
   return j.dump(2) + "\n";
 }
 
-// Writes `text` to `path` through a temporary file renamed over it, so a failed write never
-// leaves a truncated report; throws std::runtime_error (exit 3) naming the file.
-void write_file(const std::string& path, const std::string& text) {
-  if (path.empty()) throw UsageError("--output/--html: empty path");
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-    // A device or a pipe (/dev/stdout, /dev/full): written in place, never renamed over.
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
-    const int err = errno;
-    if (std::fclose(f) != 0 || !ok) throw std::runtime_error("cannot write " + path + ": " + std::strerror(ok ? errno : err));
-    return;
-  }
-  const auto is_sqlite = [&] {
-    char head[16] = {};
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return false;
-    const bool sq = std::fread(head, 1, 16, f) == 16 && std::memcmp(head, "SQLite format 3", 16) == 0;
-    std::fclose(f);
-    return sq;
-  };
-  if (!ec && std::filesystem::exists(st) && (is_model_file(path) || is_sqlite()))
-    throw UsageError(path + ": is a Reveal store or model; the HTML report will not overwrite it");
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int err = errno;
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(ok ? errno : err));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(e));
-  }
-}
-
 // render_json() without the per-window channel z, which the HTML report needs but the JSON
 // carries only with --window-z.
 std::string json_of(DetectResult& r, const std::string& source, bool window_z) {
@@ -205,7 +166,8 @@ Action add_detect_like(CLI::App& app, bool report) {
                                           "channel table")
                      : app.add_subcommand("detect", "Find anomalous intervals in a recording and attribute them");
   if (report) {
-    sub->add_option("-o,--output", o->html, "HTML file to write (one file: scripts, styles and charts inline)")
+    sub->add_option("-o,--output", o->html,
+                    "HTML file to write (one file: scripts, styles and charts inline), or - for standard output")
         ->required();
     set_help_footer(sub,
                     {"reveal report run.db -o report.html", "reveal report run.db --baseline good.model -o report.html",
@@ -227,8 +189,11 @@ Action add_detect_like(CLI::App& app, bool report) {
   }
   sub->add_option("run", o->runs, "Store written by `reveal record` (several with --peers)");
   sub->add_option("--baseline", o->baselines,
-                  "Reference: a model file from `reveal train`, or known-good recordings (repeatable), trained in "
-                  "memory");
+                  "Reference: a model file from `reveal train`, or a known-good recording (repeat --baseline for "
+                  "each), trained in memory")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->take_all();
   sub->add_flag("--peers", o->peers,
                 "Compare hosts of one job with each other (the runs given, or the hosts read with --prometheus) "
                 "and name the odd host");
@@ -247,12 +212,12 @@ Action add_detect_like(CLI::App& app, bool report) {
                 "Emit JSON (schema reveal.detect/1, docs/DETECT_JSON.md; an array of them, one per host, with "
                 "--prometheus; reveal.peers/1 with --peers, docs/FLEET.md)");
   sub->add_flag("--fail-on-incident", o->fail_on_incident,
-                "Exit 1 when an incident is found (any host flagged with --peers or --prometheus); the report is "
-                "printed all the same");
+                std::string("Exit 1 when an incident is found (any host flagged with --peers or --prometheus); the "
+                            "report is ") + (report ? "written" : "printed") + " all the same");
   sub->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
   sub->add_option("--window", o->window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
   sub->add_option("--stride", o->stride, "Samples between window starts")->capture_default_str()->check(CLI::Range(1, 3600));
-  sub->add_option("--seed", o->d.seed, "Random seed (Isolation Forest)")->capture_default_str();
+  sub->add_option("--seed", o->d.seed, "Random seed (Isolation Forest)")->capture_default_str()->check(whole_u64());
   sub->add_option("--min-windows", o->d.incident.min_windows, "Anomalous windows in a row that open an incident")
       ->capture_default_str()->check(CLI::Range(1, 1000));
   sub->add_option("--settle", o->settle,
@@ -284,8 +249,11 @@ Action add_detect_like(CLI::App& app, bool report) {
       throw UsageError("--false-per-day: want a number of incidents per day in 1e-06..1e+06");
     if (!(o->d.prune_r >= 0.05 && o->d.prune_r <= 1.0)) throw UsageError("--pearson-cut: want a number in 0.05..1");
     o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
+    const char* html_flag = report ? "-o" : "--html";
     if (sub->count(report ? "--output" : "--html") && o->html.empty())
-      throw UsageError(std::string(report ? "--output" : "--html") + ": empty path");
+      throw UsageError(std::string(html_flag) + ": empty path (use - for standard output)");
+    if (!report && o->html == "-")
+      throw UsageError("--html -: standard output carries the text report; use `reveal report -o -`");
     const bool html = !o->html.empty(), user_window_z = o->d.window_z;
     if (html) o->d.window_z = true;  // the heatmap and the channel table
     const bool prom = !o->prometheus.empty();
@@ -294,10 +262,37 @@ Action add_detect_like(CLI::App& app, bool report) {
     if (prom && !o->runs.empty()) throw UsageError("give either stores or --prometheus, not both");
     if (!prom && o->runs.empty()) throw UsageError("a store to analyse is required (or --prometheus URL)");
     if (!prom && !o->peers && o->runs.size() > 1)
-      throw UsageError("several stores are compared only with --peers (a known-good run goes after --baseline)");
+      throw UsageError("several stores are compared only with --peers (give each known-good run after its own --baseline)");
     if (o->peers && !o->baselines.empty())
       throw UsageError("--peers uses the other hosts as the reference; --baseline does not apply");
     if (o->peers && !prom && o->runs.size() < 2) throw UsageError("--peers needs at least two stores");
+    // CLI11 gives an option its value even when it looks like a flag ("--baseline --json").
+    for (const auto& b : o->baselines) {
+      std::error_code ec;
+      if (b.size() > 1 && b[0] == '-' && !std::filesystem::exists(b, ec))
+        throw UsageError("--baseline: wants a model or store file, not the flag " + b);
+    }
+    // The same file twice (./a.db and a.db too) would compare a host with itself.
+    std::vector<std::string> inputs = o->runs;
+    inputs.insert(inputs.end(), o->baselines.begin(), o->baselines.end());
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      for (std::size_t j = i + 1; j < inputs.size(); ++j) {
+        std::error_code ec;
+        if (std::filesystem::equivalent(inputs[i], inputs[j], ec) && !ec)
+          throw UsageError(inputs[i] == inputs[j] ? inputs[i] + " is given twice"
+                                                  : inputs[i] + " and " + inputs[j] + " are the same file");
+      }
+    // Opened before the work, so a bad output path costs nothing; removed again on any error.
+    std::optional<OutputFile> html_out;
+    if (html) html_out.emplace(o->html, inputs, html_flag);
+    const auto write_html = [&](const std::string& page, std::size_t n_hosts, std::size_t incidents) {
+      html_out->write(page);
+      html_out->commit();
+      if (!report) return;
+      const std::string line = wrote_line(html_out->display_name(), page.size(), n_hosts, incidents);
+      if (html_out->is_stdout()) std::fputs(line.c_str(), stderr);
+      else write_stdout(line);
+    };
 
     const auto bar = stderr_progress(report ? "reveal report" : "reveal detect", !o->no_progress);
     o->d.progress = bar.get();
@@ -318,6 +313,11 @@ Action add_detect_like(CLI::App& app, bool report) {
       q.step_ns = parse_duration_arg("--step", o->step, 1'000'000);
       q.timeout_s = o->timeout_s;
       try {
+        fleet::parse_url(q.url);
+      } catch (const PrometheusError& e) {
+        throw UsageError(std::string("--prometheus: ") + e.what());
+      }
+      try {
         add_matcher(q.selector, "channel!=\"\"");
       } catch (const PrometheusError& e) {
         throw UsageError(std::string("--match: ") + e.what());
@@ -329,8 +329,6 @@ Action add_detect_like(CLI::App& app, bool report) {
       throw UsageError("--prometheus: this reveal was built without HTTP support (REVEAL_STATIC_DEPS=ON)");
 #endif
     } else {
-      for (const auto& r : o->runs)
-        if (is_model_file(r)) throw UsageError(r + ": is a baseline model, not a recording (give it with --baseline)");
       for (const auto& r : o->runs) {
         bar->update("load", hosts.size(), o->runs.size() + o->baselines.size());
         hosts.push_back(load_recording(r));
@@ -382,9 +380,7 @@ Action add_detect_like(CLI::App& app, bool report) {
           const auto it = std::find(names.begin(), names.end(), h.name);
           hh.push_back({h.name, &hosts.at(std::size_t(it - names.begin())), &h.result});
         }
-        const std::string page = render_html(hh, source, &pr);
-        write_file(o->html, page);
-        if (report) write_stdout(wrote_line(o->html, page.size(), hh.size(), incidents));
+        write_html(render_html(hh, source, &pr), hh.size(), incidents);
       }
       if (!user_window_z)
         for (auto& h : pr.hosts) h.result.window_z = Matrix();
@@ -395,9 +391,7 @@ Action add_detect_like(CLI::App& app, bool report) {
       DetectResult r = run_detect(hosts.front());
       bar->finish();
       if (html) {
-        const std::string page = render_html({{names.front(), &hosts.front(), &r}}, o->runs.front());
-        write_file(o->html, page);
-        if (report) write_stdout(wrote_line(o->html, page.size(), 1, r.incidents.size()));
+        write_html(render_html({{names.front(), &hosts.front(), &r}}, o->runs.front()), 1, r.incidents.size());
       }
       if (!report)
         write_stdout(o->json ? json_of(r, o->runs.front(), user_window_z) : render_text(r, o->runs.front()));
@@ -425,9 +419,7 @@ Action add_detect_like(CLI::App& app, bool report) {
     if (html) {
       std::vector<HtmlHost> hh;
       for (std::size_t i = 0; i < hosts.size(); ++i) hh.push_back({names[i], &hosts[i], &results[i]});
-      const std::string page = render_html(hh, source);
-      write_file(o->html, page);
-      if (report) write_stdout(wrote_line(o->html, page.size(), hh.size(), incidents));
+      write_html(render_html(hh, source), hh.size(), incidents);
     }
     if (!report) write_stdout(o->json ? docs.dump(2) + "\n" : out);
     return o->fail_on_incident && incidents > 0 ? kExitIncidents : kExitOk;

@@ -12,7 +12,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -20,6 +19,7 @@
 
 #include "commands.h"
 #include "docs_gen.h"
+#include "output_file.h"
 #include "reveal/registry.h"
 
 namespace reveal::cli {
@@ -210,13 +210,8 @@ int metrics(std::vector<std::string> roots, const std::string& out_path) {
   std::error_code ec;
   fs::remove_all(empty, ec);
   const std::string text = render(docs, labels);
-  if (out_path.empty() || out_path == "-") {
-    write_stdout(text);
-  } else {
-    std::ofstream f(out_path, std::ios::trunc);
-    f << text;
-    if (!f) throw std::runtime_error("cannot write " + out_path);
-  }
+  if (out_path.empty()) write_stdout(text);
+  else write_file(out_path, text, {}, "-o");
   return kExitOk;
 }
 
@@ -229,13 +224,12 @@ Action add_docs(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("docs", "Generate documentation (docs/METRICS.md, the man page, shell completion)");
-  sub->group("");  // hidden from --help: a maintainer tool
   sub->require_subcommand(1);
   set_help_footer(sub, {"reveal docs metrics --root tests/fixtures/vm -o docs/METRICS.md", "reveal docs man > reveal.1",
                         "reveal docs completion bash > reveal.bash"});
   auto* m = sub->add_subcommand("metrics", "Markdown table of every probe's channels, merged over the roots");
   m->add_option("--root", o->roots, "Fixture root to open the probes on (repeatable; default /)");
-  m->add_option("-o,--output", o->out, "Write here instead of stdout");
+  m->add_option("-o,--output", o->out, "Write here instead of stdout (- is stdout)");
   auto* man = sub->add_subcommand("man", "The man page, reveal(1), in troff, from the same definitions as --help");
   auto* comp = sub->add_subcommand("completion", "A shell completion script, from the same definitions as --help");
   comp->add_option("shell", o->shell, "The shell")->check(CLI::IsMember({"bash"}))->capture_default_str();

@@ -147,6 +147,8 @@ std::string man_page(const CLI::App& root, const std::string& version) {
   o += ".SH DESCRIPTION\n" + roff("Reveal " + desc + ".") + "\n.PP\n" +
        roff("Each command prints its options, examples and exit status with --help (reveal COMMAND --help); "
             "this page collects them.") + "\n";
+  o += ".SH OPTIONS\n.TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nPrint the commands and exit (also after any command)\n";
+  for (const CLI::Option* opt : options_of(&root, false)) o += option_entry(opt);
   o += ".SH COMMANDS\n";
   for (const auto& n : nodes) {
     o += ".SS \"" + roff("reveal " + n.path) + "\"\n" + usage(n.path, n.app) + "\n.PP\n" +

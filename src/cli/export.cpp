@@ -3,20 +3,21 @@
 // channel in store order with the raw recorded value (counters as counted; an empty field is a
 // gap). GLOB is an fnmatch(3) pattern on channel names ("nvml:*", "*.eth0"); --start/--end are
 // times in the run (time_arg.h parse_run_time: "30s"/"+2m" from the first sample, "-30s" from
-// the last, or ISO 8601). OUT "-" is standard output; --csv is the old spelling of -o. Exit 2 when no
-// channel matches or the range is empty or malformed, 3 on a bad store or a failed write.
+// the last, or ISO 8601). OUT "-" is standard output; --csv is the old spelling of -o. OUT is
+// written whole or not at all (output_file.h); it may not be the input store or any other store.
+// Exit 2 when no channel matches, the range is empty or malformed, or OUT is refused; 3 on a bad
+// store or a failed write.
 #include <fnmatch.h>
 
 #include <cmath>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "commands.h"
 #include "reveal/store.h"
+#include "output_file.h"
 #include "progress_bar.h"
 #include "time_arg.h"
 
@@ -58,37 +59,29 @@ int run_export(const Opts& o) {
   const std::int64_t to = o.end.empty() ? INT64_MAX : parse_run_time("--end", o.end, t0, t1);
   if (from > to) throw UsageError("--start is after --end");
 
-  std::FILE* f = o.out == "-" ? stdout : std::fopen(o.out.c_str(), "w");
-  if (!f) throw std::runtime_error(o.out + ": " + std::strerror(errno));
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(o.out == "-" ? nullptr : f, &std::fclose);
+  std::size_t rows = 0;
+  for (const std::int64_t t : rec.t_unix_ns) rows += t >= from && t <= to;
+  if (rows == 0) throw UsageError("no sample between --start and --end");
+
+  OutputFile out(o.out, {o.store}, "-o");
   std::string line = "t_unix_ns,t_s";
   for (std::size_t c : cols) line += "," + csv_field(rec.channels[c].name);
   line += "\n";
-  std::size_t rows = 0;
-  bool ok = std::fputs(line.c_str(), f) >= 0;
-  for (std::size_t r = 0; r < rec.t_unix_ns.size() && ok; ++r) {
+  out.write(line);
+  for (std::size_t r = 0; r < rec.t_unix_ns.size(); ++r) {
     report_progress(bar.get(), "write", r, rec.t_unix_ns.size(), 64);
-    const std::int64_t rel = rec.t_unix_ns[r] - t0;
     if (rec.t_unix_ns[r] < from || rec.t_unix_ns[r] > to) continue;
-    line = fmt::format("{},{:.3f}", rec.t_unix_ns[r], double(rel) * 1e-9);
+    line = fmt::format("{},{:.3f}", rec.t_unix_ns[r], double(rec.t_unix_ns[r] - t0) * 1e-9);
     for (std::size_t c : cols) {
       const double v = rec.values(r, c);
       line += std::isfinite(v) ? fmt::format(",{}", v) : std::string(",");
     }
     line += "\n";
-    ok = std::fputs(line.c_str(), f) >= 0;
-    ++rows;
+    out.write(line);
   }
   bar->finish();
-  ok = ok && std::fflush(f) == 0 && !std::ferror(f);
-  if (!ok) throw std::runtime_error((o.out == "-" ? std::string("standard output") : o.out) + ": write failed: " +
-                                    std::strerror(errno));
-  if (f != stdout) {
-    guard.release();
-    if (std::fclose(f) != 0) throw std::runtime_error(o.out + ": write failed: " + std::strerror(errno));
-  }
-  if (rows == 0) throw UsageError("no sample between --start and --end");
-  if (o.out != "-") std::fprintf(stderr, "reveal: wrote %zu rows × %zu channels to %s\n", rows, cols.size(), o.out.c_str());
+  out.commit();
+  if (!out.is_stdout()) std::fprintf(stderr, "reveal: wrote %zu rows × %zu channels to %s\n", rows, cols.size(), o.out.c_str());
   return kExitOk;
 }
 

@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "reveal/import.h"
 #include "reveal/store.h"
+#include "output_file.h"
 #include "progress_bar.h"
 #include "time_arg.h"
 
@@ -84,6 +85,9 @@ int run_import(const Opts& o) {
   static const std::vector<std::string> kFormats{"csv", "smd", "prometheus", "nvidia-smi", "reveal-table"};
   if (std::find(kFormats.begin(), kFormats.end(), o.format) == kFormats.end())
     throw UsageError("unknown import format '" + o.format + "' (formats: csv, smd, prometheus, nvidia-smi, reveal-table)");
+  std::vector<std::string> inputs = o.inputs;
+  if (!o.channels_from.empty()) inputs.push_back(o.channels_from);
+  check_not_input(o.out, inputs, "-o");
   ImportOptions io;
   io.host = o.host;
   if (!o.interval.empty()) {

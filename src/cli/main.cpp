@@ -1,5 +1,6 @@
 // reveal: anomaly detection for ML infrastructure from hardware telemetry.
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -48,6 +49,18 @@ std::string visible_subcommands(CLI::App* at) {
   return names;
 }
 
+CLI::Validator whole_u64() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+          return "'" + text + "' is not a whole number in 0..18446744073709551615";
+        return {};
+      },
+      "");
+}
+
 std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv) {
   CLI::App* at = &app;
   for (int i = 1; i < argc && at->get_require_subcommand_min() > 0; ++i) {
@@ -88,6 +101,7 @@ int main(int argc, char** argv) {
                    "reveal detect run.db --baseline good.model --fail-on-incident", "reveal COMMAND --help"},
                   {"1  reveal detect --fail-on-incident: incidents found",
                    "N  reveal record -o run.db -- CMD: CMD's exit status"});
+  app.set_version_flag("--version", std::string("reveal ") + kVersion, "Print reveal's version and exit");
   if (const auto msg = unknown_command(app, argc, argv)) {
     error(*msg);
     return kExitUsage;
@@ -97,6 +111,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     error(e.what());

@@ -87,7 +87,7 @@ Action add_train(CLI::App& app) {
   sub->add_option("-o,--output", o->output, "Model file to write (an earlier model file is replaced)")->required();
   sub->add_option("--window", o->window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
   sub->add_option("--stride", o->stride, "Samples between window starts")->capture_default_str()->check(CLI::Range(1, 3600));
-  sub->add_option("--seed", o->d.seed, "Random seed (Isolation Forest)")->capture_default_str();
+  sub->add_option("--seed", o->d.seed, "Random seed (Isolation Forest)")->capture_default_str()->check(whole_u64());
   sub->add_option("--pca", o->pca,
                   "PCA residual detector: report (its streams in detect's JSON, not fused), fuse (SPE joins the "
                   "fused score), off")
@@ -102,7 +102,6 @@ Action add_train(CLI::App& app) {
     o->d.progress = bar.get();
     std::vector<Recording> recs;
     for (const auto& p : o->stores) {
-      if (is_model_file(p)) throw UsageError(p + ": is a baseline model, not a recording to train on");
       bar->update("load", recs.size(), o->stores.size());
       recs.push_back(load_recording(p));
     }

@@ -332,6 +332,8 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
     char magic[16] = {};
     std::ifstream f(path, std::ios::binary);
     f.read(magic, sizeof magic);
+    if (std::memcmp(magic, "REVEALMD", 8) == 0)
+      fail(path, "is a baseline model (from reveal train), not a recording");
     if (std::memcmp(magic, "SQLite format 3", 16) != 0) fail(path, "not a Reveal store (not an SQLite file)");
   }
   sqlite3* db = nullptr;

@@ -42,7 +42,11 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
   else if (unit == "KiB") scale = 1ull << 10;
   else if (unit == "MiB") scale = 1ull << 20;
   else if (unit == "GiB") scale = 1ull << 30;
+  else if (unit == "PB") scale = 1000ull * 1000 * 1000 * 1000 * 1000;
+  else if (unit == "EB") scale = 1000ull * 1000 * 1000 * 1000 * 1000 * 1000;
   else if (unit == "TiB") scale = 1ull << 40;
+  else if (unit == "PiB") scale = 1ull << 50;
+  else if (unit == "EiB") scale = 1ull << 60;
   else return std::nullopt;
 
   const char* b = number.data();
@@ -59,8 +63,9 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
   auto [p, ec] = std::from_chars(b, e, v);
   if (ec != std::errc() || p != e || !std::isfinite(v)) return std::nullopt;
   const double bytes = v * static_cast<double>(scale);
-  if (bytes >= 1.8e19 || std::abs(bytes - std::round(bytes)) > 1e-6 * std::max(1.0, bytes)) return std::nullopt;
-  return static_cast<std::uint64_t>(std::llround(bytes));
+  if (bytes >= 18446744073709551616.0 || std::abs(bytes - std::round(bytes)) > 1e-6 * std::max(1.0, bytes))
+    return std::nullopt;  // 2^64 and above, or not a whole number of bytes
+  return static_cast<std::uint64_t>(std::round(bytes));
 }
 
 }  // namespace reveal

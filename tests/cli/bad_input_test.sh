@@ -30,6 +30,11 @@ expect 2 "interval" -- record -o "$T/x.db" --interval 0s --duration 1s
 expect 2 "duration" -- record -o "$T/x.db" --duration banana
 expect 2 "unknown probe" -- probes --probes no.such.probe
 expect 2 "error" -- nosuchcommand
+# --baseline takes one file each time, never a flag; what follows it is the run.
+expect 2 "not the flag --json" -- detect "$FIX/recordings/fleet-a.db" --baseline --json
+expect 2 "after its own --baseline" -- detect "$FIX/recordings/fleet-a.db" --baseline "$FIX/recordings/fleet-c.db" "$FIX/recordings/fleet-b.db"
+expect 2 "empty value" -- agent --store-max-size ""
+expect 2 "seed" -- detect "$FIX/recordings/fleet-a.db" --seed -1
 
 expect 2 "output" -- report "$FIX/recordings/fleet-a.db"
 expect 2 "json" -- report "$FIX/recordings/fleet-a.db" -o "$T/r.html" --json

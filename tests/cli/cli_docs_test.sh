@@ -44,7 +44,8 @@ for code in 0 1 2 3; do
   sed -n '/^EXIT STATUS/,/^SEE ALSO/p' "$T/man.txt" | grep -qE "^ +$code +" || fail "EXIT STATUS lacks $code"
 done
 grep -q "reveal detect run.db --baseline good.model --fail-on-incident" "$T/man.txt" || fail "EXAMPLES lack detect's"
-grep -q "docs man" "$T/man.txt" && fail "the hidden docs command is in the man page"
+grep -q "reveal docs man" "$T/man.txt" || fail "the docs command is not in the man page"
+sed -n '/^OPTIONS/,/^COMMANDS/p' "$T/man.txt" | grep -q -- "--version" || fail "OPTIONS lacks --version"
 if command -v man >/dev/null; then
   MANWIDTH=100 man -l "$T/reveal.1" >/dev/null 2>"$T/manerr" || fail "man -l failed: $(cat "$T/manerr")"
 fi
@@ -75,6 +76,8 @@ check "" reveal import csv x.csv --man
 check "fuse off report" reveal detect run.db --pca ""
 check "--output" reveal export run.db --out
 check "--no-progress" reveal train a.db --no
+check "completion man metrics" reveal docs ""
+check "--version" reveal --ver
 cd "$T/dir" || exit 1
 check "good.model run.db sub" reveal detect ""
 check "good.model run.db sub" reveal info ""

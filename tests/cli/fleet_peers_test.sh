@@ -71,7 +71,7 @@ else
   one_error_line "--match: 'rate(x[5m])' is not a series selector"
   expect_exit 2 "$REVEAL" detect --prometheus "http://127.0.0.1:$port" --start -1m --step 0s
   one_error_line "--step"
-  expect_exit 3 "$REVEAL" detect --prometheus "127.0.0.1:$port" --start -1m
+  expect_exit 2 "$REVEAL" detect --prometheus "127.0.0.1:$port" --start -1m
   one_error_line "must start with http:// or https://"
 fi
 

@@ -104,8 +104,9 @@ grep -q precious "$T/notes.txt" || fail "-o clobbered a file that is not a model
 cp "$R/fleet-c.db" "$T/store.db"
 expect 3 "refusing to overwrite" -- train "$R/fleet-a.db" -o "$T/store.db"
 cmp -s "$R/fleet-c.db" "$T/store.db" || fail "-o clobbered a store"
-expect 2 "is a baseline model" -- train "$M" -o "$T/x.model"
-expect 2 "is a baseline model" -- detect "$M"
+expect 3 "is a baseline model (from reveal train), not a recording" -- train "$M" -o "$T/x.model"
+expect 3 "is a baseline model (from reveal train), not a recording" -- detect "$M"
+expect 3 "is a baseline model (from reveal train), not a recording" -- export "$M" -o -
 expect 2 "give it alone" -- detect "$R/fleet-b.db" --baseline "$F" --baseline "$R/fleet-a.db"
 expect 3 "no such file" -- detect "$R/fleet-b.db" --baseline "$T/missing.model"
 size=$(stat -c %s "$M")

@@ -32,8 +32,13 @@ TEST(Units, ParseSize) {
   EXPECT_EQ(parse_size("1.5GiB"), 3ull << 29);
   EXPECT_EQ(parse_size("0.5kB"), 500u);
   EXPECT_EQ(parse_size("18446744073709551615"), std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(parse_size("1EiB"), 1ull << 60);
+  EXPECT_EQ(parse_size("15EiB"), 15ull << 60);
+  EXPECT_EQ(parse_size("2PB"), 2'000'000'000'000'000u);
+  EXPECT_EQ(parse_size("1.5PiB"), 3ull << 49);
+  EXPECT_EQ(parse_size("15.5EiB"), 31ull << 59);  // above 2^63: no signed rounding on the way
   for (const char* bad : {"", "MiB", "-1", "-1MiB", "+5", "1.5", "0.1B", "1 MiB", " 1", "1mib", "1Mi", "1KB",
-                          "1kiB", "1.", ".5MiB", "1.2.3", "18446744073709551616", "17179869184GiB", "1e3",
+                          "1kiB", "1.", ".5MiB", "1.2.3", "18446744073709551616", "17179869184GiB", "16EiB", "16.5EiB", "18.5EB", "1e3",
                           "0x10", "5MiB "})
     EXPECT_FALSE(parse_size(bad).has_value()) << bad;
 }

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Output files of `report -o`, `detect --html` and `export -o` (src/cli/output_file.h): "-" is
+# standard output; a device is written in place and stays a device; an input is never the
+# output; a failed or empty export leaves no file and keeps an older one; repeated inputs are
+# refused. Also --version and the docs command's visibility.
+# usage: output_files_test.sh REVEAL FIXTURES
+set -uo pipefail
+REVEAL=$(realpath "$1")
+FIX=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+source "$(dirname "$0")/test_lib.sh"
+A="$FIX/recordings/fleet-a.db"
+B="$FIX/recordings/fleet-b.db"
+cp "$A" "$T/a.db"
+cp "$B" "$T/b.db"
+sum() { sha256sum "$1" | cut -d' ' -f1; }
+sum_a=$(sum "$T/a.db")
+
+# report -o -: the page on stdout, the "wrote" line on stderr.
+expect_exit 0 "$REVEAL" report "$T/b.db" -o - --no-progress
+head -c 15 "$T/out" | grep -q '<!DOCTYPE html>' || fail "report -o -: no HTML on stdout"
+grep -q '</html>' "$T/out" || fail "report -o -: page cut short"
+grep -q '^wrote standard output (.*1 host, 1 incident)' "$T/err" || fail "report -o -: wrote line: $(cat "$T/err")"
+[[ ! -e ./- ]] || fail "report -o - wrote a file named -"
+# detect --html - would mix the page into the text report.
+expect_exit 2 "$REVEAL" detect "$T/b.db" --html -
+grep -q 'reveal report -o -' "$T/err" || fail "detect --html -: message: $(cat "$T/err")"
+
+# Devices are written in place and stay devices (as root, a rename would replace them).
+for dev in /dev/null /dev/stdout; do
+  [[ -e $dev ]] || continue
+  kind=$(stat -c %F "$dev")  # /dev/stdout: the symbolic link itself
+  expect_exit 0 "$REVEAL" report "$T/a.db" -o "$dev" --no-progress
+  [[ $(stat -c %F "$dev") == "$kind" ]] || fail "$dev is no longer a $kind"
+done
+[[ $(grep -c '</html>' "$T/out") == 1 ]] || fail "report -o /dev/stdout: no page on stdout"
+grep -q '^wrote standard output' "$T/err" || fail "report -o /dev/stdout: wrote line: $(cat "$T/err")"
+# A FIFO is written in place (a reader gets the page), and so is /dev/stderr.
+mkfifo "$T/fifo"
+cat "$T/fifo" >"$T/from-fifo" &
+reader=$!
+expect_exit 0 "$REVEAL" report "$T/a.db" -o "$T/fifo" --no-progress
+wait $reader
+[[ -p $T/fifo ]] && grep -q '</html>' "$T/from-fifo" || fail "report -o FIFO"
+echo kept >"$T/log"
+"$REVEAL" report "$T/a.db" -o /dev/stderr --no-progress >/dev/null 2>>"$T/log" || fail "report -o /dev/stderr"
+[[ $(head -1 "$T/log") == kept ]] && grep -q '</html>' "$T/log" && [[ -L /dev/stderr ]] ||
+  fail "report -o /dev/stderr 2>>log: $(head -c 100 "$T/log")"
+# A symbolic link to a file stays a link; the file it leads to gets the page.
+echo old >"$T/real.html"
+ln -s real.html "$T/link.html"
+expect_exit 0 "$REVEAL" report "$T/a.db" -o "$T/link.html" --no-progress
+[[ -L $T/link.html ]] && grep -q '</html>' "$T/real.html" || fail "report -o LINK: $(ls -la "$T")"
+ln -s new.html "$T/dangling.html"
+expect_exit 0 "$REVEAL" report "$T/a.db" -o "$T/dangling.html" --no-progress
+[[ -L $T/dangling.html ]] && grep -q '</html>' "$T/new.html" || fail "report -o DANGLING-LINK: $(ls -la "$T")"
+ln -s a.db "$T/store-link.db"
+expect_exit 3 "$REVEAL" report "$T/b.db" -o "$T/store-link.db" --no-progress
+grep -q 'Reveal store or model' "$T/err" || fail "report -o LINK-TO-STORE: $(cat "$T/err")"
+if [[ -c /dev/full ]]; then
+  expect_exit 3 "$REVEAL" report "$T/a.db" -o /dev/full --no-progress
+  grep -q 'cannot write /dev/full' "$T/err" || fail "report -o /dev/full: $(cat "$T/err")"
+  expect_exit 3 "$REVEAL" export "$T/a.db" -o /dev/full
+  grep -q 'cannot write /dev/full' "$T/err" || fail "export -o /dev/full: $(cat "$T/err")"
+  [[ -c /dev/full ]] || fail "/dev/full is no longer a character device"
+fi
+
+# The output may not be an input, however it is spelled; the input is left as it was.
+expect_exit 2 env -C "$T" "$REVEAL" export a.db -o ./a.db
+grep -q 'is also an input' "$T/err" || fail "export over its input: $(cat "$T/err")"
+expect_exit 3 "$REVEAL" export "$T/a.db" -o "$T/b.db"
+grep -q 'Reveal store or model' "$T/err" || fail "export over another store: $(cat "$T/err")"
+expect_exit 2 "$REVEAL" report "$T/a.db" -o "$T/../$(basename "$T")/a.db"
+grep -q 'is also an input' "$T/err" || fail "report over its input: $(cat "$T/err")"
+expect_exit 2 "$REVEAL" detect --peers "$T/a.db" "$T/b.db" --html "$T/b.db"
+grep -q 'is also an input' "$T/err" || fail "--html over an input: $(cat "$T/err")"
+printf 't_unix_ns,t_s,a\n1,0,1\n' >"$T/x.csv"
+expect_exit 2 "$REVEAL" import csv "$T/x.csv" -o "$T/x.csv"
+[[ $(sum "$T/a.db") == "$sum_a" ]] || fail "a.db changed"
+[[ -e $T/b.db && ! -e $T/b.db.tmp && ! -e $T/a.db.tmp ]] || fail "stray or missing files: $(ls "$T")"
+
+# A failed or empty export leaves no file, and an older CSV survives it.
+expect_exit 2 "$REVEAL" export "$T/a.db" -o "$T/new.csv" --start 1000h
+[[ ! -e $T/new.csv && ! -e $T/new.csv.tmp ]] || fail "an empty export left a file"
+expect_exit 0 "$REVEAL" export "$T/a.db" -o "$T/old.csv" --channels 'proc.stat:*'
+sum_csv=$(sum "$T/old.csv")
+expect_exit 2 "$REVEAL" export "$T/a.db" -o "$T/old.csv" --start 1000h
+expect_exit 2 "$REVEAL" export "$T/a.db" -o "$T/old.csv" --channels 'nosuch:*'
+[[ $(sum "$T/old.csv") == "$sum_csv" ]] || fail "a failed export changed the older CSV"
+expect_exit 0 "$REVEAL" export "$T/a.db" -o "$T/old.csv"
+[[ $(sum "$T/old.csv") != "$sum_csv" ]] || fail "a good export did not replace the older CSV"
+expect_exit 3 "$REVEAL" export "$T/a.db" -o "$T"
+grep -q 'is a directory' "$T/err" || fail "export -o DIR: $(cat "$T/err")"
+expect_exit 2 "$REVEAL" export "$T/a.db" -o ""
+
+# One store twice is not two hosts, and a run is not its own baseline.
+expect_exit 2 "$REVEAL" detect --peers "$T/a.db" "$T/b.db" "$T/a.db"
+grep -q 'given twice' "$T/err" || fail "peers twice: $(cat "$T/err")"
+expect_exit 2 env -C "$T" "$REVEAL" report --peers a.db ./a.db -o r.html
+grep -q 'are the same file' "$T/err" || fail "peers ./a.db a.db: $(cat "$T/err")"
+[[ ! -e $T/r.html && ! -e $T/r.html.tmp ]] || fail "a refused report left a file"
+expect_exit 2 "$REVEAL" detect "$T/a.db" --baseline "$T/a.db"
+
+# --version, and the docs command is listed.
+expect_exit 0 "$REVEAL" --version
+grep -q '^reveal [0-9]' "$T/out" || fail "--version: $(cat "$T/out")"
+expect_exit 0 "$REVEAL" --help
+grep -q '^  docs' "$T/out" || fail "docs not in --help"
+
+[[ $fails -eq 0 ]] || { echo "$fails failure(s)"; exit 1; }
+echo "output files: all checks passed"
