@@ -102,9 +102,9 @@ std::string summary_section(const HtmlHost& h, const std::string& sfx) {
     ref += fmt::format(" ({} known-good run{})", r.baseline_hosts.size(), r.baseline_hosts.size() == 1 ? "" : "s");
   row("reference", ref);
   if (r.window_false_rate > 0)
-    row("calibration", fmt::format("EVT tails of {} detectors for {:g} false incidents per host-day (window "
+    row("calibration", fmt::format("EVT tails of {} detectors for {:g} false incident{} per host-day (window "
                                    "anomalous at tail probability ≤ {:.1e})",
-                                   r.fused_detectors, r.false_per_day,
+                                   r.fused_detectors, r.false_per_day, r.false_per_day == 1 ? "" : "s",
                                    r.window_false_rate / double(std::max<std::size_t>(r.fused_detectors, 1))));
   if (!m.reveal_version.empty()) row("recorded by", "reveal " + m.reveal_version);
   o += "</dl>";
@@ -281,7 +281,12 @@ std::string incident_card(const HostSeries& hs, const DetectResult& r, std::size
   }
   o += fmt::format("<p class=\"action\"><b>Action:</b> {}</p>", esc(inc.action));
   o += "<div class=\"multiples\">";
-  for (const auto& ev : inc.top) o += channel_multiple(hs, r, inc, ev);
+  // In an anomaly, a channel within one robust SD of its reference is no evidence (a run with few
+  // channels fills the top list with them): not drawn, except the first. An absence's channels
+  // all have z 0 and are all drawn.
+  for (std::size_t i = 0; i < inc.top.size(); ++i)
+    if (i == 0 || inc.kind != "anomaly" || !(std::abs(inc.top[i].z) < 1))
+      o += channel_multiple(hs, r, inc, inc.top[i]);
   o += "</div><p class=\"legend\">line: samples; shaded column: the incident; band: reference median ± 3 robust SD "
        "of the window mean (where the robust z detector sees the channel as normal)</p></section>";
   return o;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `reveal report` in a real browser: the HTML report of the H200 recording (one power/thermal
-# incident +50..+81 s), of the clean fleet-a run (no incident, charts still drawn), of an
-# imported store (`detect --html`) and of three hosts in peers mode are
+# incident +50..+81 s), of the clean fleet-a run (no incident, charts still drawn), of imported
+# stores (a CSV round trip through `detect --html`, an nvidia-smi log, SMD when the shared
+# datasets are beside the checkout) and of three hosts in peers mode are
 # loaded in headless Chromium by tests/report/browser_check.mjs (charts drawn, incident cards,
 # sortable channel table, no console error, no network). The reports and their full-page
 # screenshots are kept in ${REVEAL_ARTIFACT_DIR:-<build dir>/artifacts}.
@@ -54,6 +55,41 @@ if "$REVEAL" export "$R/fleet-b.db" --csv "$T/b.csv" 2>"$T/err" &&
   check imported --expect-incidents 1 --expect-subsystem memory
 else
   fail "imported: $(head -c 300 "$T/err")"
+fi
+# An nvidia-smi --query-gpu log (two GPUs at 1 s for 4 minutes; GPU 1 throttles at +120..+150 s:
+# clocks, power and utilisation fall, temperature rises), imported and reported.
+python3 - "$T/smi.csv" <<'PY'
+import random, sys
+random.seed(7)
+with open(sys.argv[1], "w") as f:
+    f.write("timestamp, index, name, utilization.gpu [%], memory.used [MiB], power.draw [W], "
+            "temperature.gpu, clocks.sm [MHz]\n")
+    for t in range(240):
+        for g in range(2):
+            hot = g == 1 and 120 <= t < 150
+            util = (38 if hot else 95) + random.randint(-2, 2)
+            power = (310 if hot else 620) + random.uniform(-8, 8)
+            temp = (88 if hot else 61) + random.randint(-1, 1)
+            clock = (1100 if hot else 1980) + random.randint(-15, 15)
+            f.write(f"2024/01/31 12:{t // 60:02d}:{t % 60:02d}.{100 + g:03d}, {g}, NVIDIA H200, {util} %, "
+                    f"40960 MiB, {power:.2f} W, {temp}, {clock} MHz\n")
+PY
+if "$REVEAL" import nvidia-smi "$T/smi.csv" -o "$T/smi-imported.db" 2>"$T/err"; then
+  report nvidia-smi "$T/smi-imported.db" --min-incidents 1
+else
+  fail "nvidia-smi: $(head -c 300 "$T/err")"
+fi
+# SMD (machine-1-6's test half, whose labels hold several anomalies) when this checkout sits
+# beside the shared datasets; the page must stay usable with many incidents (cards capped at 20).
+SMD=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/shared/datasets/SMD
+if [[ -f $SMD/processed/machine-1-6_test.pkl && -f $SMD/MANIFEST.tsv ]]; then
+  if "$REVEAL" import smd "$SMD/processed/machine-1-6_test.pkl" -o "$T/smd-imported.db" 2>"$T/err"; then
+    report smd "$T/smd-imported.db" --min-incidents 1
+  else
+    fail "smd: $(head -c 300 "$T/err")"
+  fi
+else
+  echo "note: no SMD dataset beside this checkout; the SMD report is not checked"
 fi
 # Peers: one fused-score line per host on the overview, the odd host's memory incident.
 if "$REVEAL" report --peers "$R/fleet-a.db" "$R/fleet-b.db" "$R/fleet-c.db" -o "$T/peers.html" >"$T/out" 2>"$T/err"; then
