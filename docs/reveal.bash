@@ -254,7 +254,7 @@ _reveal() {
   elif [[ $positional == stores ]]; then
     COMPREPLY=($(compgen -f -X '!*.db' -- "$cur") $(compgen -f -X '!*.model' -- "$cur") $(compgen -d -- "$cur"))
   elif [[ $positional == command ]]; then
-    COMPREPLY=($(compgen -f -- "$cur"))
+    COMPREPLY=($(compgen -c -- "$cur"))
   else
     COMPREPLY=($(compgen -f -- "$cur"))
   fi

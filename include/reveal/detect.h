@@ -104,6 +104,10 @@ struct DetectorTrace {
 struct DetectResult {
   std::string mode;  // "self" or "baseline"
   RunMetadata meta;
+  // The first analysed sample's time (Unix ns): window and incident seconds (start_s, end_s,
+  // settle) count from it. Not meta.start_unix_ns, which is when the recorder started and, in an
+  // agent's rolling store, may lie hours before the oldest sample kept.
+  std::int64_t origin_unix_ns = 0;
   std::vector<std::string> baseline_hosts;  // the hosts of the known-good runs (the model's training stores)
   std::string baseline_model;               // the model file scored against; "" otherwise
   std::size_t n_samples = 0, n_channels_recorded = 0, n_channels_used = 0, n_channels_model = 0;

@@ -1,5 +1,5 @@
 // One function per subcommand; each registers its options on `app` and returns the action
-// to run when that subcommand was chosen. Exit codes: 0 ok, 1 incidents found (detect
+// to run when that subcommand was chosen. Exit codes: 0 ok, 1 incidents found (detect or report
 // --fail-on-incident), 2 usage, 3 input error; `record -- CMD` returns CMD's exit status.
 #pragma once
 
@@ -16,7 +16,7 @@ namespace reveal::cli {
 inline constexpr const char* kVersion = "0.1.0";  // reveal's version (stores, man page)
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitIncidents = 1;  // detect --fail-on-incident found some
+inline constexpr int kExitIncidents = 1;  // detect/report --fail-on-incident found some
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInput = 3;
 
@@ -32,7 +32,7 @@ Action add_detect(CLI::App& app);
 Action add_report(CLI::App& app);  // detect.cpp: the HTML report (html_report.h)
 Action add_train(CLI::App& app);  // train.cpp: a baseline model file from known-good stores
 Action add_config(CLI::App& app);  // config.cpp: config show|diff
-Action add_docs(CLI::App& app);    // docs.cpp: docs metrics (hidden)
+Action add_docs(CLI::App& app);    // docs.cpp: docs metrics|man|completion
 Action add_info(CLI::App& app);    // info.cpp: what a store holds
 Action add_export(CLI::App& app);  // export.cpp: a store as wide CSV
 Action add_import(CLI::App& app);  // import.cpp: foreign telemetry into a store

@@ -252,8 +252,6 @@ Action add_detect_like(CLI::App& app, bool report) {
     const char* html_flag = report ? "-o" : "--html";
     if (sub->count(report ? "--output" : "--html") && o->html.empty())
       throw UsageError(std::string(html_flag) + ": empty path (use - for standard output)");
-    if (!report && o->html == "-")
-      throw UsageError("--html -: standard output carries the text report; use `reveal report -o -`");
     const bool html = !o->html.empty(), user_window_z = o->d.window_z;
     if (html) o->d.window_z = true;  // the heatmap and the channel table
     const bool prom = !o->prometheus.empty();
@@ -282,9 +280,11 @@ Action add_detect_like(CLI::App& app, bool report) {
           throw UsageError(inputs[i] == inputs[j] ? inputs[i] + " is given twice"
                                                   : inputs[i] + " and " + inputs[j] + " are the same file");
       }
-    // Opened before the work, so a bad output path costs nothing; removed again on any error.
+    // Checked before the work, so a bad output path costs nothing; written only at the end.
     std::optional<OutputFile> html_out;
     if (html) html_out.emplace(o->html, inputs, html_flag);
+    if (!report && html_out && html_out->is_stdout())
+      throw UsageError("--html " + o->html + ": standard output carries the text report; use `reveal report -o -`");
     const auto write_html = [&](const std::string& page, std::size_t n_hosts, std::size_t incidents) {
       html_out->write(page);
       html_out->commit();

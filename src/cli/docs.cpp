@@ -210,8 +210,7 @@ int metrics(std::vector<std::string> roots, const std::string& out_path) {
   std::error_code ec;
   fs::remove_all(empty, ec);
   const std::string text = render(docs, labels);
-  if (out_path.empty()) write_stdout(text);
-  else write_file(out_path, text, {}, "-o");
+  write_file(out_path, text, {}, "-o");
   return kExitOk;
 }
 
@@ -220,18 +219,22 @@ int metrics(std::vector<std::string> roots, const std::string& out_path) {
 Action add_docs(CLI::App& app) {
   struct Opts {
     std::vector<std::string> roots;
-    std::string out, shell = "bash";
+    std::string out = "-", shell = "bash";
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("docs", "Generate documentation (docs/METRICS.md, the man page, shell completion)");
   sub->require_subcommand(1);
-  set_help_footer(sub, {"reveal docs metrics --root tests/fixtures/vm -o docs/METRICS.md", "reveal docs man > reveal.1",
+  set_help_footer(sub, {"reveal docs metrics --root tests/fixtures/vm-2cpu -o METRICS.md", "reveal docs man > reveal.1",
                         "reveal docs completion bash > reveal.bash"});
   auto* m = sub->add_subcommand("metrics", "Markdown table of every probe's channels, merged over the roots");
   m->add_option("--root", o->roots, "Fixture root to open the probes on (repeatable; default /)");
-  m->add_option("-o,--output", o->out, "Write here instead of stdout (- is stdout)");
+  m->add_option("-o,--output", o->out, "File to write, or - for standard output")->capture_default_str();
+  set_help_footer(m, {"reveal docs metrics --root tests/fixtures/vm-2cpu -o METRICS.md", "reveal docs metrics --root /"});
   auto* man = sub->add_subcommand("man", "The man page, reveal(1), in troff, from the same definitions as --help");
+  set_help_footer(man, {"reveal docs man > reveal.1", "reveal docs man | man -l -"});
   auto* comp = sub->add_subcommand("completion", "A shell completion script, from the same definitions as --help");
+  set_help_footer(comp, {"reveal docs completion bash > /etc/bash_completion.d/reveal",
+                         "source <(reveal docs completion bash)"});
   comp->add_option("shell", o->shell, "The shell")->check(CLI::IsMember({"bash"}))->capture_default_str();
   const CLI::App* root = &app;
   return [o, m, man, comp, root]() -> int {

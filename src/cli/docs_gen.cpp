@@ -262,7 +262,7 @@ std::string bash_completion(const CLI::App& root) {
        "  elif [[ $positional == stores ]]; then\n"
        "    COMPREPLY=($(compgen -f -X '!*.db' -- \"$cur\") $(compgen -f -X '!*.model' -- \"$cur\") $(compgen -d -- \"$cur\"))\n"
        "  elif [[ $positional == command ]]; then\n"
-       "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+       "    COMPREPLY=($(compgen -c -- \"$cur\"))\n"
        "  else\n"
        "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
        "  fi\n"

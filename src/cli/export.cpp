@@ -5,8 +5,8 @@
 // times in the run (time_arg.h parse_run_time: "30s"/"+2m" from the first sample, "-30s" from
 // the last, or ISO 8601). OUT "-" is standard output; --csv is the old spelling of -o. OUT is
 // written whole or not at all (output_file.h); it may not be the input store or any other store.
-// Exit 2 when no channel matches, the range is empty or malformed, or OUT is refused; 3 on a bad
-// store or a failed write.
+// Exit 2 when no channel matches, the range is empty or malformed, or OUT is the input; 3 on a bad
+// store, an OUT that is a directory or another store, or a failed write.
 #include <fnmatch.h>
 
 #include <cmath>

@@ -5,8 +5,8 @@
 // smd (raw numpy arrays described by a MANIFEST.tsv, e.g. the Server Machine Dataset),
 // prometheus (text exposition scrapes, one file each, in time order), nvidia-smi (--query-gpu
 // CSV logs), reveal-table (the public Reveal dataset's tables; --host picks one host). OUT is
-// written atomically: on any error nothing is left at OUT. Exit 2 for an unknown format or a bad
-// flag, 3 for unreadable or malformed input (one line: file:line:column, or file: byte N for
+// written atomically: on any error nothing is left at OUT; it may not be one of the inputs. Exit 2
+// for an unknown format (main.cpp) or a bad flag, 3 for unreadable or malformed input (one line: file:line:column, or file: byte N for
 // binary input).
 #include <algorithm>
 #include <cerrno>
@@ -82,9 +82,6 @@ Recording import_inputs(const Opts& o, const ImportOptions& io) {
 }
 
 int run_import(const Opts& o) {
-  static const std::vector<std::string> kFormats{"csv", "smd", "prometheus", "nvidia-smi", "reveal-table"};
-  if (std::find(kFormats.begin(), kFormats.end(), o.format) == kFormats.end())
-    throw UsageError("unknown import format '" + o.format + "' (formats: csv, smd, prometheus, nvidia-smi, reveal-table)");
   std::vector<std::string> inputs = o.inputs;
   if (!o.channels_from.empty()) inputs.push_back(o.channels_from);
   check_not_input(o.out, inputs, "-o");

@@ -1,7 +1,12 @@
 // OutputFile: see output_file.h.
 #include "output_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -23,6 +28,16 @@ bool is_sqlite(const std::string& path) {
   return sq;
 }
 
+bool same_file(const struct stat& a, int fd) {
+  struct stat b {};
+  return ::fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+bool under_dev_or_proc(const fs::path& p) {
+  const std::string s = p.string();
+  return s.rfind("/dev/", 0) == 0 || s.rfind("/proc/", 0) == 0;
+}
+
 }  // namespace
 
 void check_not_input(const std::string& out, const std::vector<std::string>& inputs, const std::string& flag) {
@@ -36,89 +51,118 @@ void check_not_input(const std::string& out, const std::vector<std::string>& inp
 OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs, const std::string& flag)
     : path_(std::move(path)) {
   if (path_.empty()) throw UsageError(flag + ": empty path (use - for standard output)");
-  // The streams themselves, so that a file the shell opened for appending is appended to.
-  if (path_ == "-" || path_ == "/dev/stdout" || path_ == "/dev/stderr") {
-    to_stdout_ = path_ != "/dev/stderr";
-    f_ = to_stdout_ ? stdout : stderr;
+  if (path_ == "-") {
+    stream_ = stdout;
     return;
   }
   check_not_input(path_, inputs, flag);
-  // What is replaced: the file itself, or what a symbolic link leads to (the link stays). Under
-  // /dev or /proc (/dev/stderr, /proc/self/fd/N: maybe a file the shell opened for appending),
-  // it is written in place.
-  std::error_code ec;
-  std::string target;
-  fs::path hop = fs::absolute(path_, ec).lexically_normal();
-  for (int hops = 0; !ec && hops < 40; ++hops) {
-    const std::string h = hop.string();
-    if (h.rfind("/dev/", 0) == 0 || h.rfind("/proc/", 0) == 0) break;
-    const auto ls = fs::symlink_status(hop, ec);
+  const auto cannot = [&](const std::string& why) { return std::runtime_error("cannot write " + path_ + ": " + why); };
+  struct stat st {};
+  const bool exists = ::stat(path_.c_str(), &st) == 0;
+  if (exists) {
+    // Already one of our streams (/dev/stdout, /proc/self/fd/2, `-o x.html >x.html`): reopening
+    // it would truncate what an appending redirection keeps.
+    if (same_file(st, STDOUT_FILENO)) stream_ = stdout;
+    else if (same_file(st, STDERR_FILENO)) stream_ = stderr;
+    if (stream_) return;
+    if (S_ISDIR(st.st_mode)) throw std::runtime_error(path_ + ": is a directory; refusing to write over it");
+    if (S_ISREG(st.st_mode) && (is_sqlite(path_) || is_model_file(path_)))
+      throw std::runtime_error(path_ + ": is a Reveal store or model; refusing to overwrite it");
+  }
+  // The file to replace: resolve the directories for real (a lexical "dir/.." is wrong when dir
+  // is a link), then follow a link in the last component, hop by hop.
+  fs::path p = path_;
+  for (int hops = 0;; ++hops) {
+    if (hops == 40) throw cannot("too many levels of symbolic links");
+    std::error_code ec;
+    const fs::path dir = fs::canonical(p.parent_path().empty() ? fs::path(".") : p.parent_path(), ec);
+    if (ec) throw cannot(ec.message());
+    const fs::path full = dir / p.filename();
+    if (under_dev_or_proc(full)) break;  // in place
+    const auto ls = fs::symlink_status(full, ec);
     if (ls.type() == fs::file_type::not_found || (!ec && !fs::is_symlink(ls))) {
-      target = h;  // a new file (also where a dangling link leads), or an existing one
+      target_ = full.string();
       break;
     }
-    if (ec) break;
-    const fs::path next = fs::read_symlink(hop, ec);
-    hop = (next.is_absolute() ? next : hop.parent_path() / next).lexically_normal();
+    if (ec) throw cannot(ec.message());
+    const fs::path next = fs::read_symlink(full, ec);
+    if (ec) throw cannot(ec.message());
+    p = next.is_absolute() ? next : dir / next;
   }
-  const auto st = fs::status(path_, ec);
-  const bool exists = !ec && fs::exists(st);
-  if (exists && fs::is_directory(st)) throw std::runtime_error(path_ + ": is a directory; refusing to write over it");
-  if (exists && fs::is_regular_file(st) && (is_sqlite(path_) || is_model_file(path_)))
-    throw std::runtime_error(path_ + ": is a Reveal store or model; refusing to overwrite it");
-  if (target.empty() || (exists && !fs::is_regular_file(st))) {
-    // A device, a pipe or a link into /proc: written in place; renaming over it would replace
-    // /dev/null for everyone.
-    f_ = std::fopen(path_.c_str(), "wb");
-    if (!f_) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
-    return;
-  }
-  target_ = target;
-  tmp_ = target + ".tmp";
-  f_ = std::fopen(tmp_.c_str(), "wb");
-  if (!f_) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
+  if (exists && !S_ISREG(st.st_mode)) target_.clear();  // a FIFO or device elsewhere: in place
+  if (!target_.empty() && ::access(fs::path(target_).parent_path().c_str(), W_OK) != 0)
+    throw cannot(std::strerror(errno));
 }
 
 OutputFile::~OutputFile() {
   if (committed_ || !f_) return;
-  if (!standard_stream()) std::fclose(f_);
+  if (!is_stream()) std::fclose(f_);
   if (!tmp_.empty()) std::remove(tmp_.c_str());
+}
+
+std::string OutputFile::display_name() const {
+  return stream_ == stdout ? "standard output" : stream_ == stderr ? "standard error" : path_;
+}
+
+void OutputFile::open() {
+  if (stream_) {
+    f_ = stream_;
+    return;
+  }
+  if (target_.empty()) {
+    f_ = std::fopen(path_.c_str(), "wb");
+    if (!f_) fail(errno);
+    return;
+  }
+  const fs::path t(target_);
+  std::string name = (t.parent_path() / ("." + t.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) fail(errno);
+  tmp_ = name;
+  // The replaced file's permissions, or what a new file gets (0666 less the umask).
+  struct stat old {};
+  mode_t mode;
+  if (::stat(target_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    mode = old.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (::fchmod(fd, mode) != 0 || !(f_ = ::fdopen(fd, "wb"))) {
+    const int e = errno;
+    ::close(fd);
+    fail(e);
+  }
 }
 
 void OutputFile::fail(int err) {
   const std::string msg = "cannot write " + display_name() + ": " + std::strerror(err ? err : EIO);
-  if (!standard_stream()) {
-    std::fclose(f_);
-    if (!tmp_.empty()) std::remove(tmp_.c_str());
-  }
+  if (f_ && !is_stream()) std::fclose(f_);
+  if (!tmp_.empty()) std::remove(tmp_.c_str());
   f_ = nullptr;
+  failed_ = true;
   throw std::runtime_error(msg);
 }
 
 void OutputFile::write(std::string_view text) {
-  if (!f_) throw std::logic_error("OutputFile::write after commit or failure");
+  if (committed_ || failed_) throw std::logic_error("OutputFile::write after commit or failure");
+  if (!f_) open();
   errno = 0;
   if (std::fwrite(text.data(), 1, text.size(), f_) != text.size()) fail(errno);
 }
 
 void OutputFile::commit() {
-  if (!f_) throw std::logic_error("OutputFile::commit twice or after a failure");
+  if (committed_ || failed_) throw std::logic_error("OutputFile::commit twice or after a failure");
+  if (!f_) open();  // nothing written: still an (empty) file
   errno = 0;
   if (std::fflush(f_) != 0 || std::ferror(f_)) fail(errno);
-  if (!standard_stream()) {
+  if (!is_stream()) {
     std::FILE* f = f_;
     f_ = nullptr;
     errno = 0;
-    if (std::fclose(f) != 0) {
-      const int e = errno;
-      if (!tmp_.empty()) std::remove(tmp_.c_str());
-      throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(e ? e : EIO));
-    }
-    if (!tmp_.empty() && std::rename(tmp_.c_str(), target_.c_str()) != 0) {
-      const int e = errno;
-      std::remove(tmp_.c_str());
-      throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(e));
-    }
+    if (std::fclose(f) != 0) fail(errno);
+    if (!tmp_.empty() && std::rename(tmp_.c_str(), target_.c_str()) != 0) fail(errno);
   }
   committed_ = true;
 }

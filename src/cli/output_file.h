@@ -1,18 +1,20 @@
 // Where a subcommand's output file goes, written so that a failure never costs what was there:
-// `reveal report -o`, `detect --html`, `export -o`.
-//   "-", "/dev/stdout"    standard output (the caller prints its "wrote" line to stderr);
-//   "/dev/stderr"         standard error: the streams themselves, so appending redirections append
-//   a device or a pipe    written in place (/dev/null, /dev/full, a FIFO): never renamed over
-//   anything else         written to PATH.tmp, renamed over PATH on commit(); on an error, or
-//                         when the OutputFile is destroyed uncommitted, PATH is left as it was.
-//                         A symbolic link stays a link: the file it leads to is replaced (a link
-//                         into /proc or /dev, or a dangling one, is written through in place)
-// Refused before anything is opened: an empty path, or one of the command's inputs
+// `reveal report -o`, `detect --html`, `export -o`, `docs metrics -o`.
+//   "-", or the file that is already standard output or standard error (/dev/stdout,
+//   /dev/stderr, /proc/self/fd/1, the file stdout is redirected to): written to that stream,
+//   so an appending redirection appends; the caller prints its "wrote" line elsewhere.
+//   A device or a FIFO (/dev/null, /dev/full), and anything under /dev or /proc: written in place,
+//   opened at the first write(); never renamed over (that would replace /dev/null for everyone).
+//   Anything else: written to a new temporary file beside it (.NAME.XXXXXX, created at the first
+//   write(), with the replaced file's permissions) and renamed over it on commit(). On an error,
+//   or when the OutputFile is destroyed uncommitted, the file is left as it was. A symbolic link
+//   stays a link: the file it leads to is replaced (created, for a dangling link).
+// Refused when constructed, before any work: an empty path, or one of the command's inputs
 // (std::filesystem::equivalent, so ./run.db and run.db are the same): UsageError, exit 2. A
-// directory, or an existing Reveal store (SQLite) or model file, which no report or CSV should
-// replace: std::runtime_error, exit 3, as `record` and `train` refuse a file of the wrong kind.
-// Write errors (a full disk, /dev/full, a closed pipe) throw std::runtime_error naming the file
-// (exit 3).
+// directory, an existing Reveal store (SQLite) or model file, which no report or CSV should
+// replace, or a missing or unwritable parent directory: std::runtime_error, exit 3, as `record`
+// and `train` refuse a file of the wrong kind. Write errors (a full disk, /dev/full, a closed
+// pipe) throw std::runtime_error naming the file (exit 3).
 #pragma once
 
 #include <cstdio>
@@ -31,22 +33,25 @@ class OutputFile {
   OutputFile(std::string path, const std::vector<std::string>& inputs, const std::string& flag);
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
-  ~OutputFile();  // uncommitted: closes and removes PATH.tmp
+  ~OutputFile();  // uncommitted: closes and removes the temporary file
 
   void write(std::string_view text);  // throws std::runtime_error on a failed write
   void commit();                      // flush, close, rename into place; throws on failure
-  bool is_stdout() const { return to_stdout_; }
+  bool is_stdout() const { return stream_ == stdout; }
+  bool is_stream() const { return stream_ != nullptr; }  // standard output or standard error
   const std::string& path() const { return path_; }
-  // "standard output" or the path, for messages.
-  std::string display_name() const { return to_stdout_ ? "standard output" : path_; }
+  // "standard output", "standard error" or the path, for messages.
+  std::string display_name() const;
 
  private:
+  void open();  // at the first write() or commit()
   [[noreturn]] void fail(int err);
-  bool standard_stream() const { return f_ == stdout || f_ == stderr; }
   std::string path_;
-  std::string target_, tmp_;  // the file replaced and its temporary; empty: written in place
+  std::string target_;        // the file replaced; empty: written in place (device, FIFO, /proc)
+  std::string tmp_;           // its temporary file, once created
+  std::FILE* stream_ = nullptr;  // stdout or stderr when written to a stream
   std::FILE* f_ = nullptr;
-  bool to_stdout_ = false, committed_ = false;
+  bool committed_ = false, failed_ = false;
 };
 
 // The whole of `text` through an OutputFile.

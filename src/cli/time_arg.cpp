@@ -1,5 +1,7 @@
 #include "time_arg.h"
 
+#include <cstdint>
+
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
@@ -69,8 +71,12 @@ std::int64_t parse_run_time(const std::string& flag, const std::string& text, st
   std::string_view s = text;
   const bool from_end = s.starts_with("-");
   if (from_end || s.starts_with("+")) s.remove_prefix(1);
-  if (const auto d = duration_ns(s); d && !s.empty() && s.front() != '+' && s.front() != '-')
-    return from_end ? last_ns - *d : first_ns + *d;
+  if (const auto d = duration_ns(s); d && !s.empty() && s.front() != '+' && s.front() != '-') {
+    // Saturated: an offset beyond the int64 range (about 292 years) is before or after any sample.
+    std::int64_t t = 0;
+    if (from_end) return __builtin_sub_overflow(last_ns, *d, &t) ? INT64_MIN : t;
+    return __builtin_add_overflow(first_ns, *d, &t) ? INT64_MAX : t;
+  }
   if (!from_end && s.size() == text.size())
     if (const auto t = parse_utc_time(s)) return *t;
   throw UsageError(flag + ": '" + text + "' is not a time in the run (an offset from its start like 30s or +2m, " +

@@ -48,6 +48,7 @@ void check_length(const Recording& run, std::size_t L) {
 DetectResult start_result(const Recording& run, const char* mode) {
   DetectResult res;
   res.meta = run.meta;
+  res.origin_unix_ns = run.t_unix_ns.empty() ? run.meta.start_unix_ns : run.t_unix_ns.front();
   res.mode = mode;
   res.n_samples = run.t_unix_ns.size();
   res.n_channels_recorded = run.channels.size();

@@ -10,6 +10,7 @@
 
 #include "reveal/features.h"
 #include "reveal/report.h"
+#include "pipeline/window_model.h"
 #include "svg.h"
 
 namespace reveal {
@@ -49,18 +50,17 @@ std::string heat_colour(double v) {
 }
 
 // A host's samples as the detectors see them (rates and derived channels), with each row's
-// time in seconds since the start of the analysed span (DetectResult::meta.start_unix_ns, which
-// is the slice's start in peers mode).
+// time in seconds since the first analysed sample (DetectResult::origin_unix_ns; the slice's
+// first sample in peers mode), the origin of window and incident times.
 struct HostSeries {
   Series s;
   std::vector<double> t;
 };
 
 HostSeries host_series(const Recording& run, const DetectResult& r) {
-  HostSeries h{to_rates(run), {}};
-  add_derived(h.s);
+  HostSeries h{pipeline::prepare_series(run), {}};  // what the detectors scored, in their units
   h.t.resize(run.t_unix_ns.size());
-  for (std::size_t i = 0; i < h.t.size(); ++i) h.t[i] = double(run.t_unix_ns[i] - r.meta.start_unix_ns) * 1e-9;
+  for (std::size_t i = 0; i < h.t.size(); ++i) h.t[i] = double(run.t_unix_ns[i] - r.origin_unix_ns) * 1e-9;
   return h;
 }
 
@@ -153,12 +153,25 @@ std::pair<double, double> time_extent(const DetectResult& r) {
   return {std::min(0.0, r.window_start_s.front()), std::max(r.window_end_s.back(), 1.0)};
 }
 
+// Levels as the timeline draws them: clamped to [0, kTimelineYMax], NaN where not computed.
+std::vector<double> drawn_levels(const std::vector<double>& level) {
+  std::vector<double> y(level.size());
+  for (std::size_t k = 0; k < y.size(); ++k) y[k] = std::isfinite(level[k]) ? std::clamp(level[k], 0.0, kTimelineYMax) : NAN;
+  return y;
+}
+
+// The timeline's y extent for these fused levels: at least 1.5 (the threshold shows), at most
+// kTimelineYMax.
+double level_ymax(double ymax, const std::vector<double>& fused) {
+  for (double f : fused)
+    if (std::isfinite(f)) ymax = std::max(ymax, std::min(f, kTimelineYMax));
+  return ymax;
+}
+
 std::string timeline_chart(const DetectResult& r, const std::string& id) {
   SvgChart c(id, "timeline", 960, 220, 46, 70);
   const auto [t0, t1] = time_extent(r);
-  double ymax = 1.5;
-  for (double f : r.fused)
-    if (std::isfinite(f)) ymax = std::max(ymax, std::min(f, kTimelineYMax));
+  const double ymax = level_ymax(1.5, r.fused);
   c.x_domain(t0, t1);
   c.y_domain(0, ymax * 1.08);
   c.axes(true, "fused anomaly level");
@@ -169,16 +182,13 @@ std::string timeline_chart(const DetectResult& r, const std::string& id) {
            fmt::format("incident #{}: {} {}", i + 1, to_string(inc.subsystem), when(inc)));
   }
   c.hline(1.0, "threshold", "threshold 1");
-  std::vector<double> y(r.fused.size());
   // Each fused detector's own level, thin, under the fused score (their maximum).
   for (std::size_t d = 0; d < r.detectors.size(); ++d) {
     const DetectorTrace& t = r.detectors[d];
-    if (!t.fused || t.level.size() != y.size()) continue;
-    for (std::size_t k = 0; k < y.size(); ++k) y[k] = std::isfinite(t.level[k]) ? std::clamp(t.level[k], 0.0, kTimelineYMax) : NAN;
-    c.line(r.window_end_s, y, "detector d" + std::to_string(d), t.name + " level per window");
+    if (!t.fused || t.level.size() != r.fused.size()) continue;
+    c.line(r.window_end_s, drawn_levels(t.level), "detector d" + std::to_string(d), t.name + " level per window");
   }
-  for (std::size_t k = 0; k < y.size(); ++k) y[k] = std::isfinite(r.fused[k]) ? std::clamp(r.fused[k], 0.0, kTimelineYMax) : NAN;
-  c.line(r.window_end_s, y, "fused", "fused anomaly level per window (≥ 1: anomalous)");
+  c.line(r.window_end_s, drawn_levels(r.fused), "fused", "fused anomaly level per window (≥ 1: anomalous)");
   return c.str();
 }
 
@@ -217,7 +227,11 @@ std::string channel_multiple(const HostSeries& hs, const DetectResult& r, const 
   const bool band = std::isfinite(med) && std::isfinite(sd);
   if (band) lo = std::min(lo, med - kBandZ * sd), hi = std::max(hi, med + kBandZ * sd);
   if (!std::isfinite(lo)) lo = 0, hi = 1;
-  if (hi - lo < 1e-12) lo -= 0.5, hi += 0.5;
+  // A flat channel (relative to its size): a band around it, at least ±0.5.
+  if (hi - lo <= 1e-9 * std::max({1.0, std::fabs(lo), std::fabs(hi)})) {
+    const double pad = std::max(0.5, 1e-6 * std::fabs(lo));
+    lo -= pad, hi += pad;
+  }
   const double m = (hi - lo) * 0.06;
   SvgChart c({}, "small", 300, 120, 52, 6, 6, 20);
   c.x_domain(std::max(a, xs.empty() ? a : xs.front()), std::min(b, xs.empty() ? b : xs.back()));
@@ -483,7 +497,7 @@ std::string host_section(const HtmlHost& h, const std::string& sfx, const std::s
                    "above {:g} drawn at {:g}) and each fused detector's own level: {} · shaded: incidents; grey: the "
                    "start-up, when no incident opens</p></section>",
                    timeline_chart(r, timeline_id),
-                   r.meta.start_unix_ns ? format_utc(r.meta.start_unix_ns) : "the start", kTimelineYMax, kTimelineYMax,
+                   r.origin_unix_ns ? format_utc(r.origin_unix_ns) : "the start", kTimelineYMax, kTimelineYMax,
                    detector_legend(r));
   o += fmt::format("<section class=\"incidents\"><h2>Incidents ({})</h2>", r.incidents.size());
   if (r.incidents.empty()) o += "<p>None.</p>";
@@ -491,7 +505,8 @@ std::string host_section(const HtmlHost& h, const std::string& sfx, const std::s
   if (carded.size() < r.incidents.size())
     o += fmt::format("<p>Cards for the {} strongest; every incident is in the table below them.</p>", carded.size());
   for (std::size_t i : carded) o += incident_card(hs, r, i, sfx);
-  if (carded.size() < r.incidents.size()) o += incident_table(r, sfx, carded);
+  // The verdict at the top links here once it lists only the strongest.
+  if (r.incidents.size() > kVerdictMax) o += incident_table(r, sfx, carded);
   o += "</section>";
   o += "<section class=\"subsystems\"><h2>Subsystems over time</h2>" + heatmap_chart(hs, r, "heatmap" + sfx) + "</section>";
   // With several hosts only the first one's table is open: hundreds of rows each.
@@ -522,8 +537,7 @@ std::string peers_overview(const PeersResult& pr) {
   double t1 = 1, ymax = 1.5;
   for (const auto& h : pr.hosts) {
     if (!h.result.window_end_s.empty()) t1 = std::max(t1, h.result.window_end_s.back());
-    for (double f : h.result.fused)
-      if (std::isfinite(f)) ymax = std::max(ymax, std::min(f, kTimelineYMax));
+    ymax = level_ymax(ymax, h.result.fused);
   }
   c.x_domain(0, t1);
   c.y_domain(0, ymax * 1.08);
@@ -532,10 +546,8 @@ std::string peers_overview(const PeersResult& pr) {
   std::string legend = "<ul class=\"hostlegend\">";
   for (std::size_t i = 0; i < pr.hosts.size(); ++i) {
     const auto& r = pr.hosts[i].result;
-    std::vector<double> y(r.fused.size());
-    for (std::size_t k = 0; k < y.size(); ++k) y[k] = std::isfinite(r.fused[k]) ? std::clamp(r.fused[k], 0.0, kTimelineYMax) : NAN;
     const char* col = kHostColour[i % kHostColour.size()];
-    c.line(r.window_end_s, y, "hostline", pr.hosts[i].name, col);
+    c.line(r.window_end_s, drawn_levels(r.fused), "hostline", pr.hosts[i].name, col);
     legend += fmt::format(R"(<li><span class="swatch" style="background:{}"></span>{}</li>)", col, esc(pr.hosts[i].name));
   }
   o += c.str() + legend + "</ul>";

@@ -41,9 +41,19 @@ std::vector<double> nice_ticks(double lo, double hi, int n) {
   double step = mag;
   for (double m : {1.0, 2.0, 5.0, 10.0})
     if (m * mag >= raw) { step = m * mag; break; }
-  for (double k = std::ceil(lo / step); k * step <= hi + step * 1e-9; k += 1) t.push_back(k == 0 ? 0.0 : k * step);
+  // At most a few dozen ticks, on multiples of step that doubles can still count: a span of a few
+  // ulps at a large value (8192.000000001 .. 8192.000000002) gets none rather than a loop
+  // where k += 1 no longer changes k.
+  const double first = std::ceil(lo / step), last = std::floor(hi / step + 1e-9);
+  if (!(last - first <= 100) || std::fabs(first) > 0x1p52 || std::fabs(last) > 0x1p52) return t;
+  for (double k = first; k <= last; k += 1) t.push_back(k == 0 ? 0.0 : k * step);
   return t;
 }
+
+namespace {
+// hi when it is above lo, else a little above lo: also where lo + 1 == lo.
+double above(double lo, double hi) { return hi > lo ? hi : lo + std::max(1.0, std::fabs(lo) * 1e-9); }
+}  // namespace
 
 SvgChart::SvgChart(std::string id, std::string cls, double width, double height, double left, double right,
                    double top, double bottom)
@@ -52,21 +62,22 @@ SvgChart::SvgChart(std::string id, std::string cls, double width, double height,
 
 void SvgChart::x_domain(double lo, double hi) {
   x0_ = lo;
-  x1_ = hi > lo ? hi : lo + 1;
+  x1_ = above(lo, hi);
 }
 void SvgChart::y_domain(double lo, double hi) {
   y0_ = lo;
-  y1_ = hi > lo ? hi : lo + 1;
+  y1_ = above(lo, hi);
 }
 double SvgChart::x(double v) const {
   const double p = left_ + (v - x0_) / (x1_ - x0_) * (plot_right() - left_);
-  return std::clamp(p, left_, plot_right());
+  return std::isnan(p) ? left_ : std::clamp(p, left_, plot_right());  // never "nan" in the SVG
 }
 double SvgChart::y(double v) const {
   const double p = plot_bottom() - (v - y0_) / (y1_ - y0_) * (plot_bottom() - top_);
-  return std::clamp(p, top_, plot_bottom());
+  return std::isnan(p) ? plot_bottom() : std::clamp(p, top_, plot_bottom());
 }
 
+namespace {
 // "2.5 M", "120 k", "0.25": a tick value in at most 4 significant digits with an SI prefix.
 std::string tick_label(double v) {
   const double a = std::fabs(v);
@@ -75,6 +86,7 @@ std::string tick_label(double v) {
   if (a >= 1e4) return fmt::format("{:.4g}k", v / 1e3);
   return fmt::format("{:.4g}", v);
 }
+}  // namespace
 
 void SvgChart::axes(bool seconds, std::string_view y_label, bool y_ticks) {
   std::string o = fmt::format(R"(<g class="axis"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}"/>)", left_,

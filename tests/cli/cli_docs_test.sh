@@ -30,8 +30,9 @@ for section in NAME SYNOPSIS DESCRIPTION COMMANDS EXAMPLES "EXIT STATUS"; do
   grep -q "^$section" "$T/man.txt" || fail "man page: no $section section"
 done
 # Every subcommand and every flag its --help lists are in the man page.
-for cmd in probes record detect train "config show" "config diff" info export "import csv" "import smd" \
-           "import prometheus" "import nvidia-smi" "import reveal-table" agent; do
+for cmd in probes record detect report train "config show" "config diff" info export "import csv" "import smd" \
+           "import prometheus" "import nvidia-smi" "import reveal-table" agent "docs metrics" "docs man" \
+           "docs completion"; do
   grep -q "^ *reveal $cmd" "$T/man.txt" || fail "man page lacks 'reveal $cmd'"
   # shellcheck disable=SC2086
   for flag in $("$REVEAL" $cmd --help | grep -oE '^  +(-[a-z], )?--[a-z][a-z-]*' | grep -oE -- '--[a-z-]+'); do

@@ -17,8 +17,9 @@ one_error_line() {  # needle: stderr is one "reveal: error:" line holding it
 }
 
 # --- --help everywhere: usage, examples, exit status ---------------------------------------------
-for cmd in "" probes record detect train config "config show" "config diff" info export import "import csv" \
-           "import smd" "import prometheus" "import nvidia-smi" "import reveal-table" agent; do
+for cmd in "" probes record detect report train config "config show" "config diff" info export import "import csv" \
+           "import smd" "import prometheus" "import nvidia-smi" "import reveal-table" agent docs "docs metrics" \
+           "docs man" "docs completion"; do
   # shellcheck disable=SC2086
   expect_exit 0 "$REVEAL" $cmd --help
   grep -q "^Usage: " "$T/out" || fail "reveal $cmd --help: no usage line"

@@ -15,6 +15,7 @@ B="$FIX/recordings/fleet-b.db"
 cp "$A" "$T/a.db"
 cp "$B" "$T/b.db"
 sum() { sha256sum "$1" | cut -d' ' -f1; }
+no_temp() { [[ -z $(find "$T" -name '.*.??????' -print -quit) ]] || fail "$1: a temporary file was left: $(ls -A "$T")"; }
 sum_a=$(sum "$T/a.db")
 
 # report -o -: the page on stdout, the "wrote" line on stderr.
@@ -26,6 +27,13 @@ grep -q '^wrote standard output (.*1 host, 1 incident)' "$T/err" || fail "report
 # detect --html - would mix the page into the text report.
 expect_exit 2 "$REVEAL" detect "$T/b.db" --html -
 grep -q 'reveal report -o -' "$T/err" || fail "detect --html -: message: $(cat "$T/err")"
+expect_exit 2 "$REVEAL" detect "$T/b.db" --html /dev/stdout
+# Whatever names the stream stdout already is (/proc/self/fd/1 here) is that stream: an
+# appending redirection keeps what was there.
+echo kept >"$T/append.log"
+"$REVEAL" report "$T/a.db" -o /proc/self/fd/1 --no-progress >>"$T/append.log" 2>/dev/null || fail "report -o /proc/self/fd/1"
+[[ $(head -1 "$T/append.log") == kept ]] && grep -q '</html>' "$T/append.log" ||
+  fail "report -o /proc/self/fd/1 >>log truncated the log: $(head -c 100 "$T/append.log")"
 
 # Devices are written in place and stay devices (as root, a rename would replace them).
 for dev in /dev/null /dev/stdout; do
@@ -52,6 +60,16 @@ echo old >"$T/real.html"
 ln -s real.html "$T/link.html"
 expect_exit 0 "$REVEAL" report "$T/a.db" -o "$T/link.html" --no-progress
 [[ -L $T/link.html ]] && grep -q '</html>' "$T/real.html" || fail "report -o LINK: $(ls -la "$T")"
+# A replaced file keeps its permissions.
+chmod 640 "$T/real.html"
+expect_exit 0 "$REVEAL" report "$T/a.db" -o "$T/real.html" --no-progress
+[[ $(stat -c %a "$T/real.html") == 640 ]] || fail "the report's mode changed to $(stat -c %a "$T/real.html")"
+# dir/.. where dir is a link: the kernel's meaning (the link target's parent), not the lexical one.
+mkdir -p "$T/real/sub"
+ln -s real/sub "$T/linkdir"
+expect_exit 0 "$REVEAL" report "$T/a.db" -o "$T/linkdir/../x.html" --no-progress
+[[ -f $T/real/x.html && ! -e $T/x.html ]] || fail "-o linkdir/../x.html went to the wrong place"
+no_temp "good reports"
 ln -s new.html "$T/dangling.html"
 expect_exit 0 "$REVEAL" report "$T/a.db" -o "$T/dangling.html" --no-progress
 [[ -L $T/dangling.html ]] && grep -q '</html>' "$T/new.html" || fail "report -o DANGLING-LINK: $(ls -la "$T")"
@@ -78,7 +96,13 @@ grep -q 'is also an input' "$T/err" || fail "--html over an input: $(cat "$T/err
 printf 't_unix_ns,t_s,a\n1,0,1\n' >"$T/x.csv"
 expect_exit 2 "$REVEAL" import csv "$T/x.csv" -o "$T/x.csv"
 [[ $(sum "$T/a.db") == "$sum_a" ]] || fail "a.db changed"
-[[ -e $T/b.db && ! -e $T/b.db.tmp && ! -e $T/a.db.tmp ]] || fail "stray or missing files: $(ls "$T")"
+[[ -e $T/b.db ]] || fail "b.db is gone"
+no_temp "refused outputs"
+
+# An error after the output was accepted (the run cannot be read) leaves nothing behind.
+expect_exit 3 "$REVEAL" report "$T/missing.db" -o "$T/r.html"
+[[ ! -e $T/r.html ]] || fail "a failed report left $T/r.html"
+no_temp "a failed report"
 
 # A failed or empty export leaves no file, and an older CSV survives it.
 expect_exit 2 "$REVEAL" export "$T/a.db" -o "$T/new.csv" --start 1000h

@@ -68,6 +68,9 @@ TEST(TimeArg, WithinARun) {
   EXPECT_EQ(parse_run_time("--start", "+2m", first, last), first + 120 * kS);
   EXPECT_EQ(parse_run_time("--start", "45", first, last), first + 45 * kS);
   EXPECT_EQ(parse_run_time("--start", "-30s", first, last), last - 30 * kS);
+  // Offsets past the int64 range saturate instead of wrapping round to the other end.
+  EXPECT_EQ(parse_run_time("--start", "2100000h", first, last), INT64_MAX);
+  EXPECT_EQ(parse_run_time("--start", "-2100000h", -first, -last), INT64_MIN);
   EXPECT_EQ(parse_run_time("--end", "2025-11-30T21:01:00Z", first, last), first + 60 * kS);
   EXPECT_EQ(parse_run_time("--end", "2025-11-30T22:01:00+01:00", first, last), first + 60 * kS);
   for (const char* bad : {"", "soon", "+-5s", "--5s", "+", "-2025-11-30T21:01:00Z", "5 s"})

@@ -127,18 +127,36 @@ TEST(Html, WithoutWindowZTheHeatmapSaysWhyAndTheRestRenders) {
   EXPECT_NE(page.find(R"(id="timeline")"), std::string::npos);
 }
 
-TEST(Html, ManyIncidentsGetCardsForTheStrongestAndATableForAll) {
-  const Recording run = synth(120, 50, 80, 1);
+// Every in-page link (href="#x") has its target (id="x").
+std::set<std::string> dead_links(const std::string& page) {
+  std::set<std::string> ids, dead;
+  static const std::regex id(R"re(\sid="([^"]+)")re"), href(R"re(href="#([^"]+)")re");
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), id); it != std::sregex_iterator(); ++it)
+    ids.insert((*it)[1]);
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), href); it != std::sregex_iterator(); ++it)
+    if (!ids.count((*it)[1])) dead.insert((*it)[1]);
+  return dead;
+}
+
+// The synthetic run's incident, n times, with peak levels 1..n (the last ones the strongest).
+DetectResult with_incidents(const Recording& run, int n) {
   DetectResult r = detect(run, {}, with_window_z());
-  ASSERT_EQ(r.incidents.size(), 1u);
-  const Incident one = r.incidents[0];
+  EXPECT_EQ(r.incidents.size(), 1u);
+  const Incident one = r.incidents.at(0);
   r.incidents.clear();
-  for (int i = 0; i < 30; ++i) {
+  for (int i = 0; i < n; ++i) {
     Incident inc = one;
-    inc.peak_score = 1.0 + i;  // the last 20 are the strongest
+    inc.peak_score = 1.0 + i;
     r.incidents.push_back(inc);
   }
+  return r;
+}
+
+TEST(Html, ManyIncidentsGetCardsForTheStrongestAndATableForAll) {
+  const Recording run = synth(120, 50, 80, 1);
+  const DetectResult r = with_incidents(run, 30);
   const std::string page = render_html({{"h", &run, &r}}, "run.db");
+  EXPECT_TRUE(dead_links(page).empty()) << *dead_links(page).begin();
   EXPECT_EQ(count(page, R"(<section class="incident")"), 20u);
   EXPECT_NE(page.find(R"(id="incident-11")"), std::string::npos);
   EXPECT_EQ(page.find(R"(id="incident-10")"), std::string::npos);
@@ -146,6 +164,17 @@ TEST(Html, ManyIncidentsGetCardsForTheStrongestAndATableForAll) {
   ASSERT_NE(table, std::string::npos);
   EXPECT_EQ(count(page.substr(table, page.find("</table>", table) - table), "<tr>"), 31u);
   EXPECT_NE(page.find("30 incidents, the 10 strongest"), std::string::npos);
+}
+
+TEST(Html, MoreIncidentsThanTheVerdictListsAllHaveCardsAndTheTable) {
+  const Recording run = synth(120, 50, 80, 1);
+  for (int n : {10, 11, 15, 20}) {
+    const DetectResult r = with_incidents(run, n);
+    const std::string page = render_html({{"h", &run, &r}}, "run.db");
+    EXPECT_EQ(count(page, R"(<section class="incident")"), std::size_t(n)) << n;
+    EXPECT_EQ(page.find(R"(<table id="incident-table")") != std::string::npos, n > 10) << n;
+    EXPECT_TRUE(dead_links(page).empty()) << n << ": #" << *dead_links(page).begin();
+  }
 }
 
 TEST(Html, SeveralHostsGetTheirOwnSectionsAndUniqueIds) {
@@ -209,12 +238,31 @@ TEST(Svg, GapsBreakTheLine) {
   EXPECT_EQ(count(c.str(), "M"), 2u);
 }
 
+TEST(Svg, DegenerateDomainsNeverWriteNan) {
+  for (const double v : {0.0, 8192.0, 1e17, 9.1e18, -3e19}) {
+    report::SvgChart c("c", "small", 300, 120);
+    c.x_domain(v, v);
+    c.y_domain(v, std::nextafter(v, INFINITY));
+    c.axes(true);
+    const double xs[] = {v, v, NAN}, ys[] = {v, std::nextafter(v, INFINITY), 1.0};
+    c.line(xs, ys, "l");
+    c.hline(v, "h");
+    const std::string svg = c.str();
+    EXPECT_EQ(svg.find("nan"), std::string::npos) << v << ": " << svg;
+    EXPECT_EQ(svg.find("inf"), std::string::npos) << v;
+  }
+}
+
 TEST(Svg, TicksAndEscapingAndDurations) {
   EXPECT_EQ(report::nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
   const std::vector<double> small = report::nice_ticks(0.05, 0.31, 3);
   ASSERT_EQ(small.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(small[i], 0.1 * double(i + 1), 1e-12);
   EXPECT_TRUE(report::nice_ticks(1, 1, 5).empty());
+  // A span of an ulp or two at a large value: no ticks, and no endless loop.
+  EXPECT_LE(report::nice_ticks(3882.5937, std::nextafter(3882.5937, 1e9), 3).size(), 2u);
+  EXPECT_LE(report::nice_ticks(1e300, std::nextafter(1e300, 2e300), 3).size(), 2u);
+  EXPECT_TRUE(report::nice_ticks(0, 1e6, 1'000'000'000).empty());  // more than 100 asked for
   EXPECT_EQ(report::esc(R"(<a href="x">'&')"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;");
   EXPECT_EQ(report::format_seconds(45), "45 s");
   EXPECT_EQ(report::format_seconds(150), "2m30s");
