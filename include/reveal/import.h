@@ -130,10 +130,11 @@ Recording import_nvidia_smi(const ImportInput& in, const ImportOptions& opt = {}
 // subsystem by guess_subsystem; the hostname is the host. "nan" or an empty-looking "NaN" is a gap.
 Recording import_reveal_table(const ImportInput& in, const ImportOptions& opt = {});
 
-// Writes `rec` to `out` atomically: into "<out>.import-tmp-<pid>" first, renamed over `out` once
-// finished, so a failure never leaves a half-written store (the temporary files are removed).
-// Refuses (ImportError) an existing `out` that is not a regular file, not an SQLite file, or a
-// store a recorder still holds.
+// Writes `rec` to `out` atomically: into ".reveal-import-<pid>" beside it first, renamed over
+// `out` once finished, so a failure never leaves a half-written store (the temporary files are
+// removed); a replaced store's permissions are kept, and a symbolic link at `out` stays a link
+// (the store it leads to is replaced). Refuses (ImportError) an existing `out` that is not a
+// regular file, not an SQLite file, or a store a recorder still holds.
 void write_store(const std::filesystem::path& out, const Recording& rec);
 
 // For each channel of `rec` whose name matches one of `known` (a store's channels), takes its

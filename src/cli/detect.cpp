@@ -32,6 +32,7 @@
 #include "reveal/report.h"
 #include "reveal/store.h"
 #include "reveal/units.h"
+#include "file_args.h"
 #include "output_file.h"
 #include "progress_bar.h"
 #include "time_arg.h"
@@ -250,6 +251,8 @@ Action add_detect_like(CLI::App& app, bool report) {
     if (!(o->d.prune_r >= 0.05 && o->d.prune_r <= 1.0)) throw UsageError("--pearson-cut: want a number in 0.05..1");
     o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
     const char* html_flag = report ? "-o" : "--html";
+    if (!report && o->d.window_z && !o->json) throw UsageError("--window-z needs --json");
+    if (sub->count("--prometheus") && o->prometheus.empty()) throw UsageError("--prometheus: empty URL");
     if (sub->count(report ? "--output" : "--html") && o->html.empty())
       throw UsageError(std::string(html_flag) + ": empty path (use - for standard output)");
     const bool html = !o->html.empty(), user_window_z = o->d.window_z;
@@ -264,22 +267,12 @@ Action add_detect_like(CLI::App& app, bool report) {
     if (o->peers && !o->baselines.empty())
       throw UsageError("--peers uses the other hosts as the reference; --baseline does not apply");
     if (o->peers && !prom && o->runs.size() < 2) throw UsageError("--peers needs at least two stores");
-    // CLI11 gives an option its value even when it looks like a flag ("--baseline --json").
-    for (const auto& b : o->baselines) {
-      std::error_code ec;
-      if (b.size() > 1 && b[0] == '-' && !std::filesystem::exists(b, ec))
-        throw UsageError("--baseline: wants a model or store file, not the flag " + b);
-    }
+    for (const auto& r : o->runs) check_input_path("run", r);
+    for (const auto& b : o->baselines) check_input_path("--baseline", b);
     // The same file twice (./a.db and a.db too) would compare a host with itself.
     std::vector<std::string> inputs = o->runs;
     inputs.insert(inputs.end(), o->baselines.begin(), o->baselines.end());
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      for (std::size_t j = i + 1; j < inputs.size(); ++j) {
-        std::error_code ec;
-        if (std::filesystem::equivalent(inputs[i], inputs[j], ec) && !ec)
-          throw UsageError(inputs[i] == inputs[j] ? inputs[i] + " is given twice"
-                                                  : inputs[i] + " and " + inputs[j] + " are the same file");
-      }
+    check_distinct(inputs);
     // Checked before the work, so a bad output path costs nothing; written only at the end.
     std::optional<OutputFile> html_out;
     if (html) html_out.emplace(o->html, inputs, html_flag);

@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "docs_gen.h"
+#include "file_args.h"
 #include "output_file.h"
 #include "reveal/registry.h"
 
@@ -175,6 +176,7 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 }
 
 int metrics(std::vector<std::string> roots, const std::string& out_path) {
+  check_distinct(roots);
   if (roots.empty()) roots.push_back("/");
   std::vector<std::string> labels;
   for (const auto& r : roots) {

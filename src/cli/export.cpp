@@ -3,7 +3,7 @@
 // channel in store order with the raw recorded value (counters as counted; an empty field is a
 // gap). GLOB is an fnmatch(3) pattern on channel names ("nvml:*", "*.eth0"); --start/--end are
 // times in the run (time_arg.h parse_run_time: "30s"/"+2m" from the first sample, "-30s" from
-// the last, or ISO 8601). OUT "-" is standard output; --csv is the old spelling of -o. OUT is
+// the last, or ISO 8601), compared at the CSV's millisecond resolution. OUT "-" is standard output; --csv is the old spelling of -o. OUT is
 // written whole or not at all (output_file.h); it may not be the input store or any other store.
 // Exit 2 when no channel matches, the range is empty or malformed, or OUT is the input; 3 on a bad
 // store, an OUT that is a directory or another store, or a failed write.
@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "reveal/store.h"
+#include "file_args.h"
 #include "output_file.h"
 #include "progress_bar.h"
 #include "time_arg.h"
@@ -49,6 +50,7 @@ int run_export(const Opts& o) {
     };
   const auto bar = stderr_progress("reveal export", !o.no_progress && o.out != "-");
   bar->update("load", 0, 1);
+  check_input_path("store", o.store);
   const Recording rec = load_recording(o.store, load);
   std::vector<std::size_t> cols(rec.channels.size());
   for (std::size_t c = 0; c < cols.size(); ++c) cols[c] = c;
@@ -58,9 +60,18 @@ int run_export(const Opts& o) {
   const std::int64_t from = o.start.empty() ? INT64_MIN : parse_run_time("--start", o.start, t0, t1);
   const std::int64_t to = o.end.empty() ? INT64_MAX : parse_run_time("--end", o.end, t0, t1);
   if (from > to) throw UsageError("--start is after --end");
+  // Times compare as the CSV prints them, in whole milliseconds since the first sample: a sample
+  // a few µs after +10 s (the sampler's jitter) is the row "10.000", which --end 10s includes.
+  const auto in_ms = [t0](std::int64_t t) {
+    std::int64_t d = 0;
+    if (__builtin_sub_overflow(t, t0, &d)) return t < t0 ? INT64_MIN : INT64_MAX;
+    return std::int64_t(std::llround(double(d) * 1e-6));
+  };
+  const std::int64_t from_ms = in_ms(from), to_ms = in_ms(to);
+  const auto wanted = [&](std::int64_t t) { return in_ms(t) >= from_ms && in_ms(t) <= to_ms; };
 
   std::size_t rows = 0;
-  for (const std::int64_t t : rec.t_unix_ns) rows += t >= from && t <= to;
+  for (const std::int64_t t : rec.t_unix_ns) rows += wanted(t);
   if (rows == 0) throw UsageError("no sample between --start and --end");
 
   OutputFile out(o.out, {o.store}, "-o");
@@ -70,7 +81,7 @@ int run_export(const Opts& o) {
   out.write(line);
   for (std::size_t r = 0; r < rec.t_unix_ns.size(); ++r) {
     report_progress(bar.get(), "write", r, rec.t_unix_ns.size(), 64);
-    if (rec.t_unix_ns[r] < from || rec.t_unix_ns[r] > to) continue;
+    if (!wanted(rec.t_unix_ns[r])) continue;
     line = fmt::format("{},{:.3f}", rec.t_unix_ns[r], double(rec.t_unix_ns[r] - t0) * 1e-9);
     for (std::size_t c : cols) {
       const double v = rec.values(r, c);
@@ -103,7 +114,12 @@ Action add_export(CLI::App& app) {
                   "or 2026-11-30T21:00:00Z");
   sub->add_option("--end", o->end, "Skip samples after this time (same forms)");
   sub->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
-  return [o]() { return run_export(*o); };
+  return [o, sub]() {
+    for (const char* flag : {"--start", "--end"})
+      if (sub->count(flag) && (std::string(flag) == "--start" ? o->start : o->end).empty())
+        throw UsageError(std::string(flag) + ": empty time");
+    return run_export(*o);
+  };
 }
 
 }  // namespace reveal::cli

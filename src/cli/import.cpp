@@ -21,7 +21,7 @@
 #include "commands.h"
 #include "reveal/import.h"
 #include "reveal/store.h"
-#include "output_file.h"
+#include "file_args.h"
 #include "progress_bar.h"
 #include "time_arg.h"
 
@@ -61,7 +61,6 @@ std::string find_manifest(const std::string& input) {
 
 Recording import_inputs(const Opts& o, const ImportOptions& io) {
   if (o.format != "prometheus") {
-    if (o.inputs.size() != 1) throw UsageError("import " + o.format + " takes exactly one input file");
     const std::string data = read_file(o.inputs[0]);
     const ImportInput in{o.inputs[0], data};
     if (o.format == "csv") return import_wide_csv(in, io);
@@ -84,6 +83,10 @@ Recording import_inputs(const Opts& o, const ImportOptions& io) {
 int run_import(const Opts& o) {
   std::vector<std::string> inputs = o.inputs;
   if (!o.channels_from.empty()) inputs.push_back(o.channels_from);
+  for (const auto& in : inputs) check_input_path("input", in);
+  if (o.out.empty() || o.out == "-")
+    throw UsageError("-o: a store is a file: give its path (standard output cannot hold one)");
+  check_not_flag("-o", o.out);
   check_not_input(o.out, inputs, "-o");
   ImportOptions io;
   io.host = o.host;
@@ -145,7 +148,8 @@ Action add_import(CLI::App& app) {
   for (const Format& f : kFormats) {
     auto* fs = sub->add_subcommand(f.name, f.help);
     set_help_footer(fs, {f.example});
-    fs->add_option("inputs", o->inputs, f.inputs)->required();
+    auto* in = fs->add_option(std::string(f.name) == "prometheus" ? "inputs" : "input", o->inputs, f.inputs)->required();
+    if (std::string(f.name) != "prometheus") in->expected(1);  // one file; scrapes are one per sample
     fs->add_option("-o,--output", o->out, "Store to write (replaced atomically)")->required();
     if (f.synthetic_time) {
       fs->add_option("--interval", o->interval, "Spacing of samples without timestamps, e.g. 1s, 15s, 500ms");

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "file_args.h"
 #include "reveal/baseline_model.h"
 #include "reveal/report.h"
 #include "reveal/store.h"
@@ -76,6 +77,7 @@ int model_info(const std::string& path, bool json) {
 }
 
 int info(const std::string& path, bool json) {
+  check_input_path("store", path);
   if (is_model_file(path)) return model_info(path, json);
   const Recording rec = load_recording(path);
   const RunMetadata& m = rec.meta;

@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "commands.h"
 
 namespace reveal::cli {
@@ -22,7 +24,18 @@ void set_help_footer(CLI::App* sub, const std::vector<std::string>& examples,
   sub->footer(f);
 }
 
-void error(const std::string& msg) { std::fprintf(stderr, "reveal: error: %s\n", msg.c_str()); }
+void error(const std::string& msg) {
+  // One line, whatever a file name holds: control characters as \n, \t, \xHH.
+  std::string line;
+  for (const char c : msg) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') line += "\\n";
+    else if (c == '\t') line += "\\t";
+    else if (u < 0x20 || u == 0x7f) line += fmt::format("\\x{:02x}", u);
+    else line += c;
+  }
+  std::fprintf(stderr, "reveal: error: %s\n", line.c_str());
+}
 void write_stdout(const std::string& text) {
   errno = 0;
   const bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0;
@@ -82,6 +95,16 @@ std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv)
 }
 }  // namespace reveal::cli
 
+namespace {
+// `rc`, or 3 when what --help or --version printed could not be written (> /dev/full).
+int flushed(int rc) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return rc;
+  reveal::cli::error(std::string("cannot write to standard output: ") + std::strerror(errno ? errno : EIO));
+  return reveal::cli::kExitInput;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace reveal::cli;
   CLI::App app{"reveal: finds anomalies in ML infrastructure from hardware telemetry alone"};
@@ -109,11 +132,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return flushed(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return flushed(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return flushed(app.exit(e));
   } catch (const CLI::ParseError& e) {
     error(e.what());
     return kExitUsage;

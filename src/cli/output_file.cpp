@@ -12,7 +12,9 @@
 #include <stdexcept>
 
 #include "commands.h"
+#include "file_args.h"
 #include "reveal/baseline_model.h"
+#include "util/remove_on_signal.h"
 
 namespace reveal::cli {
 namespace {
@@ -40,21 +42,15 @@ bool under_dev_or_proc(const fs::path& p) {
 
 }  // namespace
 
-void check_not_input(const std::string& out, const std::vector<std::string>& inputs, const std::string& flag) {
-  for (const auto& in : inputs) {
-    std::error_code ec;
-    if (fs::equivalent(out, in, ec) && !ec)
-      throw UsageError(flag + " " + out + ": is also an input (" + in + "); write the output to another file");
-  }
-}
-
-OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs, const std::string& flag)
+OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs, const std::string& flag,
+                       bool model_ok)
     : path_(std::move(path)) {
   if (path_.empty()) throw UsageError(flag + ": empty path (use - for standard output)");
   if (path_ == "-") {
     stream_ = stdout;
     return;
   }
+  check_not_flag(flag, path_);
   check_not_input(path_, inputs, flag);
   const auto cannot = [&](const std::string& why) { return std::runtime_error("cannot write " + path_ + ": " + why); };
   struct stat st {};
@@ -66,7 +62,7 @@ OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs,
     else if (same_file(st, STDERR_FILENO)) stream_ = stderr;
     if (stream_) return;
     if (S_ISDIR(st.st_mode)) throw std::runtime_error(path_ + ": is a directory; refusing to write over it");
-    if (S_ISREG(st.st_mode) && (is_sqlite(path_) || is_model_file(path_)))
+    if (S_ISREG(st.st_mode) && (is_sqlite(path_) || (!model_ok && is_model_file(path_))))
       throw std::runtime_error(path_ + ": is a Reveal store or model; refusing to overwrite it");
   }
   // The file to replace: resolve the directories for real (a lexical "dir/.." is wrong when dir
@@ -115,10 +111,13 @@ void OutputFile::open() {
     return;
   }
   const fs::path t(target_);
-  std::string name = (t.parent_path() / ("." + t.filename().string() + ".XXXXXX")).string();
+  // ".NAME.XXXXXX", or ".reveal.XXXXXX" where that would pass the 255-byte name limit.
+  const std::string base = t.filename().string();
+  std::string name = (t.parent_path() / ("." + (base.size() <= 200 ? base : std::string("reveal")) + ".XXXXXX")).string();
   const int fd = ::mkstemp(name.data());
   if (fd < 0) fail(errno);
   tmp_ = name;
+  tmp_guard_ = std::make_unique<RemoveOnSignal>(tmp_);
   // The replaced file's permissions, or what a new file gets (0666 less the umask).
   struct stat old {};
   mode_t mode;
@@ -163,13 +162,14 @@ void OutputFile::commit() {
     errno = 0;
     if (std::fclose(f) != 0) fail(errno);
     if (!tmp_.empty() && std::rename(tmp_.c_str(), target_.c_str()) != 0) fail(errno);
+    tmp_guard_.reset();
   }
   committed_ = true;
 }
 
 void write_file(const std::string& path, const std::string& text, const std::vector<std::string>& inputs,
-                const std::string& flag) {
-  OutputFile out(path, inputs, flag);
+                const std::string& flag, bool model_ok) {
+  OutputFile out(path, inputs, flag, model_ok);
   out.write(text);
   out.commit();
 }

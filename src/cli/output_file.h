@@ -5,12 +5,14 @@
 //   so an appending redirection appends; the caller prints its "wrote" line elsewhere.
 //   A device or a FIFO (/dev/null, /dev/full), and anything under /dev or /proc: written in place,
 //   opened at the first write(); never renamed over (that would replace /dev/null for everyone).
-//   Anything else: written to a new temporary file beside it (.NAME.XXXXXX, created at the first
-//   write(), with the replaced file's permissions) and renamed over it on commit(). On an error,
+//   Anything else: written to a new temporary file beside it (.NAME.XXXXXX, or .reveal.XXXXXX for
+//   a long NAME; created at the first write(), with the replaced file's permissions) and renamed
+//   over it on commit(). On an error,
 //   or when the OutputFile is destroyed uncommitted, the file is left as it was. A symbolic link
 //   stays a link: the file it leads to is replaced (created, for a dangling link).
-// Refused when constructed, before any work: an empty path, or one of the command's inputs
-// (std::filesystem::equivalent, so ./run.db and run.db are the same): UsageError, exit 2. A
+// Refused when constructed, before any work: an empty path, a flag (file_args.h
+// check_not_flag), or one of the command's inputs or their side files (check_not_input):
+// UsageError, exit 2. A
 // directory, an existing Reveal store (SQLite) or model file, which no report or CSV should
 // replace, or a missing or unwritable parent directory: std::runtime_error, exit 3, as `record`
 // and `train` refuse a file of the wrong kind. Write errors (a full disk, /dev/full, a closed
@@ -18,22 +20,26 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace reveal::cli {
+namespace reveal {
+class RemoveOnSignal;
+}
 
-// Throws UsageError when `out` names the same file as one of `inputs` (existing files only).
-// `flag` names the option in the message ("-o", "--html").
-void check_not_input(const std::string& out, const std::vector<std::string>& inputs, const std::string& flag);
+namespace reveal::cli {
 
 class OutputFile {
  public:
-  OutputFile(std::string path, const std::vector<std::string>& inputs, const std::string& flag);
+  // `model_ok`: an existing model file may be replaced (`reveal train -o`).
+  OutputFile(std::string path, const std::vector<std::string>& inputs, const std::string& flag,
+             bool model_ok = false);
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
-  ~OutputFile();  // uncommitted: closes and removes the temporary file
+  ~OutputFile();  // uncommitted: closes and removes the temporary file (so does a SIGINT, SIGTERM
+                  // or SIGHUP meanwhile: util/remove_on_signal.h)
 
   void write(std::string_view text);  // throws std::runtime_error on a failed write
   void commit();                      // flush, close, rename into place; throws on failure
@@ -49,6 +55,7 @@ class OutputFile {
   std::string path_;
   std::string target_;        // the file replaced; empty: written in place (device, FIFO, /proc)
   std::string tmp_;           // its temporary file, once created
+  std::unique_ptr<RemoveOnSignal> tmp_guard_;  // removes tmp_ on SIGINT/SIGTERM/SIGHUP
   std::FILE* stream_ = nullptr;  // stdout or stderr when written to a stream
   std::FILE* f_ = nullptr;
   bool committed_ = false, failed_ = false;
@@ -56,6 +63,6 @@ class OutputFile {
 
 // The whole of `text` through an OutputFile.
 void write_file(const std::string& path, const std::string& text, const std::vector<std::string>& inputs,
-                const std::string& flag);
+                const std::string& flag, bool model_ok = false);
 
 }  // namespace reveal::cli

@@ -14,16 +14,18 @@
 #include "reveal/baseline_model.h"
 #include "reveal/report.h"
 #include "reveal/store.h"
+#include "file_args.h"
+#include "output_file.h"
 #include "progress_bar.h"
 
 namespace reveal::cli {
 namespace {
 
-// -o: a new file, or an earlier model file; never a directory or a file of another kind.
+// -o: a new file, or an earlier model file (through a link too); never a directory, a device or
+// a file of another kind. OutputFile has refused the rest (empty, an input, a store).
 void check_model_output(const std::string& path) {
-  if (path.empty()) throw UsageError("-o: empty output path");
   std::error_code ec;
-  const auto st = std::filesystem::symlink_status(path, ec);
+  const auto st = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(st)) return;
   if (!std::filesystem::is_regular_file(st))
     throw std::runtime_error(path + ": exists and is not a regular file; refusing to overwrite it");
@@ -97,6 +99,10 @@ Action add_train(CLI::App& app) {
   return [o]() -> int {
     o->d.window = {o->window, o->stride};
     o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
+    for (const auto& s : o->stores) check_input_path("store", s);
+    check_distinct(o->stores);
+    if (o->output == "-") throw UsageError("-o -: a model is a file: give its path (standard output cannot hold one)");
+    OutputFile out(o->output, o->stores, "-o", /*model_ok=*/true);  // an input, a store: refused
     check_model_output(o->output);
     const auto bar = stderr_progress("reveal train", !o->no_progress);
     o->d.progress = bar.get();
@@ -107,7 +113,8 @@ Action add_train(CLI::App& app) {
     }
     const BaselineModel model = BaselineModel::train(recs, o->d, o->stores);
     bar->update("save", 0, 1);
-    model.save(o->output);
+    out.write(model.encode());
+    out.commit();
     bar->finish();
     write_stdout(summary(model, recs, o->output));
     return kExitOk;

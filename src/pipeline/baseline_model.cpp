@@ -298,7 +298,7 @@ void BaselineModel::save(const std::string& path) const {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) fail(path, std::string("cannot write the model: ") + std::strerror(errno));
+    if (!f) fail(path, std::string("cannot write the model: ") + std::strerror(errno ? errno : EIO));
     f.write(bytes.data(), std::streamsize(bytes.size()));
     f.flush();
     if (!f) {
@@ -329,6 +329,8 @@ BaselineModel BaselineModel::load(const std::string& path) {
 }
 
 bool is_model_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // a FIFO would block the read
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   char magic[kModelMagic.size()] = {};

@@ -34,6 +34,9 @@ expect 2 "error" -- nosuchcommand
 expect 2 "not the flag --json" -- detect "$FIX/recordings/fleet-a.db" --baseline --json
 expect 2 "after its own --baseline" -- detect "$FIX/recordings/fleet-a.db" --baseline "$FIX/recordings/fleet-c.db" "$FIX/recordings/fleet-b.db"
 expect 2 "empty value" -- agent --store-max-size ""
+expect 2 "--window-z needs --json" -- detect "$FIX/recordings/fleet-a.db" --window-z
+expect 2 "empty URL" -- detect --prometheus "" --start -1m
+expect 2 "given twice" -- docs metrics --root "$FIX/vm-2cpu" --root "$FIX/vm-2cpu"
 expect 2 "seed" -- detect "$FIX/recordings/fleet-a.db" --seed -1
 
 expect 2 "output" -- report "$FIX/recordings/fleet-a.db"

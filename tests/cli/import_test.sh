@@ -101,7 +101,7 @@ expect_error 3 "is not a store" csv "$T/a.csv" -o "$T/notes.txt"
 printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 5 %%\n2024/01/31 12:00:01.000, x %%\n' >"$T/bad-smi.csv"
 expect_error 3 "$T/bad-smi.csv:3:26: 'x %' is not a number" nvidia-smi "$T/bad-smi.csv" -o "$T/bad.db"
 expect_error 2 "unknown import format 'parquet'" parquet "$T/a.csv" -o "$T/bad.db"
-expect_error 2 "exactly one input" csv "$T/a.csv" "$T/a.csv" -o "$T/bad.db"
+expect_error 2 "input: At Most 1 required but received 2" csv "$T/a.csv" "$T/a.csv" -o "$T/bad.db"
 expect_error 2 "--interval" prometheus "$T/s1.prom" -o "$T/bad.db" --interval soon
 expect_error 2 "--start" smd "$T/a.csv" -o "$T/bad.db" --start yesterday
 expect_exit 2 "$REVEAL" import csv "$T/a.csv"

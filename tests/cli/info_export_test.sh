@@ -38,7 +38,7 @@ import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
 names = rows[0][2:]
 assert all(n.startswith("nvml:gpm_") or n.endswith(".eth0") for n in names) and len(names) > 4, names
-assert len(rows) == 1 + 10, len(rows)  # samples at +50.00x .. +59.00x s (+60.00x is past 60 s)
+assert len(rows) == 1 + 11, len(rows)  # samples at +50.00x .. +60.00x s: the CSV's rows 50.000 .. 60.000
 assert float(rows[1][1]) >= 50 and float(rows[-1][1]) <= 60
 t = names.index("nvml:gpm_any_tensor_util.gpu0")
 assert float(rows[-1][2 + t]) > 40                    # the contention doubled tensor activity

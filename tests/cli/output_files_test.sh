@@ -126,9 +126,67 @@ grep -q 'are the same file' "$T/err" || fail "peers ./a.db a.db: $(cat "$T/err")
 [[ ! -e $T/r.html && ! -e $T/r.html.tmp ]] || fail "a refused report left a file"
 expect_exit 2 "$REVEAL" detect "$T/a.db" --baseline "$T/a.db"
 
+# A 250-byte file name (the limit is 255) still has room for its temporary file.
+long=$(printf 'n%.0s' $(seq 245))
+expect_exit 0 "$REVEAL" report "$T/a.db" -o "$T/$long.html" --no-progress
+expect_exit 0 "$REVEAL" export "$T/a.db" -o "$T/$long.csv"
+expect_exit 0 "$REVEAL" import csv "$T/$long.csv" -o "$T/$long.db"
+expect_exit 0 "$REVEAL" train "$T/a.db" -o "$T/$long.mdl"
+rm -f "$T/$long".*
+
+# A store's side files are part of it: writing one would make the store unreadable.
+for side in journal wal shm head; do
+  expect_exit 2 "$REVEAL" export "$T/a.db" -o "$T/a.db-$side"
+  grep -q 'side file of the input store' "$T/err" || fail "export -o a.db-$side: $(cat "$T/err")"
+done
+expect_exit 0 "$REVEAL" info "$T/a.db"
+
+# train and import: the same rules for their inputs, and a replaced file keeps its mode and link.
+expect_exit 2 "$REVEAL" train "$T/a.db" "$T/a.db" -o "$T/m.model"
+expect_exit 2 env -C "$T" "$REVEAL" train a.db ./a.db -o m.model
+expect_exit 2 "$REVEAL" train "$T/a.db" -o "$T/a.db"
+expect_exit 2 "$REVEAL" train "$T/a.db" -o -
+expect_exit 2 "$REVEAL" import csv "$T/x.csv" -o -
+expect_exit 2 "$REVEAL" import csv "$T/x.csv" -o ""
+[[ ! -e $T/- ]] || fail "a file named - was written"
+expect_exit 0 "$REVEAL" train "$T/a.db" -o "$T/m.model"
+chmod 600 "$T/m.model"
+ln -s m.model "$T/m-link.model"
+expect_exit 0 "$REVEAL" train "$T/a.db" -o "$T/m-link.model"
+[[ -L $T/m-link.model && $(stat -c %a "$T/m.model") == 600 ]] || fail "train -o LINK: $(ls -la "$T"/m*)"
+expect_exit 0 "$REVEAL" import csv "$T/x.csv" -o "$T/x.db"
+chmod 600 "$T/x.db"
+expect_exit 0 "$REVEAL" import csv "$T/x.csv" -o "$T/x.db"
+[[ $(stat -c %a "$T/x.db") == 600 ]] || fail "import -o lost the mode: $(stat -c %a "$T/x.db")"
+no_temp "train and import"
+
+# A flag where a file name belongs; an empty name.
+expect_exit 2 "$REVEAL" detect "$T/a.db" --html --json
+expect_exit 2 "$REVEAL" report "$T/a.db" -o --baseline
+[[ ! -e ./--json && ! -e ./--baseline ]] || fail "a file named like a flag was written"
+expect_exit 2 "$REVEAL" detect ""
+expect_exit 2 "$REVEAL" export "" -o -
+expect_exit 2 "$REVEAL" info ""
+expect_exit 2 "$REVEAL" export "$T/a.db" -o - --start ""
+
+# A FIFO as an input is no store (and no hang: the model check used to block on it).
+mkfifo "$T/in-fifo"
+expect_exit 3 timeout 20 "$REVEAL" info "$T/in-fifo"
+expect_exit 3 timeout 20 "$REVEAL" detect "$T/a.db" --baseline "$T/in-fifo"
+
+# A name with a newline still makes one error line.
+expect_exit 3 "$REVEAL" detect "$T/mis"$'\n'"sing.db"
+[[ $(wc -l <"$T/err") == 1 ]] || fail "a newline in a name split the error line: $(cat "$T/err")"
+
 # --version, and the docs command is listed.
 expect_exit 0 "$REVEAL" --version
 grep -q '^reveal [0-9]' "$T/out" || fail "--version: $(cat "$T/out")"
+if [[ -c /dev/full ]]; then
+  "$REVEAL" --version >/dev/full 2>"$T/err"; rc=$?
+  [[ $rc == 3 ]] && grep -q 'cannot write to standard output' "$T/err" || fail "--version >/dev/full: rc $rc"
+  "$REVEAL" detect --help >/dev/full 2>"$T/err"; rc=$?
+  [[ $rc == 3 ]] || fail "detect --help >/dev/full: rc $rc"
+fi
 expect_exit 0 "$REVEAL" --help
 grep -q '^  docs' "$T/out" || fail "docs not in --help"
 

@@ -1,16 +1,21 @@
 // The atomic store write and channel-info adoption of reveal/import.h.
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <system_error>
+#include <vector>
 
 #include "reveal/import.h"
 #include "reveal/store.h"
+#include "util/remove_on_signal.h"
 
 namespace reveal {
 
@@ -27,13 +32,22 @@ std::size_t adopt_channel_info(Recording& rec, const std::vector<ChannelInfo>& k
   return matched;
 }
 
-void write_store(const std::filesystem::path& out, const Recording& rec) {
+void write_store(const std::filesystem::path& out_arg, const Recording& rec) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  // A symbolic link stays a link: the store it leads to is replaced (created, when dangling).
+  fs::path out = out_arg;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(out, ec)); ++hops) {
+    const fs::path next = fs::read_symlink(out, ec);
+    if (ec) break;
+    out = next.is_absolute() ? next : out.parent_path() / next;
+  }
   // Replace only a previous store (as StoreWriter does): never a device, a directory, someone's
   // other file or a store a recorder is still writing.
   const auto st = fs::symlink_status(out, ec);
+  mode_t keep_mode = 0;  // the replaced store's permissions
   if (!ec && fs::exists(st)) {
+    keep_mode = mode_t(st.permissions()) & 07777;
     if (!fs::is_regular_file(st)) throw ImportError(out.string() + ": exists and is not a regular file");
     std::ifstream f(out, std::ios::binary);
     char magic[16] = {};
@@ -47,12 +61,16 @@ void write_store(const std::filesystem::path& out, const Recording& rec) {
       if (busy) throw ImportError(out.string() + ": is being recorded by another reveal process; not replacing it");
     }
   }
-  const fs::path tmp = out.string() + ".import-tmp-" + std::to_string(::getpid());
+  // Short, so that a 255-byte file name still has room for a temporary one beside it.
+  const fs::path tmp = out.parent_path() / (".reveal-import-" + std::to_string(::getpid()));
   const auto remove_with_companions = [](const fs::path& p) {
     std::error_code ignore;
     for (const char* suffix : {"", "-head", "-wal", "-shm", "-journal"}) fs::remove(p.string() + suffix, ignore);
   };
   remove_with_companions(tmp);
+  std::vector<std::unique_ptr<RemoveOnSignal>> guards;  // Ctrl-C leaves no temporary behind
+  for (const char* suffix : {"", "-head", "-wal", "-shm", "-journal"})
+    guards.push_back(std::make_unique<RemoveOnSignal>(tmp.string() + suffix));
   try {
     {
       StoreWriter w(tmp, rec.meta, rec.channels);
@@ -60,9 +78,12 @@ void write_store(const std::filesystem::path& out, const Recording& rec) {
       for (const auto& e : rec.events) w.append_event(e);
       w.finish(rec.meta.end_unix_ns, rec.meta.exit_code);
     }
+    if (keep_mode && ::chmod(tmp.c_str(), keep_mode) != 0)
+      throw ImportError(out.string() + ": cannot set the permissions of the new store: " + std::strerror(errno));
     // A previous store at `out` may have left a head log or WAL that would be read with the new file.
     for (const char* suffix : {"-head", "-wal", "-shm", "-journal"}) {
       fs::remove(out.string() + suffix, ec);
+      if (ec == std::errc::filename_too_long) continue;  // a name that long cannot exist
       if (ec) throw ImportError(out.string() + suffix + ": cannot remove: " + ec.message());
     }
     fs::rename(tmp, out, ec);
