@@ -93,13 +93,22 @@ expect_error 3 "$T/t2.prom:1:4: unterminated value of label 'a'" prometheus "$T/
 # A failed import leaves an existing store as it was.
 expect_error 3 "bad.csv:3:3" csv "$T/bad.csv" -o "$T/a.db"
 expect_exit 0 "$REVEAL" info "$T/a.db"
-ls "$T" | grep -q import-tmp && fail "temporary file left: $(ls "$T")"
+ls -A "$T" | grep -q reveal-import && fail "temporary file left: $(ls -A "$T")"
 expect_error 3 "missing.csv: cannot open" csv "$T/missing.csv" -o "$T/bad.db"
 echo keep >"$T/notes.txt"
 expect_error 3 "is not a store" csv "$T/a.csv" -o "$T/notes.txt"
 [[ $(cat "$T/notes.txt") == keep ]] || fail "a non-store OUT was overwritten"
 printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 5 %%\n2024/01/31 12:00:01.000, x %%\n' >"$T/bad-smi.csv"
 expect_error 3 "$T/bad-smi.csv:3:26: 'x %' is not a number" nvidia-smi "$T/bad-smi.csv" -o "$T/bad.db"
+# A known numeric field holding only non-numbers is an error too, not a label column to drop;
+# one that is always [N/A] (power.draw on some boards) is left out.
+printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, nan %%\n2024/01/31 12:00:01.000, inf %%\n' >"$T/nan-smi.csv"
+expect_error 3 "$T/nan-smi.csv:2:26: 'nan %' is not a number" nvidia-smi "$T/nan-smi.csv" -o "$T/bad.db"
+printf 'timestamp, utilization.gpu [%%], power.draw [W]\n2024/01/31 12:00:00.000, 5 %%, [N/A]\n2024/01/31 12:00:01.000, 6 %%, [N/A]\n' >"$T/na-smi.csv"
+expect_exit 0 "$REVEAL" import nvidia-smi "$T/na-smi.csv" -o "$T/na.db"
+expect_exit 0 "$REVEAL" info "$T/na.db" --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["channels"] == 1, d' "$T/out" 2>/dev/null ||
+  fail "na-smi: want only utilization.gpu imported: $(head -c 200 "$T/out")"
 expect_error 2 "unknown import format 'parquet'" parquet "$T/a.csv" -o "$T/bad.db"
 expect_error 2 "input: At Most 1 required but received 2" csv "$T/a.csv" "$T/a.csv" -o "$T/bad.db"
 expect_error 2 "--interval" prometheus "$T/s1.prom" -o "$T/bad.db" --interval soon

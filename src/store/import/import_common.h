@@ -38,7 +38,8 @@ std::optional<double> parse_value(std::string_view s, bool allow_gap = true);
 std::optional<std::int64_t> parse_int(std::string_view s);
 
 std::string_view trim(std::string_view s);
-// Keeps [A-Za-z0-9_] and `extra`, replaces every other byte by '_'.
+// Keeps [A-Za-z0-9_], `extra` and well-formed non-ASCII UTF-8 characters; replaces every other
+// byte (spaces, punctuation, control characters, invalid UTF-8) by '_'.
 std::string sanitise(std::string_view s, std::string_view extra);
 // For error messages: the text quoted and cut to 40 bytes, non-printable bytes escaped.
 std::string quote(std::string_view s);

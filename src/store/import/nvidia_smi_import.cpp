@@ -48,7 +48,7 @@ constexpr Mapping kMappings[] = {
 struct Column {
   std::string query, unit;  // "utilization.gpu", "%"
   const Mapping* mapping = nullptr;
-  bool text = false;        // no value is a number: a label like name or pci.bus_id, not imported
+  bool text = false;        // a label like name or pci.bus_id (or a field always [N/A]): not imported
 };
 
 std::vector<Field> split_commas(std::string_view s) {
@@ -117,10 +117,13 @@ Recording import_nvidia_smi(const ImportInput& in, const ImportOptions& opt) {
   }
   if (rows.empty()) fail_at(in.name, lines.back().number + 1, 1, "no data rows after the header");
   // A column none of whose values is a number is a label (name, pci.bus_id, ...): not imported.
+  // A known numeric field is one unless every value is [N/A]: "nan %" or "inf W" in it is an
+  // error below, not a reason to drop the column.
   for (std::size_t c = 0; c < cols.size(); ++c) {
-    cols[c].text = c == *time_col || std::none_of(rows.begin(), rows.end(), [&](const std::vector<Field>& r) {
-      return number(r[c].text, cols[c].query == "pstate").has_value();
-    });
+    const auto numeric = [&](const std::vector<Field>& r) { return number(r[c].text, cols[c].query == "pstate").has_value(); };
+    const auto missing = [&](const std::vector<Field>& r) { return not_available(r[c].text); };
+    cols[c].text = c == *time_col || (cols[c].mapping ? std::all_of(rows.begin(), rows.end(), missing)
+                                                      : std::none_of(rows.begin(), rows.end(), numeric));
   }
 
   Recording rec;

@@ -64,6 +64,18 @@ TEST(CsvImport, PlainFormTimestampsInSecondsNanosecondsAndIso) {
   EXPECT_EQ(iso.t_unix_ns[1], 1'706'702'401'500'000'000);
 }
 
+TEST(CsvImport, NonAsciiColumnNamesStayDistinctAndInvalidBytesBecomeUnderscores) {
+  const Recording r = csv("time,temp\xC3\xA9,temp\xC3\xBC,\xE6\xB8\xA9\xE5\xBA\xA6 gpu,bad\xFF\xC3(\n1700000000,1,2,3,4\n");
+  ASSERT_EQ(r.channels.size(), 4u);
+  EXPECT_EQ(r.channels[0].name, "csv:temp\xC3\xA9");          // é
+  EXPECT_EQ(r.channels[1].name, "csv:temp\xC3\xBC");          // ü
+  EXPECT_EQ(r.channels[2].name, "csv:\xE6\xB8\xA9\xE5\xBA\xA6_gpu");  // 温度 gpu
+  EXPECT_EQ(r.channels[3].name, "csv:bad___");                 // an invalid byte, a cut sequence, '('
+  // Overlong and surrogate encodings are not characters either.
+  EXPECT_EQ(csv("time,a\xC0\xAF,b\xED\xA0\x80\n1,1,1\n").channels[0].name, "csv:a__");
+  EXPECT_EQ(csv("time,a\xC0\xAF,b\xED\xA0\x80\n1,1,1\n").channels[1].name, "csv:b___");
+}
+
 TEST(CsvImport, MalformedInputNamesFileLineAndColumn) {
   EXPECT_EQ(csv_error(""), "in.csv:1:1: no header line (empty input)");
   EXPECT_EQ(csv_error("t,a\n"), "in.csv:2:1: no data rows after the header");
