@@ -50,9 +50,10 @@ Action add_agent(CLI::App& app) {
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&sigs, sig);
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
     const std::pair<const char*, const std::string*> valued[] = {
-        {"--config", &o->config}, {"--listen", &o->listen},     {"--store", &o->store},
-        {"--store-max-size", &o->store_max_size}, {"--store-max-age", &o->store_max_age},
-        {"--interval", &o->interval}, {"--root", &o->root},     {"--replay", &o->replay}};
+        {"--config", &o->config},     {"--listen", &o->listen},
+        {"--store", &o->store},       {"--store-max-size", &o->store_max_size},
+        {"--store-max-age", &o->store_max_age}, {"--interval", &o->interval},
+        {"--root", &o->root},         {"--replay", &o->replay}};
     for (const auto& [flag, value] : valued)
       if (sub->count(flag) > 0 && value->empty()) throw UsageError(std::string(flag) + ": empty value");
     // The configuration: defaults, then the file, then flags (flags win, also after SIGHUP).

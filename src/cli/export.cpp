@@ -3,8 +3,9 @@
 // channel in store order with the raw recorded value (counters as counted; an empty field is a
 // gap). GLOB is an fnmatch(3) pattern on channel names ("nvml:*", "*.eth0"); --start/--end are
 // times in the run (time_arg.h parse_run_time: "30s"/"+2m" from the first sample, "-30s" from
-// the last, or ISO 8601), compared at the CSV's millisecond resolution. OUT "-" is standard output; --csv is the old spelling of -o. OUT is
-// written whole or not at all (output_file.h); it may not be the input store or any other store.
+// the last, or ISO 8601), compared at the CSV's millisecond resolution. OUT "-" is standard
+// output; --csv is the old spelling of -o. OUT is written whole or not at all (output_file.h); it
+// may not be the input store or any other store.
 // Exit 2 when no channel matches, the range is empty or malformed, or OUT is the input; 3 on a bad
 // store, an OUT that is a directory or another store, or a failed write.
 #include <fnmatch.h>
@@ -68,7 +69,10 @@ int run_export(const Opts& o) {
     return std::int64_t(std::llround(double(d) * 1e-6));
   };
   const std::int64_t from_ms = in_ms(from), to_ms = in_ms(to);
-  const auto wanted = [&](std::int64_t t) { return in_ms(t) >= from_ms && in_ms(t) <= to_ms; };
+  const auto wanted = [&](std::int64_t t) {
+    const std::int64_t ms = in_ms(t);
+    return ms >= from_ms && ms <= to_ms;
+  };
 
   std::size_t rows = 0;
   for (const std::int64_t t : rec.t_unix_ns) rows += wanted(t);
@@ -115,9 +119,8 @@ Action add_export(CLI::App& app) {
   sub->add_option("--end", o->end, "Skip samples after this time (same forms)");
   sub->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
   return [o, sub]() {
-    for (const char* flag : {"--start", "--end"})
-      if (sub->count(flag) && (std::string(flag) == "--start" ? o->start : o->end).empty())
-        throw UsageError(std::string(flag) + ": empty time");
+    if (sub->count("--start") && o->start.empty()) throw UsageError("--start: empty time");
+    if (sub->count("--end") && o->end.empty()) throw UsageError("--end: empty time");
     return run_export(*o);
   };
 }

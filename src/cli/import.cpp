@@ -6,8 +6,8 @@
 // prometheus (text exposition scrapes, one file each, in time order), nvidia-smi (--query-gpu
 // CSV logs), reveal-table (the public Reveal dataset's tables; --host picks one host). OUT is
 // written atomically: on any error nothing is left at OUT; it may not be one of the inputs. Exit 2
-// for an unknown format (main.cpp) or a bad flag, 3 for unreadable or malformed input (one line: file:line:column, or file: byte N for
-// binary input).
+// for an unknown format (main.cpp) or a bad flag, 3 for unreadable or malformed input (one line:
+// file:line:column, or file: byte N for binary input).
 #include <algorithm>
 #include <cerrno>
 #include <cstring>

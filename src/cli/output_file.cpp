@@ -15,6 +15,7 @@
 #include "file_args.h"
 #include "reveal/baseline_model.h"
 #include "util/remove_on_signal.h"
+#include "util/replace_target.h"
 
 namespace reveal::cli {
 namespace {
@@ -33,11 +34,6 @@ bool is_sqlite(const std::string& path) {
 bool same_file(const struct stat& a, int fd) {
   struct stat b {};
   return ::fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-bool under_dev_or_proc(const fs::path& p) {
-  const std::string s = p.string();
-  return s.rfind("/dev/", 0) == 0 || s.rfind("/proc/", 0) == 0;
 }
 
 }  // namespace
@@ -65,25 +61,11 @@ OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs,
     if (S_ISREG(st.st_mode) && (is_sqlite(path_) || (!model_ok && is_model_file(path_))))
       throw std::runtime_error(path_ + ": is a Reveal store or model; refusing to overwrite it");
   }
-  // The file to replace: resolve the directories for real (a lexical "dir/.." is wrong when dir
-  // is a link), then follow a link in the last component, hop by hop.
-  fs::path p = path_;
-  for (int hops = 0;; ++hops) {
-    if (hops == 40) throw cannot("too many levels of symbolic links");
-    std::error_code ec;
-    const fs::path dir = fs::canonical(p.parent_path().empty() ? fs::path(".") : p.parent_path(), ec);
-    if (ec) throw cannot(ec.message());
-    const fs::path full = dir / p.filename();
-    if (under_dev_or_proc(full)) break;  // in place
-    const auto ls = fs::symlink_status(full, ec);
-    if (ls.type() == fs::file_type::not_found || (!ec && !fs::is_symlink(ls))) {
-      target_ = full.string();
-      break;
-    }
-    if (ec) throw cannot(ec.message());
-    const fs::path next = fs::read_symlink(full, ec);
-    if (ec) throw cannot(ec.message());
-    p = next.is_absolute() ? next : dir / next;
+  // The file to replace (a link stays a link); under /dev or /proc: written in place.
+  try {
+    if (const auto t = replace_target(path_)) target_ = t->string();
+  } catch (const fs::filesystem_error& e) {
+    throw cannot(e.code().message());
   }
   if (exists && !S_ISREG(st.st_mode)) target_.clear();  // a FIFO or device elsewhere: in place
   if (!target_.empty() && ::access(fs::path(target_).parent_path().c_str(), W_OK) != 0)

@@ -1,8 +1,7 @@
 #include "time_arg.h"
 
-#include <cstdint>
-
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string_view>
 

@@ -41,9 +41,8 @@ std::vector<double> nice_ticks(double lo, double hi, int n) {
   double step = mag;
   for (double m : {1.0, 2.0, 5.0, 10.0})
     if (m * mag >= raw) { step = m * mag; break; }
-  // At most a few dozen ticks, on multiples of step that doubles can still count: a span of a few
-  // ulps at a large value (8192.000000001 .. 8192.000000002) gets none rather than a loop
-  // where k += 1 no longer changes k.
+  // At most 101 ticks, on multiples of step that doubles can still count: a span of a few ulps
+  // at a large value gets none rather than a loop where k += 1 no longer changes k.
   const double first = std::ceil(lo / step), last = std::floor(hi / step + 1e-9);
   if (!(last - first <= 100) || std::fabs(first) > 0x1p52 || std::fabs(last) > 0x1p52) return t;
   for (double k = first; k <= last; k += 1) t.push_back(k == 0 ? 0.0 : k * step);

@@ -16,6 +16,7 @@
 #include "reveal/import.h"
 #include "reveal/store.h"
 #include "util/remove_on_signal.h"
+#include "util/replace_target.h"
 
 namespace reveal {
 
@@ -37,10 +38,10 @@ void write_store(const std::filesystem::path& out_arg, const Recording& rec) {
   std::error_code ec;
   // A symbolic link stays a link: the store it leads to is replaced (created, when dangling).
   fs::path out = out_arg;
-  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(out, ec)); ++hops) {
-    const fs::path next = fs::read_symlink(out, ec);
-    if (ec) break;
-    out = next.is_absolute() ? next : out.parent_path() / next;
+  try {
+    out = replace_target(out_arg).value_or(out_arg);
+  } catch (const fs::filesystem_error& e) {
+    throw ImportError(out_arg.string() + ": " + e.code().message());
   }
   // Replace only a previous store (as StoreWriter does): never a device, a directory, someone's
   // other file or a store a recorder is still writing.
