@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/reference.h"
 #include "pipeline/window_model.h"
 #include "reveal/detect.h"
 #include "reveal/features.h"

@@ -72,6 +72,11 @@ std::vector<ChannelInfo> rate_channels(const std::vector<ChannelInfo>& raw);
 void rates_row(const std::vector<ChannelInfo>& raw, std::span<const double> prev, std::span<const double> cur,
                double dt, std::span<double> out);
 
+// The Series every detector scores, offline and in training: to_rates() then add_derived()
+// (src/features/prepare.cpp). The streaming detector computes the same rows one at a time
+// (rates_row, DerivedRow).
+Series prepare_series(const Recording& r);
+
 struct WindowOptions {
   std::size_t length = 3;  // samples per window
   std::size_t stride = 1;  // samples between window starts
@@ -93,6 +98,9 @@ struct Windows {
   }
 };
 Windows make_windows(const Series& s, WindowOptions opts);
+// Seconds between the starts of `w`'s windows as recorded (the recording's interval when it
+// has one window; 1 when neither is positive); positive.
+double window_period_s(const Windows& w, const Recording& r);
 // The statistics of one window, rows [r0, r0 + length) of `s`, into `out`
 // (size channels × kNumStats, layout as Windows::stats). Allocates nothing.
 void window_stats(const Series& s, std::size_t r0, std::size_t length, std::span<double> out);

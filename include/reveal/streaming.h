@@ -8,8 +8,12 @@
 // the incident rule (IncidentTracker, as find_incidents()).
 // Reference model: fitted in self mode (fit_self: iteratively reweighted, as `reveal detect`)
 // on the whole history once `warmup_samples` derived rows exist, then refitted every
-// `refit_samples`; never while an incident is open (the fault would join the reference).
-// Attribution (attribute(), as detect()) is recomputed whenever the open incident grows.
+// `refit_samples`; never while an incident is open (the fault would join the reference). Or a
+// fixed baseline model (StreamingOptions::baseline), as `reveal detect --baseline MODEL`.
+// An incident's evidence (IncidentEvidence, src/explain/evidence.h) and attribution
+// (src/explain/attribution.h) are the ones detect() uses; attribution is recomputed whenever
+// the open incident grows. tests/pipeline/parity_test.cpp checks that both paths report the
+// same incidents for the same recording and model, and lists where they differ by design.
 //
 // Cost: a sample that only scores a window allocates nothing; fits and attribution (when an
 // incident opens or grows) allocate. Memory: history_samples × derived channels doubles.
@@ -24,7 +28,6 @@
 #include <string_view>
 #include <vector>
 
-#include "reveal/agent.h"
 #include "reveal/detect.h"
 #include "reveal/features.h"
 #include "reveal/recording.h"
@@ -34,6 +37,10 @@ namespace reveal {
 namespace pipeline {
 class WindowModel;
 }
+namespace explain {
+class IncidentEvidence;
+}
+class BaselineModel;
 
 struct StreamingOptions {
   DetectOptions detect;                // window length/stride, cuts, incident rule, seed, top
@@ -42,6 +49,12 @@ struct StreamingOptions {
   std::size_t history_samples = 3600;  // reference history (ring), rows
   std::size_t settle_samples = 0;      // first samples ignored (the agent's own start-up
                                        // transient: page faults, file reads of loading it)
+  // A fixed reference instead of the self fit: every window, from the first, is scored against
+  // this model (reveal/baseline_model.h) and it is never refitted (warmup, refit and history
+  // lengths then only bound the history kept for attribution). Its options replace `detect`'s
+  // but for the incident rule, top_channels and false_per_day (as detect(run, model, opts)).
+  // Every model channel must be among the derived channels of the pushed rows (DetectError).
+  std::shared_ptr<const BaselineModel> baseline;
 };
 
 // What one push() produced.
@@ -72,8 +85,9 @@ class StreamingDetector {
   // then, keeping the newest rows).
   void set_incident_rule(IncidentRule rule);
   void set_refit_samples(std::size_t n) { opts_.refit_samples = n < 1 ? 1 : n; }
-  // Expected false incidents per day (DetectOptions::false_per_day), from the next fit on.
-  void set_false_per_day(double f) { opts_.detect.false_per_day = f; }
+  // Expected false incidents per day (DetectOptions::false_per_day), from the next fit on (at
+  // once for a baseline model).
+  void set_false_per_day(double f);
   void set_history_samples(std::size_t n);
 
   bool model_ready() const { return model_ != nullptr; }
@@ -88,6 +102,7 @@ class StreamingDetector {
 
  private:
   void fit();
+  void use_baseline();
   void score_window();
   void update_incident();
   std::size_t slot(std::uint64_t row) const { return std::size_t(row % capacity_); }
@@ -119,7 +134,7 @@ class StreamingDetector {
   std::vector<double> z_;
   Matrix zring_;                    // z rows of the last min_windows + 1 windows
   Matrix ifring_, spering_;         // their forest / PCA contribution shares (0 when normal)
-  Matrix levring_;                  // their robust_z, iforest, pca_spe levels
+  Matrix levring_;                  // their robust_z, iforest, pca_spe levels (NaN: not computed)
   std::vector<double> fused_ring_;
   std::vector<double> ifw_, spew_;  // contribution shares of the current window
   std::uint64_t windows_ = 0;       // windows scored (global window index of the next one)
@@ -130,9 +145,9 @@ class StreamingDetector {
   std::string not_ready_ = "warming up";
   // Incident state.
   std::optional<Incident> active_;
-  std::vector<double> zsum_, ifsum_, spesum_;
-  std::size_t zcount_ = 0;
-  std::array<double, 3> peak_level_{};
+  std::unique_ptr<explain::IncidentEvidence> evidence_;  // the open incident's
+  std::vector<double> mean_;        // its channels' mean values (attribution)
+  std::vector<ChannelInfo> baseline_channels_;  // the baseline model's channels (chans_ point here)
   std::vector<Incident> closed_;
   StreamUpdate update_;
 };

@@ -67,4 +67,11 @@ Windows make_windows(const Series& s, WindowOptions opts) {
   return w;
 }
 
+double window_period_s(const Windows& w, const Recording& r) {
+  const std::size_t nw = w.first_row.size();
+  const double p = nw > 1 ? (w.t_start_s.back() - w.t_start_s.front()) / double(nw - 1)
+                          : r.meta.interval_s;
+  return p > 0 && std::isfinite(p) ? p : 1.0;
+}
+
 }  // namespace reveal

@@ -17,6 +17,7 @@
 
 #include "reveal/binary_io.h"
 #include "reveal/report.h"
+#include "reference.h"
 #include "window_model.h"
 
 namespace reveal {
@@ -60,7 +61,7 @@ BaselineModel BaselineModel::train(const std::vector<Recording>& good, const Det
       continue;
     }
     if (opts.progress) opts.progress->update("rates", i, good.size());
-    refs.push_back(pipeline::prepare_series(g));
+    refs.push_back(prepare_series(g));
     used.push_back(&g);
     TrainingStore ts;
     ts.path = paths.empty() ? "" : paths[i];
@@ -107,7 +108,7 @@ BaselineModel BaselineModel::train(const std::vector<Recording>& good, const Det
   windows.reserve(refs.size());
   for (const Series& r : refs) windows.push_back(make_windows(r, opts.window));
   auto wm = std::make_shared<pipeline::WindowModel>(std::move(floors), std::move(subsystems), opts,
-                                                    pipeline::window_period_s(windows[0], *used[0]));
+                                                    window_period_s(windows[0], *used[0]));
   // Each store's start-up windows (ending within settle_s of its first sample) as in self mode
   // (pipeline::startup_reference()).
   std::vector<std::vector<char>> keep(refs.size());

@@ -1,7 +1,8 @@
 // Offline detection pipeline; contract in include/reveal/detect.h (self and baseline modes) and
 // include/reveal/baseline_model.h (a baseline model; stores given as baselines are trained into
-// one in memory first, so both use one path). The model, the self-reference fit and attribution
-// live in window_model.cpp, shared with the streaming detector.
+// one in memory first, so both use one path). The model (window_model.h, fusion.h), the choice
+// of reference (reference.h) and the incident's evidence and attribution (src/explain) are
+// shared with the streaming detector.
 #include "reveal/detect.h"
 
 #include <algorithm>
@@ -12,24 +13,12 @@
 
 #include "reveal/absence.h"
 #include "reveal/baseline_model.h"
+#include "explain/attribution.h"
+#include "explain/evidence.h"
+#include "reference.h"
 #include "window_model.h"
 
 namespace reveal {
-
-namespace pipeline {
-Series prepare_series(const Recording& r) {
-  Series s = to_rates(r);
-  add_derived(s);
-  return s;
-}
-
-double window_period_s(const Windows& w, const Recording& r) {
-  const std::size_t nw = w.first_row.size();
-  const double p = nw > 1 ? (w.t_start_s.back() - w.t_start_s.front()) / double(nw - 1)
-                          : r.meta.interval_s;
-  return p > 0 && std::isfinite(p) ? p : 1.0;
-}
-}  // namespace pipeline
 
 namespace {
 
@@ -115,7 +104,9 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   // Incidents and attribution.
   std::unique_ptr<bool[]> anomalous(new bool[nw]);
   for (std::size_t k = 0; k < nw; ++k) anomalous[k] = res.fused[k] >= 1.0;
-  std::vector<double> zbar(nc), mean_value(nc), if_share(nc), spe_share(nc), ifc(nc), spec(nc);
+  std::vector<double> mean_value(nc), ifc(nc), spec(nc);
+  explain::IncidentEvidence evidence;
+  const explain::ChannelReference reference{model.robust_z().median(), model.floors()};
   IncidentRule rule = opts.incident;
   rule.settle_windows = settle_count(w, opts.settle_s);
   res.settle_s = opts.settle_s;
@@ -129,41 +120,17 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     inc.end_s = w.t_end_s[b];
     inc.start_unix_ns = run.t_unix_ns[w.first_row[a]];
     inc.end_unix_ns = run.t_unix_ns[w.first_row[b] + w.length - 1];
-    for (std::size_t k = a; k <= b; ++k) inc.peak_score = std::max(inc.peak_score, res.fused[k]);
-    // Per-channel mean z over the incident's anomalous windows, mean value over its samples.
-    // The same for the forest's and the PCA residual's contribution shares; each detector's
-    // peak level over the incident.
-    std::fill(zbar.begin(), zbar.end(), 0.0);
-    std::fill(if_share.begin(), if_share.end(), 0.0);
-    std::fill(spe_share.begin(), spe_share.end(), 0.0);
-    pipeline::DetectorEvidence more;
-    more.peak_level.fill(0.0);
-    std::size_t cnt = 0;
+    // The incident's windows, as the streaming detector feeds them one at a time.
+    evidence.start(nc, model.pca_components() > 0);
     for (std::size_t k = a; k <= b; ++k) {
-      for (std::size_t d = 0; d < 3; ++d)
-        if (std::isfinite(level(k, d))) more.peak_level[d] = std::max(more.peak_level[d], level(k, d));
-      if (!anomalous[k]) continue;
-      ++cnt;
-      model.contributions(w, k, run_cols, ifc, spec);
-      for (std::size_t j = 0; j < nc; ++j) {
-        zbar[j] += z(k, j);
-        if_share[j] += ifc[j];
-        spe_share[j] += spec[j];
-      }
+      if (anomalous[k]) model.contributions(w, k, run_cols, ifc, spec);
+      evidence.add(anomalous[k], res.fused[k], {level(k, 0), level(k, 1), level(k, 2)}, z.row(k), ifc, spec);
     }
-    for (auto* v : {&zbar, &if_share, &spe_share})
-      for (double& x : *v) x /= double(std::max<std::size_t>(cnt, 1));
-    more.iforest = if_share;
-    if (model.pca_components() > 0) more.pca_spe = spe_share;
-    const std::size_t r0 = w.first_row[a], r1 = w.first_row[b] + w.length;
-    for (std::size_t j = 0; j < nc; ++j) {
-      double sum = 0;
-      std::size_t n = 0;
-      for (std::size_t r = r0; r < r1; ++r)
-        if (const double x = s.values(r, run_cols[j]); std::isfinite(x)) { sum += x; ++n; }
-      mean_value[j] = n ? sum / n : __builtin_nan("");
-    }
-    pipeline::attribute(inc, zbar, mean_value, model, chans, run.meta.cores, opts.top_channels, more);
+    inc.peak_score = evidence.peak_score();
+    explain::channel_means(w.first_row[a], w.first_row[b] + w.length, run_cols,
+                           [&](std::uint64_t r) { return s.values.row(std::size_t(r)); }, mean_value);
+    explain::attribute(inc, evidence.zbar(), mean_value, reference, chans, run.meta.cores, opts.top_channels,
+                       evidence.detectors());
     res.incidents.push_back(std::move(inc));
   }
   // Data that stops is an incident too (absence.h): a gap of at least one window.
@@ -198,7 +165,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
 
   DetectResult res = start_result(run, "self");
   if (opts.progress) opts.progress->update("rates", 0, 1);
-  const Series s = pipeline::prepare_series(run);
+  const Series s = prepare_series(run);
   // Channel selection: enough data in the run, not constant.
   std::vector<int> run_cols = pipeline::varying_columns(s);
   if (run_cols.empty()) throw DetectError("no channel varies in the run; nothing to score");
@@ -214,7 +181,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     chans[j] = &s.channels[run_cols[j]];
     subsystems[j] = chans[j]->subsystem;
   }
-  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts, pipeline::window_period_s(w, run));
+  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts, window_period_s(w, run));
 
   // Reference: the run's own windows with iterative reweighting (pipeline::fit_self), without
   // its start-up windows (those ending within settle_s of its first sample).
@@ -240,7 +207,7 @@ DetectResult detect(const Recording& run, const BaselineModel& model, const Dete
   res.baseline_hosts = model.training_hosts();
   res.baseline_model = model.source();
   if (opts.progress) opts.progress->update("rates", 0, 1);
-  const Series s = pipeline::prepare_series(run);
+  const Series s = prepare_series(run);
 
   // The run's columns in the model's channel order (by name); a model channel the run lacks is
   // an all-NaN column: robust z 0, the forest's NaN fill, the PCA mean.

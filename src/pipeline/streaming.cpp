@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "explain/attribution.h"
+#include "explain/evidence.h"
+#include "reference.h"
+#include "reveal/baseline_model.h"
 #include "window_model.h"
 
 namespace reveal {
@@ -14,9 +18,19 @@ constexpr std::size_t kMaxClosed = 100;
 
 StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<ChannelInfo> channels,
                                      StreamingOptions opts)
-    : meta_(meta), raw_channels_(std::move(channels)), opts_(opts), tracker_(opts.detect.incident) {
+    : meta_(meta), raw_channels_(std::move(channels)), opts_(opts), tracker_(opts.detect.incident),
+      evidence_(std::make_unique<explain::IncidentEvidence>()) {
+  if (opts_.baseline) {
+    // The model's options, with the caller's incident rule and reporting choices (as detect()).
+    DetectOptions o = opts_.baseline->options();
+    o.incident = opts_.detect.incident;
+    o.top_channels = opts_.detect.top_channels;
+    o.false_per_day = opts_.detect.false_per_day;
+    o.progress = nullptr;
+    opts_.detect = o;
+  }
   // Nobody reads the PCA traces of a stream: fit and score the PCA model only when it is fused.
-  if (opts_.detect.pca == PcaUse::report) opts_.detect.pca = PcaUse::off;
+  if (opts_.detect.pca == PcaUse::report && !opts_.baseline) opts_.detect.pca = PcaUse::off;
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
   if (L < 2) throw DetectError("window length must be at least 2 samples");
   if (L > 86400 || stride > 86400) throw DetectError("window length and stride must be at most 86400 samples");
@@ -43,6 +57,35 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
   win_.t_start_s = {0.0};
   win_.t_end_s = {0.0};
   win_.stats = Matrix(1, nd * kNumStats, kNaN);
+  if (opts_.baseline) use_baseline();
+}
+
+void StreamingDetector::use_baseline() {
+  const BaselineModel& b = *opts_.baseline;
+  baseline_channels_ = b.channels();
+  const std::size_t nc = baseline_channels_.size();
+  std::vector<int> cols(nc);
+  std::vector<const ChannelInfo*> chans(nc);
+  for (std::size_t j = 0; j < nc; ++j) {
+    const std::string& name = baseline_channels_[j].name;
+    const auto it = std::find_if(layout_.begin(), layout_.end(), [&](const ChannelInfo& c) { return c.name == name; });
+    if (it == layout_.end()) throw DetectError("the baseline model's channel " + name + " is not among the streamed channels");
+    cols[j] = int(it - layout_.begin());
+    chans[j] = &baseline_channels_[j];
+  }
+  auto model = std::make_unique<pipeline::WindowModel>(b.window_model());
+  model->set_false_per_day(opts_.detect.false_per_day);
+  reference_windows_ = model->reference_windows();
+  model_ = std::move(model);
+  cols_ = std::move(cols);
+  chans_ = std::move(chans);
+  z_.assign(cols_.size(), 0.0);
+  not_ready_.clear();
+}
+
+void StreamingDetector::set_false_per_day(double f) {
+  opts_.detect.false_per_day = f;
+  if (opts_.baseline && model_) model_->set_false_per_day(f);
 }
 
 StreamingDetector::~StreamingDetector() = default;
@@ -80,7 +123,7 @@ const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<co
   derived_->compute(rates_, hist_.row(slot(g)));
   hist_t_[slot(g)] = t_unix_ns;
 
-  if (!active_ && rows_ >= opts_.warmup_samples && (!model_ || rows_ - rows_at_fit_ >= opts_.refit_samples)) fit();
+  if (!opts_.baseline && !active_ && rows_ >= opts_.warmup_samples && (!model_ || rows_ - rows_at_fit_ >= opts_.refit_samples)) fit();
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
   if (model_ && g + 1 >= L && (g + 1 - L) % stride == 0) score_window();
   return update_;
@@ -188,43 +231,26 @@ void StreamingDetector::score_window() {
   std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());
   std::copy(ifw_.begin(), ifw_.end(), ifring_.row(slot_w).begin());
   std::copy(spew_.begin(), spew_.end(), spering_.row(slot_w).begin());
-  for (std::size_t d = 0; d < 3; ++d) levring_(slot_w, d) = std::isfinite(sc.level[d]) ? sc.level[d] : 0.0;
+  const std::array<double, 3> level{sc.level[0], sc.level[1], sc.level[2]};
+  for (std::size_t d = 0; d < 3; ++d) levring_(slot_w, d) = level[d];
   fused_ring_[slot_w] = sc.fused;
 
+  // The incident's evidence gets its windows as detect() feeds them: on opening the windows
+  // from its first (still in the rings), then each window while it is open.
   switch (tracker_.push(std::size_t(gw), anomalous, sc.sustained)) {
-    case IncidentTracker::Change::opened: {
-      zsum_.assign(z_.size(), 0.0);
-      ifsum_.assign(z_.size(), 0.0);
-      spesum_.assign(z_.size(), 0.0);
-      peak_level_.fill(0.0);
-      zcount_ = 0;
-      Incident inc;
-      inc.peak_score = 0;
+    case IncidentTracker::Change::opened:
+      evidence_->start(z_.size(), model_->pca_components() > 0);
       for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) {
-        const auto zr = zring_.row(w % K), ir = ifring_.row(w % K), sr = spering_.row(w % K);
-        for (std::size_t j = 0; j < z_.size(); ++j) {
-          zsum_[j] += zr[j];
-          ifsum_[j] += ir[j];
-          spesum_[j] += sr[j];
-        }
-        for (std::size_t d = 0; d < 3; ++d) peak_level_[d] = std::max(peak_level_[d], levring_(w % K, d));
-        ++zcount_;
-        inc.peak_score = std::max(inc.peak_score, fused_ring_[w % K]);
+        const std::size_t r = w % K;
+        evidence_->add(fused_ring_[r] >= 1.0, fused_ring_[r], {levring_(r, 0), levring_(r, 1), levring_(r, 2)},
+                       zring_.row(r), ifring_.row(r), spering_.row(r));
       }
-      active_ = std::move(inc);
+      active_ = Incident{};
       update_incident();
       update_.opened = true;
       break;
-    }
     case IncidentTracker::Change::extended:
-      for (std::size_t j = 0; j < z_.size(); ++j) {
-        zsum_[j] += z_[j];
-        ifsum_[j] += ifw_[j];
-        spesum_[j] += spew_[j];
-      }
-      for (std::size_t d = 0; d < 3; ++d) peak_level_[d] = std::max(peak_level_[d], levring_(slot_w, d));
-      ++zcount_;
-      active_->peak_score = std::max(active_->peak_score, sc.fused);
+      evidence_->add(true, sc.fused, level, z_, ifw_, spew_);
       update_incident();
       break;
     case IncidentTracker::Change::closed:
@@ -234,6 +260,8 @@ void StreamingDetector::score_window() {
       if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
       break;
     case IncidentTracker::Change::none:
+      // A normal window inside an open incident: part of it if a later window extends it.
+      if (tracker_.open()) evidence_->add(false, sc.fused, level, z_, ifw_, spew_);
       break;
   }
 }
@@ -251,22 +279,10 @@ void StreamingDetector::update_incident() {
   inc.end_unix_ns = hist_t_[slot(r1 - 1)];
   inc.start_s = double(inc.start_unix_ns - t0_ns_) * 1e-9;
   inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
-  std::vector<double> zbar(zsum_.size()), mean(zsum_.size()), ifbar(zsum_.size()), spebar(zsum_.size());
-  for (std::size_t j = 0; j < zsum_.size(); ++j) {
-    zbar[j] = zsum_[j] / double(std::max<std::size_t>(zcount_, 1));
-    ifbar[j] = ifsum_[j] / double(std::max<std::size_t>(zcount_, 1));
-    spebar[j] = spesum_[j] / double(std::max<std::size_t>(zcount_, 1));
-    double sum = 0;
-    std::size_t n = 0;
-    for (std::uint64_t r = r0; r < r1; ++r)
-      if (const double x = hist_(slot(r), std::size_t(cols_[j])); std::isfinite(x)) { sum += x; ++n; }
-    mean[j] = n ? sum / double(n) : kNaN;
-  }
-  pipeline::DetectorEvidence more;
-  more.iforest = ifbar;
-  if (model_->pca_components() > 0) more.pca_spe = spebar;
-  more.peak_level = peak_level_;
-  pipeline::attribute(inc, zbar, mean, *model_, chans_, meta_.cores, opts_.detect.top_channels, more);
+  explain::channel_means(r0, r1, cols_, [&](std::uint64_t r) { return hist_.row(slot(r)); }, mean_);
+  inc.peak_score = evidence_->peak_score();
+  explain::attribute(inc, evidence_->zbar(), mean_, {model_->robust_z().median(), model_->floors()}, chans_,
+                     meta_.cores, opts_.detect.top_channels, evidence_->detectors());
 }
 
 }  // namespace reveal

@@ -1,6 +1,8 @@
-// The reference model over window features and the attribution of an incident: the parts of
-// detection shared by the offline pipeline (detect.cpp, `reveal detect`) and the streaming
-// detector (streaming.cpp, `reveal agent`). Algorithms: include/reveal/detect.h.
+// The reference model over window features: the detectors (robust z, Isolation Forest, PCA
+// residual; src/detect) fitted on reference windows and fused by CalibratedFusion (fusion.h).
+// Shared by the offline pipeline (detect.cpp, `reveal detect`) and the streaming detector
+// (streaming.cpp, `reveal agent`). Algorithms: include/reveal/detect.h. Choosing the reference
+// (columns, floors, the self fit) is reference.h; explaining an incident is src/explain.
 #pragma once
 
 #include <array>
@@ -10,34 +12,17 @@
 #include <string_view>
 #include <vector>
 
-#include "reveal/agent.h"
+#include "fusion.h"
 #include "reveal/binary_io.h"
 #include "reveal/detect.h"
 #include "reveal/features.h"
 #include "reveal/incident.h"
 #include "reveal/isolation_forest.h"
 #include "reveal/pca_residual.h"
-#include "reveal/spot.h"
+#include "reveal/progress.h"
 #include "reveal/robust_z.h"
 
 namespace reveal::pipeline {
-
-struct Calibration {
-  double median = 0, scale = 1;
-};
-// Column `c` of `m` restricted to its finite values.
-std::vector<double> finite_column(const Matrix& m, std::size_t c);
-
-// Median and max(1.4826·MAD, 1e-3·|median|, floor) of a reference score stream.
-Calibration calibrate(const std::vector<double>& ref, double floor);
-
-// Columns of `s` worth scoring: at least half the samples finite, and not constant on `basis`
-// (the run itself when `basis` is null). Used by self mode; baseline mode adds its own checks.
-std::vector<int> varying_columns(const Series& s);
-
-// Per scored column, the smallest deviation worth a robust SD (unit resolution; memory-sized
-// levels at least 0.5 % of the host's RAM when proc.meminfo:MemTotal is in `s`).
-std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols);
 
 // Rows of `w` (channel columns `cols`, aligned with the model's channels) that form a reference;
 // keep == nullptr takes every window.
@@ -122,12 +107,12 @@ class WindowModel {
   std::size_t n_model_channels() const { return kept_.size(); }
   std::size_t reference_windows() const { return n_ref_; }
   // Raw reference score streams of the last fit (for the offline report).
-  double z_cut() const { return z_cut_; }
-  double if_cut() const { return if_cut_; }
-  double pca_cut() const { return pca_cut_; }
+  double z_cut() const { return fusion_.cuts()[kRobustZStream]; }
+  double if_cut() const { return fusion_.cuts()[kIForestStream]; }
+  double pca_cut() const { return fusion_.cuts()[kPcaSpeStream]; }
   // Per-window false-alarm rate q and the number of fused detectors D (detect.h).
-  double window_false_rate() const { return std::exp(log_q_); }
-  double false_per_day() const { return false_per_day_; }
+  double window_false_rate() const { return fusion_.window_false_rate(); }
+  double false_per_day() const { return fusion_.false_per_day(); }
   // Re-targets a fitted model to another expected number of false incidents per day (the
   // tails stay; q and which streams can reach their q/D quantile change). Throws DetectError
   // when `f` is not positive.
@@ -155,75 +140,28 @@ class WindowModel {
   void pca_features(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> out) const;
   double z_stream(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z,
                   std::array<double, kNumSubsystems>* sub) const;
+  // Per stream, the highest score it can take (CalibratedFusion::fit).
+  std::array<double, kNumStreams> reach() const;
   // score() given the window's raw forest score.
   WindowScore score_with(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<double> z,
                          double if_raw) const;
 
   std::vector<double> floors_;
   std::vector<Subsystem> subsystems_;
-  double z_cut_, if_cut_, pca_cut_, prune_r_;
+  double prune_r_;
   std::uint64_t seed_;
   PcaUse pca_use_;
   RobustZ rz_;
   std::vector<std::size_t> kept_;
   IsolationForest forest_;
   PcaResidual pca_;
-  Calibration z_cal_, if_cal_, spe_cal_, t2_cal_;
-  double false_per_day_ = 1, period_s_ = 1, log_q_ = 0;
+  CalibratedFusion fusion_;
   double if_reach_ = 1;  // the highest Isolation Forest score its ψ allows
-  std::array<SpotTail, 4> tails_;
-  std::array<bool, 4> tail_fit_{};  // the stream has an EVT tail (tail_p)
-  std::array<bool, 4> tail_ok_{};   // ... and its q/D threshold is within reach (level from it)
   std::array<Calibration, kNumSubsystems> sub_cal_{};
   std::array<bool, kNumSubsystems> sub_present_{};
   std::size_t n_ref_ = 0;
   // Scoring scratch.
   mutable std::vector<double> vlo_, vhi_, zlo_, zhi_, feat_, pfeat_, fcontrib_, resid_;
 };
-
-// The Series every reference mode scores: to_rates() then add_derived() (detect.cpp).
-Series prepare_series(const Recording& r);
-
-// Seconds between the starts of `w`'s windows as recorded (the recording's interval when it
-// has one window); positive.
-double window_period_s(const Windows& w, const Recording& r);
-
-// A recording's first `settle_windows` windows (its start-up) in a reference of `windows`:
-// when they are at most a quarter of it they stay out of the reference (`drop` = them) and of
-// the EVT tails; in a shorter recording, where they may be most of its clean data, they stay in
-// the reference but out of the tails (`tail_from`), unless that leaves less than half for them.
-struct StartupUse {
-  std::size_t drop = 0, tail_from = 0;
-};
-StartupUse startup_reference(std::size_t windows, std::size_t settle_windows);
-
-// Self-reference fit with iterative reweighting (detect.h): fit on every window but the start-up
-// (startup_reference()), drop windows whose robust-SD level (WindowScore::robust) is ≥ 0.5
-// (± one window length) and refit, up to 3 passes while at least half remain. Returns the final
-// keep mask; `model` is fitted on it. Each pass's scoring is reported to `progress` (if any) as
-// stage "fit".
-std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
-                           std::size_t settle_windows, Progress* progress = nullptr);
-
-// What the Isolation Forest and the PCA residual say about an incident: per model channel,
-// their mean contribution share over its anomalous windows (WindowModel::contributions; empty
-// spans = none), and each detector's peak level over the incident (robust_z, iforest, pca_spe).
-struct DetectorEvidence {
-  std::span<const double> iforest, pca_spe;
-  std::array<double, 3> peak_level{};
-};
-
-// Attribution of one incident (detect.h): `zbar` is each model channel's mean robust z over
-// the incident's anomalous windows, `mean_value` its mean over the incident's samples,
-// `chans` the model channels' descriptions. Each detector gives subsystem shares: robust_z
-// from effect sizes (detect.h), iforest and pca_spe from their contribution shares with the
-// same channel weights (falls ×0.25, per-CPU ÷ CPUs; each subsystem: the sum of its 3 largest).
-// The incident's shares are robust_z's when its peak level is ≥ 1; otherwise the mean of
-// iforest's and pca_spe's weighted by peak level over those ≥ 1 (robust_z when none is). The
-// top channels are those of largest |z| when robust_z takes part, else of largest combined share.
-// Fills subsystem, confidence, subsystem_shares, detectors, focus, top and action of `inc`.
-void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,
-               const WindowModel& model, const std::vector<const ChannelInfo*>& chans, int cores,
-               int top_channels, const DetectorEvidence& more);
 
 }  // namespace reveal::pipeline

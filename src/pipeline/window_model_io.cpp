@@ -44,25 +44,20 @@ void WindowModel::save(ByteWriter& out) const {
   out.u64(floors_.size());
   for (double f : floors_) out.f64(f);
   for (Subsystem s : subsystems_) out.str(to_string(s));
-  out.f64(z_cut_);
-  out.f64(if_cut_);
-  out.f64(pca_cut_);
+  out.f64(z_cut());
+  out.f64(if_cut());
+  out.f64(pca_cut());
   out.f64(prune_r_);
   out.u64(seed_);
   out.u8(std::uint8_t(pca_use_));
-  out.f64(period_s_);
-  out.f64(false_per_day_);
+  out.f64(fusion_.window_period_s());
+  out.f64(fusion_.false_per_day());
   out.f64(if_reach_);
   rz_.save(out);
   out.u64s(kept_);
   forest_.save(out);
   pca_.save(out);
-  for (const Calibration* c : {&z_cal_, &if_cal_, &spe_cal_, &t2_cal_}) put(out, *c);
-  out.u64(tails_.size());
-  for (std::size_t d = 0; d < tails_.size(); ++d) {
-    out.boolean(tail_fit_[d]);
-    if (tail_fit_[d]) tails_[d].save(out);
-  }
+  fusion_.save(out);
   out.u64(kNumSubsystems);
   for (std::size_t i = 0; i < kNumSubsystems; ++i) {
     out.str(to_string(Subsystem(i)));
@@ -108,15 +103,7 @@ WindowModel WindowModel::load(ByteReader& in) {
   m.pca_.load(in);
   if (m.pca_.fitted() && (m.pca_.n_features() != nc || m.pca_use_ == PcaUse::off))
     corrupt("the PCA model does not match the channels");
-  m.z_cal_ = get_calibration(in);
-  m.if_cal_ = get_calibration(in);
-  m.spe_cal_ = get_calibration(in);
-  m.t2_cal_ = get_calibration(in);
-  if (in.u64() != m.tails_.size()) corrupt("unexpected number of EVT tails");
-  for (std::size_t d = 0; d < m.tails_.size(); ++d) {
-    m.tail_fit_[d] = in.boolean();
-    if (m.tail_fit_[d]) m.tails_[d].load(in);
-  }
+  m.fusion_.load(in, m.reach());
   const std::size_t ns = in.count(18);
   std::array<bool, kNumSubsystems> seen{};
   for (std::size_t i = 0; i < ns; ++i) {
@@ -133,7 +120,7 @@ WindowModel WindowModel::load(ByteReader& in) {
     if (m.sub_present_[s] && !seen[s]) corrupt("a subsystem calibration is missing");
   m.n_ref_ = std::size_t(in.u64());
   if (m.n_ref_ == 0) corrupt("the model holds no reference window");
-  m.set_false_per_day(m.false_per_day_);  // which tails can reach their q/D quantile
+  m.set_false_per_day(o.false_per_day);  // which tails can reach their q/D quantile
   return m;
 }
 

@@ -10,7 +10,6 @@
 
 #include "reveal/features.h"
 #include "reveal/report.h"
-#include "pipeline/window_model.h"
 #include "svg.h"
 
 namespace reveal {
@@ -58,7 +57,7 @@ struct HostSeries {
 };
 
 HostSeries host_series(const Recording& run, const DetectResult& r) {
-  HostSeries h{pipeline::prepare_series(run), {}};  // what the detectors scored, in their units
+  HostSeries h{prepare_series(run), {}};  // what the detectors scored, in their units
   h.t.resize(run.t_unix_ns.size());
   for (std::size_t i = 0; i < h.t.size(); ++i) h.t[i] = double(run.t_unix_ns[i] - r.origin_unix_ns) * 1e-9;
   return h;

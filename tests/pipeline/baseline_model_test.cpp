@@ -105,7 +105,7 @@ void expect_identical(const DetectResult& a, const DetectResult& b) {
 // Every field of every window's WindowScore, and each channel's z, from two window models.
 void expect_same_scores(const pipeline::WindowModel& a, const pipeline::WindowModel& b, const Recording& run,
                         const BaselineModel& m) {
-  const Series s = pipeline::prepare_series(run);
+  const Series s = prepare_series(run);
   std::vector<int> cols;
   for (const auto& ch : m.channels()) cols.push_back(s.find(ch.name));
   for (int c : cols) ASSERT_GE(c, 0);

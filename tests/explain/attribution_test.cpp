@@ -1,11 +1,17 @@
-// Attribution across detectors (src/pipeline/window_model.h, attribute()).
+// Attribution across detectors (src/explain/attribution.h, attribute()), on the reference of a
+// model fitted to noise.
+#include "explain/attribution.h"
+
+#include "pipeline/reference.h"
 #include "pipeline/window_model.h"
 
 #include <random>
 
 #include <gtest/gtest.h>
 
-namespace reveal::pipeline {
+namespace reveal::explain {
+using pipeline::WindowModel;
+using pipeline::fit_self;
 namespace {
 
 // A fitted model over three gauges (cpu, storage, network) of 1 Hz noise.
@@ -31,6 +37,7 @@ struct Fixture {
     fit_self(model, w, cols, 0);
     for (const auto& c : s.channels) chans.push_back(&c);
   }
+  ChannelReference reference() const { return {model.robust_z().median(), model.floors()}; }
 };
 
 const Incident::DetectorView* view(const Incident& inc, const std::string& name) {
@@ -47,7 +54,7 @@ TEST(Attribute, WithoutALevelShiftTheMultivariateDetectorsName) {
   const std::vector<double> forest{0.1, 0.8, 0.1}, pca{0.3, 0.5, 0.2};
   DetectorEvidence more{forest, pca, {0.4, 2.0, 1.5}};
   Incident inc;
-  attribute(inc, zbar, mean, f.model, f.chans, 2, 3, more);
+  attribute(inc, zbar, mean, f.reference(), f.chans, 2, 3, more);
   EXPECT_EQ(inc.subsystem, Subsystem::storage);
   // (2·0.8 + 1.5·0.5) / 3.5
   EXPECT_NEAR(inc.confidence, (2.0 * 0.8 + 1.5 * 0.5) / 3.5, 1e-9);
@@ -67,7 +74,7 @@ TEST(Attribute, ALevelShiftIsRobustZs) {
   const std::vector<double> forest{0.1, 0.8, 0.1}, pca{0.0, 0.9, 0.1};
   DetectorEvidence more{forest, pca, {3.0, 2.0, 5.0}};
   Incident inc;
-  attribute(inc, zbar, mean, f.model, f.chans, 2, 3, more);
+  attribute(inc, zbar, mean, f.reference(), f.chans, 2, 3, more);
   EXPECT_EQ(inc.subsystem, Subsystem::cpu);
   EXPECT_NEAR(inc.confidence, 1.0, 1e-12);
   ASSERT_NE(view(inc, "robust_z"), nullptr);
@@ -84,7 +91,7 @@ TEST(Attribute, FallsWeighAQuarterInEveryView) {
   const std::vector<double> forest{0.45, 0.55, 0.0};
   DetectorEvidence more{forest, {}, {0.5, 1.5, 0.0}};
   Incident inc;
-  attribute(inc, zbar, mean, f.model, f.chans, 2, 3, more);
+  attribute(inc, zbar, mean, f.reference(), f.chans, 2, 3, more);
   EXPECT_EQ(inc.subsystem, Subsystem::cpu);
   EXPECT_EQ(view(inc, "pca_spe"), nullptr);
 }
@@ -96,7 +103,7 @@ TEST(Attribute, TheActionNamesAChannelOfTheIncidentsSubsystem) {
   // cpu busy 50 → 60 % (|z| 20, small effect); disk util idle 0 → 40 % (|z| 10, large effect).
   const std::vector<double> zbar{20.0, 10.0, 0.0}, mean{60, 40, 1000};
   Incident inc;
-  attribute(inc, zbar, mean, f.model, f.chans, 2, 3, DetectorEvidence{});
+  attribute(inc, zbar, mean, f.reference(), f.chans, 2, 3, DetectorEvidence{});
   ASSERT_EQ(inc.top[0].name, "t:busy_pct");  // the top channel is by |z|
   if (inc.subsystem == Subsystem::storage) {
     EXPECT_NE(inc.action.find("t:disk_util"), std::string::npos) << inc.action;
@@ -107,4 +114,4 @@ TEST(Attribute, TheActionNamesAChannelOfTheIncidentsSubsystem) {
 }
 
 }  // namespace
-}  // namespace reveal::pipeline
+}  // namespace reveal::explain

@@ -1,0 +1,184 @@
+// Attribution of an incident; contract in attribution.h.
+#include "attribution.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <string>
+
+namespace reveal::explain {
+namespace {
+
+constexpr double kFallWeight = 0.25;
+const double kMaxEffect = std::log(100.0);  // effect-size cap for attribution (100×)
+constexpr std::size_t kTopPerSubsystem = 3;
+
+// True for a per-CPU channel: its label (channel_label) is "cpu<N>".
+bool is_per_cpu(const std::string& name) {
+  const std::string label = channel_label(name);
+  return label.size() > 3 && label.compare(0, 3, "cpu") == 0 &&
+         std::all_of(label.begin() + 3, label.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The ε of the attribution effect size: the unit's resolution, but 5 points for shares
+// (%, and 0/1 states averaged into the fraction of time true).
+double attribution_eps(const std::string& unit, double floor) {
+  if (unit == "%") return std::max(floor, 5.0);
+  if (unit == "bool") return std::max(floor, 0.05);
+  return std::max(floor, 1e-9);
+}
+
+}  // namespace
+
+void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,
+               ChannelReference reference, const std::vector<const ChannelInfo*>& chans, int cores,
+               int top_channels, const DetectorEvidence& more) {
+  const std::size_t nc = zbar.size();
+  const std::span<const double> ref_median = reference.median;
+  std::vector<std::size_t> order(nc);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return std::fabs(zbar[x]) > std::fabs(zbar[y]);
+  });
+  // robust_z's per-channel evidence. Significance comes from z (|z| ≥ 3); the weight of a
+  // significant channel is its effect size, |ln((|value| + ε) / (|reference| + ε))| capped at
+  // ln 100, with ε the channel's unit resolution. z alone would let a quiet but irrelevant
+  // channel (virtual memory committed by a newly started process) outvote a large move on a
+  // noisy one (CPU stall time 6 % → 82 %). Shares (%, 0/1 states) use ε = 5 points: a core
+  // going from 0 % to 95 % busy is a big move, not a 95-fold one. A per-CPU channel weighs 1/N
+  // of its effect on an N-CPU host: one core of sixteen is a sixteenth of the CPU (the host
+  // aggregate of the same quantity carries the host-level evidence). Rises weigh 1 and falls
+  // kFallWeight: a fault adds load or errors, while the victim workload slowing down shows as
+  // falls spread over every subsystem it uses, which must not outvote the cause.
+  // The same channel weights (falls, per-CPU channels) apply to the other detectors' shares.
+  const double n_cpus = std::max(1, cores);
+  const auto channel_weight = [&](std::size_t j) {
+    return (zbar[j] < 0 ? kFallWeight : 1.0) / (is_per_cpu(chans[j]->name) ? n_cpus : 1.0);
+  };
+  std::vector<double> zev(nc, 0.0);
+  double z_total = 0;
+  for (std::size_t j : order) {
+    if (std::fabs(zbar[j]) < 3.0) break;
+    const double v = mean_value[j], ref = ref_median[j];
+    if (!std::isfinite(v) || !std::isfinite(ref)) continue;
+    const ChannelInfo& ch = *chans[j];
+    const double eps = attribution_eps(ch.unit, reference.floor[j]);
+    const double effect = std::min(std::fabs(std::log((std::fabs(v) + eps) / (std::fabs(ref) + eps))), kMaxEffect);
+    zev[j] = effect * channel_weight(j);
+    z_total += zev[j];
+  }
+  const auto weighted = [&](std::span<const double> share, std::vector<double>& out) -> std::span<const double> {
+    if (share.size() != nc) return {};
+    out.assign(nc, 0.0);
+    for (std::size_t j = 0; j < nc; ++j) out[j] = share[j] * channel_weight(j);
+    return out;
+  };
+  std::vector<double> ifw, spew;
+  const std::span<const double> if_ev = weighted(more.iforest, ifw), spe_ev = weighted(more.pca_spe, spew);
+  double if_total = 0, spe_total = 0;
+  for (double v : ifw) if_total += v;
+  for (double v : spew) spe_total += v;
+  // Per subsystem, the sum of its kTopPerSubsystem strongest channels: one quantity seen
+  // through many channels (bytes, packets, segments of the same traffic) counts once-ish.
+  const auto subsystem_shares = [&](std::span<const double> per_channel) {
+    std::map<Subsystem, std::vector<double>> by_sub;
+    for (std::size_t j = 0; j < per_channel.size(); ++j)
+      if (per_channel[j] > 0) by_sub[chans[j]->subsystem].push_back(per_channel[j]);
+    std::vector<std::pair<Subsystem, double>> out;
+    double total = 0;
+    for (auto& [sub, es] : by_sub) {
+      std::sort(es.begin(), es.end(), std::greater<>());
+      double sum = 0;
+      for (std::size_t i = 0; i < es.size() && i < kTopPerSubsystem; ++i) sum += es[i];
+      out.emplace_back(sub, sum);
+      total += sum;
+    }
+    for (auto& [sub, v] : out) v /= total > 0 ? total : 1.0;
+    std::sort(out.begin(), out.end(), [](auto& x, auto& y) { return x.second > y.second; });
+    return out;
+  };
+  // Each detector's view, and the weight it gets. robust_z alone when it flagged a window of the
+  // incident on its own (peak level ≥ 1): each channel's own sustained deviation, weighed by its
+  // effect size, explains a level shift best, while the multivariate detectors' contributions
+  // in robust-z units favour channels that were merely quiet (a per-CPU busy % idle at 0.5 ± 0.2
+  // dominates a PCA residual). Otherwise the forest and the PCA residual that flagged it, each
+  // weighted by its peak level: a broken correlation or a change of variance, which no single
+  // channel's level shows. robust_z alone when none flagged.
+  const std::array<const char*, 3> names{"robust_z", "iforest", "pca_spe"};
+  const std::array<std::span<const double>, 3> per_channel{std::span<const double>(zev), if_ev, spe_ev};
+  const std::array<double, 3> totals{z_total, if_total, spe_total};
+  std::array<double, 3> weight{};
+  inc.detectors.clear();
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (per_channel[d].size() != nc) continue;
+    Incident::DetectorView view{names[d], more.peak_level[d], subsystem_shares(per_channel[d])};
+    if (view.subsystem_shares.empty()) continue;
+    weight[d] = std::isfinite(view.peak_level) && view.peak_level >= 1.0 ? view.peak_level : 0.0;
+    inc.detectors.push_back(std::move(view));
+  }
+  if (weight[0] > 0 || weight[1] + weight[2] <= 0) weight = {1.0, 0.0, 0.0};
+  const double wsum = weight[0] + weight[1] + weight[2];
+  std::map<Subsystem, double> share;
+  std::vector<double> combined(nc, 0.0);  // per channel: its weighted share of the evidence
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (weight[d] <= 0 || per_channel[d].size() != nc || !(totals[d] > 0)) continue;
+    for (const auto& view : inc.detectors)
+      if (view.detector == names[d])
+        for (const auto& [sub, v] : view.subsystem_shares) share[sub] += weight[d] / wsum * v;
+    for (std::size_t j = 0; j < nc; ++j) combined[j] += weight[d] / wsum * per_channel[d][j] / totals[d];
+  }
+  inc.subsystem_shares.assign(share.begin(), share.end());
+  std::sort(inc.subsystem_shares.begin(), inc.subsystem_shares.end(),
+            [](auto& x, auto& y) { return x.second > y.second; });
+  inc.subsystem = Subsystem::system;
+  inc.confidence = 0;
+  if (!inc.subsystem_shares.empty()) {
+    inc.subsystem = inc.subsystem_shares.front().first;
+    inc.confidence = inc.subsystem_shares.front().second;
+  }
+  // Focus: the label ("" = host-wide) with the largest share of the combined evidence.
+  std::map<std::string, double> by_label;
+  double all_evidence = 0;
+  for (std::size_t j = 0; j < nc; ++j) {
+    by_label[channel_label(chans[j]->name)] += combined[j];
+    all_evidence += combined[j];
+  }
+  inc.focus.clear();
+  inc.focus_share = 0;
+  for (const auto& [label, e] : by_label)
+    if (!label.empty() && all_evidence > 0 && e / all_evidence >= kFocusMinShare && e / all_evidence > inc.focus_share) {
+      inc.focus = label;
+      inc.focus_share = e / all_evidence;
+    }
+  // Top channels: by |z| when robust_z took part (its value-vs-reference reading is what an
+  // operator checks), else by the combined share of the detectors that raised the incident.
+  if (weight[0] <= 0)
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return combined[x] > combined[y]; });
+  const auto evidence = [&](std::size_t j) {
+    ChannelEvidence ev;
+    ev.name = chans[j]->name;
+    ev.unit = chans[j]->unit;
+    ev.subsystem = chans[j]->subsystem;
+    ev.z = zbar[j];
+    ev.reference = ref_median[j];
+    ev.value = mean_value[j];
+    return ev;
+  };
+  inc.top.clear();
+  for (std::size_t i = 0; i < order.size() && int(inc.top.size()) < top_channels; ++i)
+    inc.top.push_back(evidence(order[i]));
+  // The action names the strongest channel (in the same order) of the subsystem it is about:
+  // the top channel may belong to another one when, say, a storage counter idle at 0 carries
+  // more effect size than a move on a CPU channel.
+  inc.action.clear();
+  if (!order.empty()) {
+    std::size_t lead = order.front();
+    for (std::size_t j : order)
+      if (chans[j]->subsystem == inc.subsystem) { lead = j; break; }
+    inc.action = suggest_action(inc.subsystem, evidence(lead));
+  }
+}
+
+}  // namespace reveal::explain

@@ -1,0 +1,48 @@
+// Attribution of an incident: which subsystem, entity and channels explain it, and what an
+// operator should do next. The last step of the data path before the report; the same function
+// for `reveal detect` (src/pipeline/detect.cpp) and the agent (src/pipeline/streaming.cpp), fed
+// by IncidentEvidence (evidence.h). Algorithm summary in include/reveal/detect.h, "Attribution".
+#pragma once
+
+#include <array>
+#include <span>
+#include <vector>
+
+#include "reveal/channel.h"
+#include "reveal/incident.h"
+
+namespace reveal::explain {
+
+// What the Isolation Forest and the PCA residual say about an incident: per model channel,
+// their mean contribution share over its anomalous windows (empty spans = none), and each
+// detector's peak level over the incident (robust_z, iforest, pca_spe; ≥ 1: it flagged a
+// window on its own).
+struct DetectorEvidence {
+  std::span<const double> iforest, pca_spe;
+  std::array<double, 3> peak_level{};
+};
+
+// Per model channel, the reference it is compared with, in the channel's unit: the robust-z
+// reference median of its window mean, and the floor of its robust scale (channel_floors in
+// src/pipeline/reference.h), which sets the effect size's resolution ε.
+struct ChannelReference {
+  std::span<const double> median, floor;
+};
+
+// Attribution of one incident: `zbar` is each model channel's mean robust z over the
+// incident's anomalous windows, `mean_value` its mean over the incident's samples (NaN: no
+// value), `chans` the model channels' descriptions, `cores` the host's CPUs (per-CPU channels
+// weigh 1/cores). Each detector gives subsystem shares: robust_z from effect sizes
+// |ln((|v|+ε)/(|ref|+ε))| of the channels with |z| ≥ 3 (ε: unit resolution, 5 points for % and
+// 0/1 states; cap ln 100), iforest and pca_spe from their contribution shares with the same
+// channel weights (falls ×0.25, per-CPU ÷ CPUs; each subsystem: the sum of its 3 largest).
+// The incident's shares are robust_z's when its peak level is ≥ 1; otherwise the mean of
+// iforest's and pca_spe's weighted by peak level over those ≥ 1 (robust_z when none is). The
+// top channels are those of largest |z| when robust_z takes part, else of largest combined share.
+// Fills subsystem, confidence, subsystem_shares, detectors, focus, top and action of `inc`.
+// All spans have one entry per model channel (chans.size()).
+void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,
+               ChannelReference ref, const std::vector<const ChannelInfo*>& chans, int cores, int top_channels,
+               const DetectorEvidence& more);
+
+}  // namespace reveal::explain

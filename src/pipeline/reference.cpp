@@ -1,0 +1,117 @@
+// Reference selection and the self fit; contract in reference.h.
+#include "reference.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "reveal/robust_z.h"
+
+namespace reveal::pipeline {
+namespace {
+
+constexpr double kSuspect = 0.5;  // robust-SD level that removes a window from a self reference
+constexpr int kSelfPasses = 3;
+constexpr double kNaN = __builtin_nan("");
+// Fraction of the host's RAM below which a memory level shift is not scored.
+constexpr double kRamFloorFraction = 0.005;
+
+// The smallest deviation worth a robust SD, by unit: below it a change is noise however
+// quiet the reference was (a channel idle at 0 that moves by 1 page is not an incident).
+double unit_floor(const std::string& unit) {
+  static const std::map<std::string, double> floors = {
+      {"%", 1.0},           {"kB", 4096.0},        {"pages", 1024.0},     {"bytes", 4.0e6},
+      {"bytes/s", 65536.0}, {"kB/s", 64.0},        {"pages/s", 16.0},     {"sectors/s", 128.0},
+      {"ticks/s", 1.0},     {"us/s", 1000.0},      {"ms/s", 5.0},         {"count", 0.5},
+      {"count/s", 1.0},     {"packets/s", 10.0},   {"ops/s", 1.0},        {"kHz", 50000.0},
+  };
+  auto it = floors.find(unit);
+  return it == floors.end() ? 1e-9 : it->second;
+}
+
+}  // namespace
+
+std::vector<double> finite_column(const Matrix& m, std::size_t c) {
+  std::vector<double> v;
+  v.reserve(m.rows());
+  for (std::size_t r = 0; r < m.rows(); ++r)
+    if (std::isfinite(m(r, c))) v.push_back(m(r, c));
+  return v;
+}
+
+std::vector<int> varying_columns(const Series& s) {
+  std::vector<int> cols;
+  for (std::size_t c = 0; c < s.channels.size(); ++c) {
+    auto v = finite_column(s.values, c);
+    if (v.empty() || v.size() * 2 < s.t_s.size()) continue;
+    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    if (*lo == *hi) continue;
+    cols.push_back(int(c));
+  }
+  return cols;
+}
+
+std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols) {
+  std::vector<double> floors(cols.size());
+  for (std::size_t j = 0; j < cols.size(); ++j) floors[j] = unit_floor(s.channels[cols[j]].unit);
+  // Memory-sized levels (kB, pages, bytes of the memory subsystem): a shift smaller than
+  // kRamFloorFraction of the host's RAM is operationally negligible however flat the channel
+  // was (e.g. page cache growing by 300 MB on a 128 GB host), so it cannot score high.
+  const int mt = s.find("proc.meminfo:MemTotal");
+  const double mem_total_kb = mt < 0 ? kNaN : median_of(finite_column(s.values, std::size_t(mt)));
+  if (mem_total_kb > 0) {
+    const double kb = kRamFloorFraction * mem_total_kb;
+    for (std::size_t j = 0; j < cols.size(); ++j) {
+      const ChannelInfo& ch = s.channels[cols[j]];
+      const double scale = ch.unit == "kB" ? 1.0 : ch.unit == "pages" ? 0.25
+                           : (ch.unit == "bytes" && ch.subsystem == Subsystem::memory) ? 1024.0 : 0.0;
+      floors[j] = std::max(floors[j], kb * scale);
+    }
+  }
+  return floors;
+}
+
+StartupUse startup_reference(std::size_t windows, std::size_t settle_windows) {
+  if (settle_windows == 0 || settle_windows >= windows) return {};
+  if (settle_windows * 4 <= windows) return {settle_windows, settle_windows};
+  return {0, (windows - settle_windows) * 2 >= windows ? settle_windows : 0};
+}
+
+std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
+                           std::size_t settle_windows, Progress* progress) {
+  // A self reference is contaminated by the faults it should find (a 30 s fault is a quarter
+  // of a 2-minute run, which inflates medians and MADs): after each pass, drop the windows
+  // that look suspicious (robust-SD level ≥ kSuspect, widened by one window length either
+  // side) from the reference and score again, while at least half remain. The robust-SD level
+  // (median and MAD) tolerates that contamination; an EVT tail fitted on it does not (the
+  // fault's windows would be its peaks).
+  const std::size_t nw = w.first_row.size(), L = std::max<std::size_t>(w.length, 1);
+  Matrix z;
+  // Start-up windows are not normal behaviour (startup_reference()).
+  const StartupUse su = startup_reference(nw, settle_windows);
+  std::vector<char> base(nw, 1);
+  std::fill_n(base.begin(), su.drop, 0);
+  const std::size_t n_base = nw - su.drop, tail_from = su.tail_from;
+  std::vector<char> keep = base;
+  std::vector<double> level(nw);
+  auto pass = [&] {
+    const ReferenceWindows ref{&w, &cols, &keep, tail_from};
+    model.fit(std::span(&ref, 1));
+    const std::vector<WindowScore> scores = model.score_all(w, cols, z, progress, "fit");
+    for (std::size_t k = 0; k < nw; ++k) level[k] = scores[k].robust;
+  };
+  pass();
+  for (int p = 1; p < kSelfPasses; ++p) {
+    std::vector<char> next = base;
+    for (std::size_t k = 0; k < nw; ++k)
+      if (level[k] >= kSuspect)
+        for (std::size_t j = k >= L ? k - L : 0; j < std::min(nw, k + L + 1); ++j) next[j] = 0;
+    const std::size_t n_keep = std::count(next.begin(), next.end(), 1);
+    if (next == keep || n_keep * 2 < n_base) break;
+    keep = std::move(next);
+    pass();
+  }
+  return keep;
+}
+
+}  // namespace reveal::pipeline

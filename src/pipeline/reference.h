@@ -1,0 +1,44 @@
+// Choosing the reference a WindowModel is fitted on: which channels are scored, the floor of
+// each channel's robust scale, how a recording's start-up enters the reference, and the
+// self-reference fit (the run's own windows, iteratively reweighted). Used by the offline
+// pipeline (detect.cpp), baseline training (baseline_model.cpp) and the streaming detector.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "reveal/features.h"
+#include "reveal/progress.h"
+#include "window_model.h"
+
+namespace reveal::pipeline {
+
+// Column `c` of `m` restricted to its finite values.
+std::vector<double> finite_column(const Matrix& m, std::size_t c);
+
+// Columns of `s` worth scoring: at least half the samples finite, and not constant. Used by self
+// mode; baseline mode adds its own checks.
+std::vector<int> varying_columns(const Series& s);
+
+// Per scored column, the smallest deviation worth a robust SD (unit resolution; memory-sized
+// levels at least 0.5 % of the host's RAM when proc.meminfo:MemTotal is in `s`).
+std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols);
+
+// A recording's first `settle_windows` windows (its start-up) in a reference of `windows`:
+// when they are at most a quarter of it they stay out of the reference (`drop` = them) and of
+// the EVT tails; in a shorter recording, where they may be most of its clean data, they stay in
+// the reference but out of the tails (`tail_from`), unless that leaves less than half for them.
+struct StartupUse {
+  std::size_t drop = 0, tail_from = 0;
+};
+StartupUse startup_reference(std::size_t windows, std::size_t settle_windows);
+
+// Self-reference fit with iterative reweighting (detect.h): fit on every window but the start-up
+// (startup_reference()), drop windows whose robust-SD level (WindowScore::robust) is ≥ 0.5
+// (± one window length) and refit, up to 3 passes while at least half remain. Returns the final
+// keep mask; `model` is fitted on it. Each pass's scoring is reported to `progress` (if any) as
+// stage "fit".
+std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
+                           std::size_t settle_windows, Progress* progress = nullptr);
+
+}  // namespace reveal::pipeline
