@@ -2,7 +2,8 @@
 // for `reveal agent`.
 //
 // Per sample: rates and derived channels of the new sample (rates_row and DerivedRow: the
-// formulas of to_rates and add_derived, one row at a time), appended to a history ring of
+// formulas of to_rates and add_derived, one row at a time; the first sample's row has its
+// gauges and NaN counter rates, as to_rates()'s row 0), appended to a history ring of
 // `history_samples` derived rows; every `stride` samples the window of the last `length` rows
 // is scored by the current reference model (WindowModel, the same code as detect()) and fed to
 // the incident rule (IncidentTracker, as find_incidents()).

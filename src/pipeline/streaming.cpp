@@ -111,10 +111,10 @@ const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<co
   // Rates and derived channels of this sample: the offline formulas, one row.
   last_t_ns_ = t_unix_ns;
   if (!have_prev_) {
+    // The first sample is a row too, as to_rates()'s row 0: gauges as read, counters NaN (no
+    // previous value; prev_ is all NaN). Windows therefore start where detect()'s do.
     have_prev_ = true;
     t0_ns_ = prev_t_ns_ = t_unix_ns;
-    std::copy(row.begin(), row.end(), prev_.begin());
-    return update_;
   }
   rates_row(raw_channels_, prev_, row, double(t_unix_ns - prev_t_ns_) * 1e-9, rates_);
   std::copy(row.begin(), row.end(), prev_.begin());
