@@ -8,7 +8,7 @@
 other models (fitted on workloads it never saw; clean runs against the other clean runs).
 --split seen: against the other clean runs of its own model (runs without one are skipped).
 
-Per fault kind and overall (GUIDE.md §4; thresholds are never tuned on these labels):
+Per fault kind and overall (docs/DESIGN.md §5; thresholds are never tuned on these labels):
   event precision / recall / F1  an incident is a hit if it overlaps a labelled interval, an
                                  interval is caught if any incident overlaps it; every incident of
                                  a clean run, and every non-overlapping one, is false

@@ -47,7 +47,7 @@ from sklearn.decomposition import PCA
 from sklearn.ensemble import IsolationForest
 from sklearn.metrics import roc_auc_score
 
-PUBLISHED = [  # non-PA best-F1 on all 28 SMD machines (NPSR, NeurIPS 2023; GUIDE.md §4)
+PUBLISHED = [  # non-PA best-F1 on all 28 SMD machines (NPSR, NeurIPS 2023; docs/DESIGN.md §5)
     ("NPSR", 0.535), ("GDN", 0.529), ("OmniAnomaly", 0.474), ("USAD", 0.426)]
 
 

@@ -5,7 +5,7 @@
 //   self      (no baselines) the run's own robust statistics; finds transient faults.
 //   baseline  a model trained on known-good recordings (a model file, or the stores given, trained
 //             in memory; baseline_model.h); finds persistent faults too.
-// Detectors over the window features (GUIDE.md §3):
+// Detectors over the window features (docs/DESIGN.md §4):
 //   robust_z  per-channel robust z of the window mean; window score = RMS of the 3 largest |z|.
 //   iforest   Isolation Forest (Liu et al. 2008) on window mean and std of a pruned channel set
 //             (channels dropped when Pearson |r| ≥ prune_r with one already kept, paper §4, or

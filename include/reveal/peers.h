@@ -1,4 +1,4 @@
-// Peers reference (GUIDE.md §3): hosts of one job compared with each other; finds the odd host.
+// Peers reference (docs/DESIGN.md §4): hosts of one job compared with each other; finds the odd host.
 // `reveal detect --peers` is a thin shell around compare_peers().
 //
 // The rule:

@@ -1,4 +1,4 @@
-// sample() must not allocate (GUIDE §5, reveal/probe.h). Counts calls to the global
+// sample() must not allocate (docs/DESIGN.md §3, reveal/probe.h). Counts calls to the global
 // operator new while each probe samples. This file replaces the global operator
 // new/delete for the whole test binary: it only counts, then defers to malloc/free; other
 // tests count through tests/alloc_count.h.
