@@ -108,6 +108,10 @@ class BaselineModel {
   const std::vector<double>& floors() const;
   // The options the model was fitted with (window, cuts, pca, pca_variance, prune_r, seed).
   const DetectOptions& options() const { return opts_; }
+  // The options a run is scored against this model with: options(), with the call's incident
+  // rule, settle_s, top_channels, window_z, false_per_day and progress (detect(run, model,
+  // call) and StreamingOptions::baseline).
+  DetectOptions scoring_options(const DetectOptions& call) const;
   std::size_t model_channels() const;  // after Pearson pruning (the Isolation Forest's input)
   std::size_t reference_windows() const;
   std::size_t pca_components() const;

@@ -53,7 +53,7 @@ struct StreamingOptions {
   // A fixed reference instead of the self fit: every window, from the first, is scored against
   // this model (reveal/baseline_model.h) and it is never refitted (warmup, refit and history
   // lengths then only bound the history kept for attribution). Its options replace `detect`'s
-  // but for the incident rule, top_channels and false_per_day (as detect(run, model, opts)).
+  // as in detect(run, model, detect) (BaselineModel::scoring_options).
   // Every model channel must be among the derived channels of the pushed rows (DetectError).
   std::shared_ptr<const BaselineModel> baseline;
 };

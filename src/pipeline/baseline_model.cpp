@@ -339,4 +339,15 @@ bool is_model_file(const std::string& path) {
   return f.gcount() == std::streamsize(sizeof magic) && std::string_view(magic, sizeof magic) == kModelMagic;
 }
 
+DetectOptions BaselineModel::scoring_options(const DetectOptions& call) const {
+  DetectOptions o = opts_;
+  o.incident = call.incident;
+  o.settle_s = call.settle_s;
+  o.top_channels = call.top_channels;
+  o.window_z = call.window_z;
+  o.false_per_day = call.false_per_day;
+  o.progress = call.progress;
+  return o;
+}
+
 }  // namespace reveal

@@ -193,14 +193,7 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
 }
 
 DetectResult detect(const Recording& run, const BaselineModel& model, const DetectOptions& call) {
-  // The model's options, with the call's incident rule and reporting choices.
-  DetectOptions opts = model.options();
-  opts.incident = call.incident;
-  opts.settle_s = call.settle_s;
-  opts.top_channels = call.top_channels;
-  opts.window_z = call.window_z;
-  opts.false_per_day = call.false_per_day;
-  opts.progress = call.progress;
+  const DetectOptions opts = model.scoring_options(call);
   const std::size_t L = std::max<std::size_t>(opts.window.length, 1);
   check_length(run, L);
   DetectResult res = start_result(run, "baseline");

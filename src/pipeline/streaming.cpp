@@ -20,15 +20,8 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
                                      StreamingOptions opts)
     : meta_(meta), raw_channels_(std::move(channels)), opts_(opts), tracker_(opts.detect.incident),
       evidence_(std::make_unique<explain::IncidentEvidence>()) {
-  if (opts_.baseline) {
-    // The model's options, with the caller's incident rule and reporting choices (as detect()).
-    DetectOptions o = opts_.baseline->options();
-    o.incident = opts_.detect.incident;
-    o.top_channels = opts_.detect.top_channels;
-    o.false_per_day = opts_.detect.false_per_day;
-    o.progress = nullptr;
-    opts_.detect = o;
-  }
+  // The model's options, with the caller's incident rule and reporting choices (as detect()).
+  if (opts_.baseline) opts_.detect = opts_.baseline->scoring_options(opts_.detect);
   // Nobody reads the PCA traces of a stream: fit and score the PCA model only when it is fused.
   if (opts_.detect.pca == PcaUse::report && !opts_.baseline) opts_.detect.pca = PcaUse::off;
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
