@@ -21,6 +21,8 @@ for src in import_common csv_import prometheus_import nvidia_smi_import reveal_t
   "$CXX" "${FLAGS[@]}" -c "$ROOT/src/store/import/$src.cpp" -o "$OUT/obj/$src.o" || exit 2
   objs+=("$OUT/obj/$src.o")
 done
+"$CXX" "${FLAGS[@]}" -c "$ROOT/src/util/units.cpp" -o "$OUT/obj/units.o" || exit 2  # parse_utc_time
+objs+=("$OUT/obj/units.o")
 for t in "${TARGETS[@]}"; do
   "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/bench/fuzz/${t}_fuzz.cpp" "${objs[@]}" -lfmt -o "$OUT/${t}_fuzz" || exit 2
 done

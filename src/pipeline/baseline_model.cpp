@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reveal/binary_io.h"
-#include "reveal/report.h"
+#include "reveal/units.h"
 #include "window_model.h"
 
 namespace reveal {

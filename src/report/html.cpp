@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "reveal/features.h"
-#include "reveal/report.h"
+#include "reveal/units.h"
 #include "pipeline/window_model.h"
 #include "svg.h"
 
