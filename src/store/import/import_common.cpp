@@ -10,6 +10,7 @@
 #include <map>
 
 #include "reveal/units.h"
+#include "reveal/version.h"
 
 namespace reveal {
 namespace importer {
@@ -127,7 +128,7 @@ void finish_metadata(Recording& rec, const std::string& format, const std::strin
   m.command = "reveal import " + format;
   for (const auto& in : inputs) m.command += " " + in;
   m.root = "";
-  m.reveal_version = "0.1.0";
+  m.reveal_version = kVersion;
   m.probes = {{"import." + format, true, "", rec.channels.size()}};
   m.start_unix_ns = rec.t_unix_ns.front();
   m.end_unix_ns = rec.t_unix_ns.back();
