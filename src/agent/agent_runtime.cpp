@@ -26,6 +26,7 @@
 #include "reveal/absence_tracker.h"
 #include "reveal/agent.h"
 #include "reveal/config.h"
+#include "reveal/glob.h"
 #include "reveal/host_info.h"
 #include "reveal/sampler.h"
 #include "reveal/store.h"
