@@ -21,6 +21,11 @@ for src in import_common csv_import prometheus_import nvidia_smi_import reveal_t
   "$CXX" "${FLAGS[@]}" -c "$ROOT/src/store/import/$src.cpp" -o "$OUT/obj/$src.o" || exit 2
   objs+=("$OUT/obj/$src.o")
 done
+# parse_utc_time (util/units.cpp) and kVersion (util/version.cpp, version from CMakeLists.txt)
+"$CXX" "${FLAGS[@]}" -c "$ROOT/src/util/units.cpp" -o "$OUT/obj/units.o" || exit 2
+VERSION=$(sed -n 's/^project(reveal VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")
+"$CXX" "${FLAGS[@]}" -DREVEAL_VERSION="\"$VERSION\"" -c "$ROOT/src/util/version.cpp" -o "$OUT/obj/version.o" || exit 2
+objs+=("$OUT/obj/units.o" "$OUT/obj/version.o")
 for t in "${TARGETS[@]}"; do
   "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/bench/fuzz/${t}_fuzz.cpp" "${objs[@]}" -lfmt -o "$OUT/${t}_fuzz" || exit 2
 done

@@ -62,6 +62,7 @@
 
 #include "reveal/channel.h"
 #include "reveal/incident.h"
+#include "reveal/version.h"
 
 namespace reveal {
 
@@ -86,7 +87,7 @@ struct ActiveAbsence {
 
 // Everything /metrics and /incidents show, copied out of the sampling thread under a lock.
 struct AgentSnapshot {
-  std::string hostname, version = "0.1.0", mode = "live";
+  std::string hostname, version = kVersion, mode = "live";
   std::vector<ChannelInfo> channels;  // raw channels (store order)
   std::vector<char> exported;         // per channel: 1 = shown on /metrics
   std::vector<double> values;         // last raw sample, NaN = gap

@@ -14,7 +14,7 @@
 //   max_age = "24h"                    # (reload) drop samples older than this
 //   max_size = "256MiB"                # (reload) and keep the sample data below this size
 //   [metrics]
-//   channels = ["*"]                   # (reload) raw channels shown on /metrics: globs, '*' any run
+//   channels = ["*"]                   # (reload) raw channels shown on /metrics: globs (reveal/glob.h)
 //   [detect]
 //   window = 3                         # samples per window
 //   stride = 1                         # samples between windows
@@ -80,9 +80,6 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
 
 // "listen" split into host and port; nullopt when malformed (no ':', port not 1..65535).
 std::optional<std::pair<std::string, int>> parse_listen(std::string_view listen);
-
-// Glob match with '*' (any run of characters, including none) and '?' (one character).
-bool glob_match(std::string_view pattern, std::string_view text);
 
 // Keys whose value differs between a and b and that only a restart applies (for SIGHUP).
 std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentConfig& b);

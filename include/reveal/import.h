@@ -145,8 +145,4 @@ std::size_t adopt_channel_info(Recording& rec, const std::vector<ChannelInfo>& k
 // ("proc.meminfo:…" memory, "nvml:…" gpu), other names by keyword; Subsystem::system otherwise.
 Subsystem guess_subsystem(std::string_view name);
 
-// "2024-01-31T12:00:00Z", "2024-01-31 12:00:00.123", "2024/01/31 12:00:00.123" (nvidia-smi),
-// with an optional fraction and an optional "Z" or "+00:00"; always UTC. nullopt when malformed.
-std::optional<std::int64_t> parse_utc_time(std::string_view s);
-
 }  // namespace reveal

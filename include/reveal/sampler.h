@@ -69,7 +69,7 @@ class Sampler {
   std::uint64_t skipped_ = 0;
 };
 
-// Probes selected from the registry: `include` (names or prefixes ending in '*'; empty = all
+// Probes selected from the registry: `include` (names or wildcard patterns, reveal/glob.h, e.g. "proc.*"; empty = all
 // enabled by default) minus `exclude`. Throws std::invalid_argument naming an unknown probe.
 std::vector<std::unique_ptr<Probe>> make_probes(const std::vector<std::string>& include,
                                                 const std::vector<std::string>& exclude);

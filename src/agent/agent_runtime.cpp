@@ -26,10 +26,12 @@
 #include "reveal/absence_tracker.h"
 #include "reveal/agent.h"
 #include "reveal/config.h"
+#include "reveal/glob.h"
 #include "reveal/host_info.h"
 #include "reveal/sampler.h"
 #include "reveal/store.h"
 #include "reveal/streaming.h"
+#include "reveal/version.h"
 
 namespace reveal::agent {
 namespace {
@@ -186,7 +188,7 @@ int run(const RunOptions& opts) {
     cfg.interval = std::chrono::nanoseconds(std::int64_t(std::max(replay.meta.interval_s, 1e-3) * 1e9));
   }
   meta.interval_s = double(cfg.interval.count()) * 1e-9;
-  meta.reveal_version = "0.1.0";
+  meta.reveal_version = kVersion;
   meta.start_unix_ns = realtime_ns();
   meta.end_unix_ns = 0;
   meta.complete = true;

@@ -282,27 +282,6 @@ std::optional<std::pair<std::string, int>> parse_listen(std::string_view listen)
   return std::pair<std::string, int>(std::string(host), p);
 }
 
-bool glob_match(std::string_view pattern, std::string_view text) {
-  // Greedy with one backtrack point: the last '*' seen and where its run would end.
-  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentConfig& b) {
   std::vector<std::string> out;
   auto check = [&](bool differs, const char* key) {

@@ -10,10 +10,9 @@
 #include <CLI/CLI.hpp>
 
 #include "reveal/sampler.h"
+#include "reveal/version.h"  // kVersion: stores, --version, man page
 
 namespace reveal::cli {
-
-inline constexpr const char* kVersion = "0.1.0";  // reveal's version (stores, man page)
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitIncidents = 1;  // detect/report --fail-on-incident found some

@@ -9,8 +9,8 @@
 
 #include "commands.h"
 #include "reveal/config.h"
-#include "reveal/report.h"
 #include "reveal/store.h"
+#include "reveal/units.h"
 
 namespace reveal::cli {
 namespace {

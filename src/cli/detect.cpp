@@ -27,7 +27,6 @@
 #include "reveal/baseline_model.h"
 #include "reveal/detect.h"
 #include "reveal/html_report.h"
-#include "reveal/import.h"
 #include "reveal/peers.h"
 #include "reveal/report.h"
 #include "reveal/store.h"

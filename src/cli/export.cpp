@@ -1,15 +1,13 @@
 // `reveal export RUN -o OUT [--channels GLOB...] [--start T] [--end T]`: a store as a wide
 // CSV, one row per sample: t_unix_ns, t_s (seconds since the first sample), then one column per
 // channel in store order with the raw recorded value (counters as counted; an empty field is a
-// gap). GLOB is an fnmatch(3) pattern on channel names ("nvml:*", "*.eth0"); --start/--end are
+// gap). GLOB is a wildcard pattern (reveal/glob.h, fnmatch(3) syntax) on channel names ("nvml:*", "*.eth0"); --start/--end are
 // times in the run (time_arg.h parse_run_time: "30s"/"+2m" from the first sample, "-30s" from
 // the last, or ISO 8601), compared at the CSV's millisecond resolution. OUT "-" is standard
 // output; --csv is the old spelling of -o. OUT is written whole or not at all (output_file.h); it
 // may not be the input store or any other store.
 // Exit 2 when no channel matches, the range is empty or malformed, or OUT is the input; 3 on a bad
 // store, an OUT that is a directory or another store, or a failed write.
-#include <fnmatch.h>
-
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -17,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "reveal/glob.h"
 #include "reveal/store.h"
 #include "file_args.h"
 #include "output_file.h"
@@ -46,7 +45,7 @@ int run_export(const Opts& o) {
   if (!o.globs.empty())
     load.keep_channel = [&](const ChannelInfo& ch) {
       for (const auto& g : o.globs)
-        if (::fnmatch(g.c_str(), ch.name.c_str(), 0) == 0) return true;
+        if (glob_match(g, ch.name)) return true;
       return false;
     };
   const auto bar = stderr_progress("reveal export", !o.no_progress && o.out != "-");

@@ -14,8 +14,8 @@
 #include "commands.h"
 #include "file_args.h"
 #include "reveal/baseline_model.h"
-#include "reveal/report.h"
 #include "reveal/store.h"
+#include "reveal/units.h"
 
 namespace reveal::cli {
 namespace {

@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
                    "reveal detect run.db --baseline good.model --fail-on-incident", "reveal COMMAND --help"},
                   {"1  reveal detect or report --fail-on-incident: incidents found",
                    "N  reveal record -o run.db -- CMD: CMD's exit status"});
-  app.set_version_flag("--version", std::string("reveal ") + kVersion, "Print reveal's version and exit");
+  app.set_version_flag("--version", std::string("reveal ") + reveal::kVersion, "Print reveal's version and exit");
   if (const auto msg = unknown_command(app, argc, argv)) {
     error(*msg);
     return kExitUsage;

@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "commands.h"
-#include "reveal/import.h"
 #include "reveal/units.h"
 
 namespace reveal::cli {

@@ -12,8 +12,8 @@
 
 #include "commands.h"
 #include "reveal/baseline_model.h"
-#include "reveal/report.h"
 #include "reveal/store.h"
+#include "reveal/units.h"
 #include "file_args.h"
 #include "output_file.h"
 #include "progress_bar.h"

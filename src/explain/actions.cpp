@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "reveal/incident.h"
-#include "reveal/report.h"
+#include "reveal/units.h"
 
 namespace reveal {
 

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reveal/agent.h"
-#include "reveal/report.h"
+#include "reveal/units.h"
 
 namespace reveal {
 namespace {

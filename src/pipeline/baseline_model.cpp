@@ -16,14 +16,14 @@
 #include <nlohmann/json.hpp>
 
 #include "reveal/binary_io.h"
-#include "reveal/report.h"
+#include "reveal/units.h"
+#include "reveal/version.h"
 #include "reference.h"
 #include "window_model.h"
 
 namespace reveal {
 namespace {
 
-constexpr const char* kRevealVersion = "0.1.0";
 constexpr std::size_t kHeaderBytes = kModelMagic.size() + 4;
 constexpr std::uint64_t kMaxPayload = std::uint64_t(1) << 30;  // 1 GiB: models are ~1 MB
 constexpr int kZstdLevel = 12;
@@ -46,7 +46,7 @@ BaselineModel BaselineModel::train(const std::vector<Recording>& good, const Det
   BaselineModel m{Fields{}};
   m.opts_ = opts;
   m.opts_.progress = nullptr;  // the caller's, for this call only
-  m.reveal_version_ = kRevealVersion;
+  m.reveal_version_ = kVersion;
   m.created_unix_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                            std::chrono::system_clock::now().time_since_epoch()).count();
   const std::size_t L = std::max<std::size_t>(opts.window.length, 1);

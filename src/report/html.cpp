@@ -10,6 +10,7 @@
 
 #include "reveal/features.h"
 #include "reveal/report.h"
+#include "reveal/units.h"
 #include "svg.h"
 
 namespace reveal {

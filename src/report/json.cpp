@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reveal/report.h"
+#include "reveal/units.h"
 
 namespace reveal {
 namespace report {

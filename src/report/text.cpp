@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "reveal/report.h"
+#include "reveal/units.h"
 
 namespace reveal {
 

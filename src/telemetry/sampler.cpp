@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "reveal/glob.h"
 #include "reveal/registry.h"
 
 namespace reveal {
@@ -101,28 +102,20 @@ std::size_t Sampler::run(std::chrono::nanoseconds interval, std::size_t max_samp
   return taken;
 }
 
-namespace {
-bool matches(const std::string& pattern, const std::string& name) {
-  if (!pattern.empty() && pattern.back() == '*')
-    return name.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
-  return pattern == name;
-}
-}  // namespace
-
 std::vector<std::unique_ptr<Probe>> make_probes(const std::vector<std::string>& include,
                                                 const std::vector<std::string>& exclude) {
   const auto& reg = probe_registry();
   for (const auto* list : {&include, &exclude})
     for (const auto& pat : *list) {
       bool any = false;
-      for (const auto& f : reg) any = any || matches(pat, f.name);
+      for (const auto& f : reg) any = any || glob_match(pat, f.name);
       if (!any) throw std::invalid_argument("unknown probe '" + pat + "' (see `reveal probes`)");
     }
   std::vector<std::unique_ptr<Probe>> out;
   for (const auto& f : reg) {
     bool in = include.empty() ? f.enabled_by_default : false;
-    for (const auto& pat : include) in = in || matches(pat, f.name);
-    for (const auto& pat : exclude) in = in && !matches(pat, f.name);
+    for (const auto& pat : include) in = in || glob_match(pat, f.name);
+    for (const auto& pat : exclude) in = in && !glob_match(pat, f.name);
     if (in) out.push_back(f.make());
   }
   return out;

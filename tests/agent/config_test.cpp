@@ -249,33 +249,6 @@ TEST(AgentConfig, ParseListen) {
     EXPECT_FALSE(parse_listen(bad).has_value()) << bad;
 }
 
-TEST(AgentConfig, GlobMatch) {
-  EXPECT_TRUE(glob_match("*", ""));
-  EXPECT_TRUE(glob_match("*", "proc.stat:user"));
-  EXPECT_TRUE(glob_match("", ""));
-  EXPECT_FALSE(glob_match("", "a"));
-  EXPECT_TRUE(glob_match("proc.*", "proc.stat"));
-  EXPECT_FALSE(glob_match("proc.*", "sys.net"));
-  EXPECT_TRUE(glob_match("proc.stat:user", "proc.stat:user"));
-  EXPECT_FALSE(glob_match("proc.stat:user", "proc.stat:user.cpu3"));  // anchored at both ends
-  EXPECT_FALSE(glob_match("stat", "proc.stat"));
-  EXPECT_TRUE(glob_match("nvml:util.gpu?", "nvml:util.gpu0"));
-  EXPECT_FALSE(glob_match("nvml:util.gpu?", "nvml:util.gpu"));
-  EXPECT_FALSE(glob_match("nvml:util.gpu?", "nvml:util.gpu10"));
-  EXPECT_TRUE(glob_match("?", "x"));
-  EXPECT_FALSE(glob_match("?", ""));
-  EXPECT_TRUE(glob_match("*:*.cpu?", "proc.stat:user.cpu3"));
-  EXPECT_TRUE(glob_match("a*b*c", "aXbYbZc"));
-  EXPECT_TRUE(glob_match("a*b", "abab"));  // needs the backtrack past the first 'b'
-  EXPECT_FALSE(glob_match("a*b", "abac"));
-  EXPECT_TRUE(glob_match("**x**", "x"));
-  EXPECT_TRUE(glob_match("*?", "a"));
-  EXPECT_FALSE(glob_match("*?", ""));
-  EXPECT_TRUE(glob_match("a*", "a"));
-  // Pathological pattern: linear backtracking, not exponential.
-  EXPECT_FALSE(glob_match("a*a*a*a*a*a*a*a*a*a*b", std::string(2000, 'a')));
-}
-
 TEST(AgentConfig, RestartOnlyChanges) {
   const AgentConfig a;
   AgentConfig b = a;

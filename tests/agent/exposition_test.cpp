@@ -184,7 +184,7 @@ TEST(Exposition, FamiliesTypesAndValues) {
   }
   EXPECT_EQ(fams.size(), want.size()) << "unexpected families (no active incident, perf channel not exported):\n"
                                       << text;
-  EXPECT_EQ(fams.at("reveal_build_info").samples[0], "reveal_build_info{version=\"0.1.0\",mode=\"replay\"} 1");
+  EXPECT_EQ(fams.at("reveal_build_info").samples[0], std::string("reveal_build_info{version=\"") + kVersion + "\",mode=\"replay\"} 1");
   EXPECT_EQ(fams.at("reveal_subsystem_anomaly_score").samples.size(), kNumSubsystems);
   EXPECT_EQ(fams.at("reveal_incidents_total").samples.size(), kNumSubsystems);
   EXPECT_NE(text.find("reveal_incidents_total{subsystem=\"network\"} 3\n"), std::string::npos);

@@ -31,15 +31,6 @@ DetectResult sample_result() {
   return r;
 }
 
-TEST(Format, ValuesWithUnits) {
-  EXPECT_EQ(format_value(41.04, "%"), "41.0 %");
-  EXPECT_EQ(format_value(3 * 1024 * 1024, "bytes/s"), "3.0 MiB/s");
-  EXPECT_EQ(format_value(2048, "kB"), "2.0 MiB");
-  EXPECT_EQ(format_value(7, "count"), "7");
-  EXPECT_EQ(format_value(std::nan(""), "%"), "n/a");
-  EXPECT_EQ(format_utc(0), "1970-01-01T00:00:00Z");
-}
-
 TEST(Report, TextSummaryComesFirstAndNamesTheEvidence) {
   const std::string t = render_text(sample_result(), "run.db");
   const auto summary = t.find("SUMMARY: 1 incident");

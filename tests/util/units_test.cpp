@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "reveal/units.h"
@@ -41,6 +42,28 @@ TEST(Units, ParseSize) {
                           "1kiB", "1.", ".5MiB", "1.2.3", "18446744073709551616", "17179869184GiB", "16EiB", "16.5EiB", "18.5EB", "1e3",
                           "0x10", "5MiB "})
     EXPECT_FALSE(parse_size(bad).has_value()) << bad;
+}
+
+TEST(Units, ParseUtcTime) {
+  EXPECT_EQ(parse_utc_time("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(parse_utc_time("2024/01/31 12:00:00.123"), 1'706'702'400'123'000'000);
+  EXPECT_EQ(parse_utc_time("2024-01-31T13:00:00+01:00"), 1'706'702'400'000'000'000);
+  EXPECT_EQ(parse_utc_time("2024-02-29T00:00:00Z"), 1'709'164'800'000'000'000);
+  EXPECT_FALSE(parse_utc_time("2023-02-29T00:00:00Z"));
+  EXPECT_FALSE(parse_utc_time("2024-01-31"));
+  EXPECT_FALSE(parse_utc_time("2024-13-01T00:00:00Z"));
+  EXPECT_FALSE(parse_utc_time("2024-01-31T24:00:00Z"));
+  EXPECT_FALSE(parse_utc_time("2024-01-31T12:00:00.Z"));
+  EXPECT_FALSE(parse_utc_time("2024-01-31T12:00:00Zjunk"));
+}
+
+TEST(Units, FormatValueAndUtc) {
+  EXPECT_EQ(format_value(41.04, "%"), "41.0 %");
+  EXPECT_EQ(format_value(3 * 1024 * 1024, "bytes/s"), "3.0 MiB/s");
+  EXPECT_EQ(format_value(2048, "kB"), "2.0 MiB");
+  EXPECT_EQ(format_value(7, "count"), "7");
+  EXPECT_EQ(format_value(std::nan(""), "%"), "n/a");
+  EXPECT_EQ(format_utc(0), "1970-01-01T00:00:00Z");
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 #include <cmath>
 #include <map>
 
+#include "reveal/units.h"
+#include "reveal/version.h"
+
 namespace reveal {
 namespace importer {
 
@@ -125,7 +128,7 @@ void finish_metadata(Recording& rec, const std::string& format, const std::strin
   m.command = "reveal import " + format;
   for (const auto& in : inputs) m.command += " " + in;
   m.root = "";
-  m.reveal_version = "0.1.0";
+  m.reveal_version = kVersion;
   m.probes = {{"import." + format, true, "", rec.channels.size()}};
   m.start_unix_ns = rec.t_unix_ns.front();
   m.end_unix_ns = rec.t_unix_ns.back();
@@ -176,86 +179,6 @@ std::optional<std::int64_t> parse_time(std::string_view text, const TimeFormat& 
 }
 
 }  // namespace importer
-
-namespace {
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
-// Reads exactly `n` digits at s[pos...]; advances pos.
-std::optional<int> digits(std::string_view s, std::size_t& pos, std::size_t n) {
-  if (pos + n > s.size()) return std::nullopt;
-  int v = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const char c = s[pos + i];
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  pos += n;
-  return v;
-}
-
-}  // namespace
-
-std::optional<std::int64_t> parse_utc_time(std::string_view s) {
-  s = importer::trim(s);
-  std::size_t p = 0;
-  const auto year = digits(s, p, 4);
-  if (!year || p >= s.size() || (s[p] != '-' && s[p] != '/')) return std::nullopt;
-  const char dsep = s[p++];
-  const auto month = digits(s, p, 2);
-  if (!month || p >= s.size() || s[p++] != dsep) return std::nullopt;
-  const auto day = digits(s, p, 2);
-  if (!day || p >= s.size() || (s[p] != 'T' && s[p] != ' ')) return std::nullopt;
-  ++p;
-  const auto hour = digits(s, p, 2);
-  if (!hour || p >= s.size() || s[p++] != ':') return std::nullopt;
-  const auto minute = digits(s, p, 2);
-  if (!minute || p >= s.size() || s[p++] != ':') return std::nullopt;
-  const auto second = digits(s, p, 2);
-  if (!second) return std::nullopt;
-  std::int64_t frac_ns = 0;
-  if (p < s.size() && (s[p] == '.' || s[p] == ',')) {
-    ++p;
-    std::int64_t scale = 100'000'000;
-    const std::size_t first = p;
-    while (p < s.size() && s[p] >= '0' && s[p] <= '9') {
-      frac_ns += (s[p] - '0') * scale;
-      scale /= 10;
-      ++p;
-    }
-    if (p == first) return std::nullopt;
-  }
-  std::int64_t offset_s = 0;
-  if (p < s.size() && s[p] == 'Z') {
-    ++p;
-  } else if (p < s.size() && (s[p] == '+' || s[p] == '-')) {
-    const int sign = s[p++] == '+' ? 1 : -1;
-    const auto oh = digits(s, p, 2);
-    if (!oh) return std::nullopt;
-    if (p < s.size() && s[p] == ':') ++p;
-    const auto om = digits(s, p, 2);
-    if (!om || *oh > 23 || *om > 59) return std::nullopt;
-    offset_s = sign * (*oh * 3600 + *om * 60);
-  }
-  if (p != s.size()) return std::nullopt;
-  static constexpr std::array<int, 12> kDays{31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (*year % 4 == 0 && *year % 100 != 0) || *year % 400 == 0;
-  if (*year < 1970 || *year > 2200 || *month < 1 || *month > 12 || *day < 1 ||
-      *day > kDays[*month - 1] || (*month == 2 && *day == 29 && !leap) || *hour > 23 || *minute > 59 ||
-      *second > 59)
-    return std::nullopt;
-  const std::int64_t secs = days_from_civil(*year, unsigned(*month), unsigned(*day)) * 86400 + *hour * 3600 +
-                            *minute * 60 + *second - offset_s;
-  return secs * 1'000'000'000 + frac_ns;
-}
 
 Subsystem guess_subsystem(std::string_view name) {
   // Reveal's own sources (docs/METRICS.md), by the part before ':'.

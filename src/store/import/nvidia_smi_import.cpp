@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "reveal/units.h"
 #include "store/import/import_common.h"
 
 namespace reveal {

@@ -96,19 +96,6 @@ TEST(CsvImport, MalformedInputNamesFileLineAndColumn) {
   EXPECT_EQ(csv_error("t,a\n99999999999999999999,1\n"), "in.csv:2:1: '99999999999999999999' is not a unix time like the first row's");
 }
 
-TEST(ImportTime, ParsesUtcForms) {
-  EXPECT_EQ(parse_utc_time("1970-01-01T00:00:00Z"), 0);
-  EXPECT_EQ(parse_utc_time("2024/01/31 12:00:00.123"), 1'706'702'400'123'000'000);
-  EXPECT_EQ(parse_utc_time("2024-01-31T13:00:00+01:00"), 1'706'702'400'000'000'000);
-  EXPECT_EQ(parse_utc_time("2024-02-29T00:00:00Z"), 1'709'164'800'000'000'000);
-  EXPECT_FALSE(parse_utc_time("2023-02-29T00:00:00Z"));
-  EXPECT_FALSE(parse_utc_time("2024-01-31"));
-  EXPECT_FALSE(parse_utc_time("2024-13-01T00:00:00Z"));
-  EXPECT_FALSE(parse_utc_time("2024-01-31T24:00:00Z"));
-  EXPECT_FALSE(parse_utc_time("2024-01-31T12:00:00.Z"));
-  EXPECT_FALSE(parse_utc_time("2024-01-31T12:00:00Zjunk"));
-}
-
 TEST(ImportSubsystem, GuessesConservatively) {
   EXPECT_EQ(guess_subsystem("proc.meminfo:MemFree"), Subsystem::memory);
   EXPECT_EQ(guess_subsystem("proc.net.dev:rx_bytes.eth0"), Subsystem::network);
