@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include <atomic>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>

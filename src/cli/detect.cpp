@@ -86,8 +86,9 @@ struct Opts {
   double timeout_s = 60;
 };
 
-// Declares the subcommand (`report`: true for `reveal report`) and its options into `o`.
-CLI::App* add_options(CLI::App& app, Opts& o, bool report) {
+// Declares the subcommand (`report`: true for `reveal report`) with its HTML output option and
+// its help footer.
+CLI::App* add_subcommand(CLI::App& app, Opts& o, bool report) {
   auto* sub = report ? app.add_subcommand("report",
                                           "Write a self-contained HTML report of a recording's anomalies: score "
                                           "timeline, incident cards with their channels, subsystem heatmap, "
@@ -115,6 +116,11 @@ CLI::App* add_options(CLI::App& app, Opts& o, bool report) {
                     {"1  incidents found, with --fail-on-incident (any host flagged with --peers or --prometheus); the "
                      "report is printed all the same"});
   }
+  return sub;
+}
+
+// What to analyse and against what (stores, baselines, peers, Prometheus), and how to answer.
+void add_input_options(CLI::App* sub, Opts& o, bool report) {
   sub->add_option("run", o.runs, "Store written by `reveal record` (several with --peers)");
   sub->add_option("--baseline", o.baselines,
                   "Reference: a model file from `reveal train`, or a known-good recording (repeat --baseline for "
@@ -143,6 +149,10 @@ CLI::App* add_options(CLI::App& app, Opts& o, bool report) {
                 std::string("Exit 1 when an incident is found (any host flagged with --peers or --prometheus); the "
                             "report is ") + (report ? "written" : "printed") + " all the same");
   sub->add_flag("--no-progress", o.no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
+}
+
+// Windows, detectors, incident rule and reporting depth (into o.d where DetectOptions has them).
+void add_detector_options(CLI::App* sub, Opts& o, bool report) {
   sub->add_option("--window", o.window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
   sub->add_option("--stride", o.stride, "Samples between window starts")->capture_default_str()->check(CLI::Range(1, 3600));
   sub->add_option("--seed", o.d.seed, "Random seed (Isolation Forest)")->capture_default_str()->check(whole_u64());
@@ -170,7 +180,6 @@ CLI::App* add_options(CLI::App& app, Opts& o, bool report) {
     sub->add_flag("--window-z", o.d.window_z,
                 "With --json: add every window's per-channel robust z (windows.channels, windows.channel_z)");
   sub->add_option("--top", o.d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));
-  return sub;
 }
 
 // Checks that the options fit together (UsageError otherwise) and completes o.d from them.
@@ -405,7 +414,9 @@ int report_each_host(const Run& run, const Hosts& hosts) {
 // HTML too with --html).
 Action add_detect_like(CLI::App& app, bool report) {
   auto o = std::make_shared<Opts>();
-  CLI::App* sub = add_options(app, *o, report);
+  CLI::App* sub = add_subcommand(app, *o, report);
+  add_input_options(sub, *o, report);
+  add_detector_options(sub, *o, report);
   return [o, sub, report]() -> int {
     const std::vector<std::string> inputs = check_options(*o, *sub, report);
     const bool user_window_z = o->d.window_z;
