@@ -118,8 +118,30 @@ class StoreWriter {
 
 // Throws StoreError unless `path` is absent or a store that may be replaced: a regular file
 // that is empty or an SQLite database, not held by a running writer. (StoreWriter's check;
-// `reveal agent` runs it on its store and on <store>.prev before rotating them.)
+// `reveal agent` runs it on its store and on <store>.prev before rotating them, `reveal import`
+// on its output before renaming the new store over it.)
 void check_replaceable_store(const std::filesystem::path& path);
+
+// A file a store at <path> may have beside it, named <path><suffix>.
+struct StoreSideFile {
+  const char* suffix;
+  // False for "-shm", SQLite's shared-memory index of the WAL: rebuilt from the WAL, it holds
+  // none of the recording (sizes "on disk" of a store leave it out or not, as they document).
+  bool holds_data;
+};
+
+// Every side file a store may have, the only list of them:
+//   "-wal"      SQLite's write-ahead log: committed chunks not yet checkpointed into <path>
+//   "-shm"      SQLite's shared-memory index of the WAL
+//   "-head"     the head log: samples of the chunk being filled (src/store/head_log.h)
+//   "-journal"  SQLite's rollback journal (a store in WAL mode writes none; other SQLite tools may)
+// While a store is written, or after its writer crashed, its data is <path> with its side files:
+// they are moved, copied and removed together. StoreWriter::finish() leaves none.
+std::span<const StoreSideFile> store_side_files();
+
+// Removes `path` and its side files, each if present; errors are ignored (a file that cannot
+// be removed stays).
+void remove_store_files(const std::filesystem::path& path);
 
 // What to read of a store: channels for which `keep_channel` is true (null = all) and samples
 // stamped within [start_unix_ns, end_unix_ns]. Only the chunks and channel groups that overlap

@@ -6,6 +6,11 @@
 // configuration through `reload`). HTTP handlers read the snapshot under a mutex held only to
 // copy (sampling side) or render (HTTP side); /metrics renders at most once per sample and
 // serves that text to every scrape until the next sample.
+//
+// The pieces: agent_runtime.cpp (start-up, the per-sample loop, SIGHUP reload, shutdown),
+// http_routes.h (the routes and binding), replay.h (a recording served in real time),
+// snapshot.h (the state the HTTP side reads); samples go to the store through
+// reveal/recorder.h.
 #pragma once
 
 #include <functional>

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "reveal/store.h"
 
 namespace reveal::cli {
 namespace fs = std::filesystem;
@@ -38,8 +39,8 @@ void check_not_input(const std::string& out, const std::vector<std::string>& inp
       throw UsageError(flag + " " + out + ": is also an input (" + in + "); write the output to another file");
     const fs::path i = fs::weakly_canonical(fs::absolute(in, iec), iec);
     if (oec || iec || o.empty()) continue;
-    for (const char* side : {"-journal", "-wal", "-shm", "-head"})
-      if (o == fs::path(i.string() + side))
+    for (const auto& side : store_side_files())
+      if (o == fs::path(i.string() + side.suffix))
         throw UsageError(flag + " " + out + ": is a side file of the input store " + in +
                          "; write the output to another file");
   }

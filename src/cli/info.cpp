@@ -20,12 +20,13 @@
 namespace reveal::cli {
 namespace {
 
-// Bytes of the store and its WAL, SHM and head-log companions, if any.
+// Bytes of the store and its side files (store_side_files: WAL, SHM, head log), if any.
 std::uintmax_t store_bytes(const std::string& path) {
-  std::uintmax_t total = 0;
-  for (const char* suffix : {"", "-wal", "-shm", "-head"}) {
-    std::error_code ec;
-    const auto n = std::filesystem::file_size(path + suffix, ec);
+  std::error_code ec;
+  std::uintmax_t total = std::filesystem::file_size(path, ec);
+  if (ec) total = 0;
+  for (const auto& side : store_side_files()) {
+    const auto n = std::filesystem::file_size(path + side.suffix, ec);
     if (!ec) total += n;
   }
   return total;

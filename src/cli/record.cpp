@@ -13,10 +13,9 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "reveal/config.h"
 #include "reveal/host_info.h"
+#include "reveal/recorder.h"
 #include "reveal/sampler.h"
-#include "reveal/store.h"
 #include "reveal/units.h"
 #include "time_arg.h"
 
@@ -145,17 +144,15 @@ Action add_record(CLI::App& app) {
       });
     }
     meta.start_unix_ns = realtime_ns();
-    std::unique_ptr<StoreWriter> store_ptr;
+    // Configuration: snapshot now, re-read every --config-interval (rounded to samples).
+    std::unique_ptr<Recorder> recorder;
     try {
-      store_ptr = std::make_unique<StoreWriter>(o->out, meta, sampler.channels());
+      recorder = std::make_unique<Recorder>(o->out, meta, sampler.channels(), o->root,
+                                            std::size_t(std::max<std::int64_t>(1, config_every.count() / interval.count())));
     } catch (...) {
       stop_child();
       throw;
     }
-    StoreWriter& store = *store_ptr;
-    // Configuration: snapshot now, re-read every --config-interval (rounded to samples).
-    ConfigWatcher config(o->root, std::size_t(std::max<std::int64_t>(1, config_every.count() / interval.count())));
-    store.append_config(meta.start_unix_ns, config.snapshot());
     if (!o->quiet) {
       std::size_t avail = 0;
       for (auto& p : meta.probes) avail += p.available;
@@ -170,12 +167,7 @@ Action add_record(CLI::App& app) {
     sampler.run(interval, max_samples, g_stop, [&](std::int64_t t, std::span<const double> row) {
       if (!write_error.empty()) return;
       try {
-        store.append(t, row);
-        for (const auto& e : sampler.events()) store.append_event(e);
-        if (auto changes = config.tick(t); !changes.empty()) {  // config: store changed keys + events
-          store.append_config_changes(changes);
-          for (const auto& c : changes) store.append_event(config_event(c));
-        }
+        recorder->append(t, row, sampler.events());
         last_t = t;
       } catch (const std::exception& e) {
         write_error = e.what();
@@ -187,14 +179,14 @@ Action add_record(CLI::App& app) {
       stop_child();
       exit_code = child_status.load();
     }
-    store.finish(last_t, exit_code);
+    recorder->finish(last_t, exit_code);
+    const std::size_t written = recorder->samples_written();
     if (!write_error.empty()) {
-      error(write_error + " (the store keeps the " + std::to_string(store.samples_written()) + " samples written before)");
+      error(write_error + " (the store keeps the " + std::to_string(written) + " samples written before)");
       return kExitInput;
     }
     if (!o->quiet)
-      std::fprintf(stderr, "reveal: wrote %zu sample%s to %s\n", store.samples_written(),
-                   store.samples_written() == 1 ? "" : "s", o->out.c_str());
+      std::fprintf(stderr, "reveal: wrote %zu sample%s to %s\n", written, written == 1 ? "" : "s", o->out.c_str());
     if (!o->command.empty()) return exit_code;
     return kExitOk;  // SIGINT/SIGTERM is the normal way to end an open-ended recording
   };

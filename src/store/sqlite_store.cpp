@@ -26,7 +26,11 @@ constexpr int kChunkZstdLevel = 3;
 // A chunk is committed after this much time even when not full (slow intervals).
 constexpr std::int64_t kChunkMaxSpanNs = 600'000'000'000;
 
-std::filesystem::path head_path(const std::filesystem::path& p) { return p.string() + "-head"; }
+// The side files (store_side_files); the head log is written and read here.
+constexpr const char* kHeadSuffix = "-head";
+constexpr StoreSideFile kSideFiles[] = {{"-wal", true}, {"-shm", false}, {kHeadSuffix, true}, {"-journal", true}};
+
+std::filesystem::path head_path(const std::filesystem::path& p) { return p.string() + kHeadSuffix; }
 
 static_assert(std::endian::native == std::endian::little, "store format assumes little-endian");
 
@@ -80,15 +84,19 @@ void check_replaceable_store(const std::filesystem::path& path) {
   }
 }
 
+std::span<const StoreSideFile> store_side_files() { return kSideFiles; }
+
+void remove_store_files(const std::filesystem::path& path) {
+  std::error_code ignore;
+  std::filesystem::remove(path, ignore);
+  for (const auto& side : store_side_files()) std::filesystem::remove(path.string() + side.suffix, ignore);
+}
+
 StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& meta,
                          const std::vector<ChannelInfo>& channels, std::size_t chunk_samples)
     : path_(path), n_channels_(channels.size()), chunk_samples_(std::max<std::size_t>(1, chunk_samples)) {
-  std::error_code ec;
   check_replaceable_store(path);
-  std::filesystem::remove(path, ec);
-  std::filesystem::remove(path.string() + "-wal", ec);
-  std::filesystem::remove(path.string() + "-shm", ec);
-  std::filesystem::remove(head_path(path), ec);
+  remove_store_files(path);
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";

@@ -45,7 +45,7 @@ PUBLIC_HEADERS = {
     "registry.h": "telemetry", "sampler.h": "telemetry", "host_info.h": "telemetry",
     "config.h": "telemetry",
     # store
-    "store.h": "store", "import.h": "store",
+    "store.h": "store", "import.h": "store", "recorder.h": "store",
     # features
     "features.h": "features",
     # detectors
@@ -57,7 +57,7 @@ PUBLIC_HEADERS = {
     "detect.h": "pipeline", "baseline_model.h": "pipeline", "streaming.h": "pipeline",
     "absence.h": "pipeline", "absence_tracker.h": "pipeline", "peers.h": "pipeline",
     # report
-    "report.h": "report", "html_report.h": "report",
+    "report.h": "report", "html_report.h": "report", "peers_report.h": "report",
     # net
     "agent.h": "net", "agent_config.h": "net", "prometheus_source.h": "net",
 }

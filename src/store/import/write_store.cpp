@@ -1,13 +1,10 @@
 // The atomic store write and channel-info adoption of reveal/import.h.
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <system_error>
@@ -45,33 +42,20 @@ void write_store(const std::filesystem::path& out_arg, const Recording& rec) {
   }
   // Replace only a previous store (as StoreWriter does): never a device, a directory, someone's
   // other file or a store a recorder is still writing.
-  const auto st = fs::symlink_status(out, ec);
-  mode_t keep_mode = 0;  // the replaced store's permissions
-  if (!ec && fs::exists(st)) {
-    keep_mode = mode_t(st.permissions()) & 07777;
-    if (!fs::is_regular_file(st)) throw ImportError(out.string() + ": exists and is not a regular file");
-    std::ifstream f(out, std::ios::binary);
-    char magic[16] = {};
-    f.read(magic, sizeof magic);
-    if (f.gcount() > 0 && std::string_view(magic, std::size_t(f.gcount())) != std::string_view("SQLite format 3\0", 16))
-      throw ImportError(out.string() + ": exists and is not a store; not replacing it");
-    const int fd = ::open(out.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-      ::close(fd);
-      if (busy) throw ImportError(out.string() + ": is being recorded by another reveal process; not replacing it");
-    }
+  try {
+    check_replaceable_store(out);
+  } catch (const StoreError& e) {
+    throw ImportError(e.what());
   }
+  const auto st = fs::symlink_status(out, ec);
+  const mode_t keep_mode = !ec && fs::exists(st) ? mode_t(st.permissions()) & 07777 : 0;  // the replaced store's
   // Short, so that a 255-byte file name still has room for a temporary one beside it.
   const fs::path tmp = out.parent_path() / (".reveal-import-" + std::to_string(::getpid()));
-  const auto remove_with_companions = [](const fs::path& p) {
-    std::error_code ignore;
-    for (const char* suffix : {"", "-head", "-wal", "-shm", "-journal"}) fs::remove(p.string() + suffix, ignore);
-  };
-  remove_with_companions(tmp);
+  remove_store_files(tmp);
   std::vector<std::unique_ptr<RemoveOnSignal>> guards;  // Ctrl-C leaves no temporary behind
-  for (const char* suffix : {"", "-head", "-wal", "-shm", "-journal"})
-    guards.push_back(std::make_unique<RemoveOnSignal>(tmp.string() + suffix));
+  guards.push_back(std::make_unique<RemoveOnSignal>(tmp.string()));
+  for (const auto& side : store_side_files())
+    guards.push_back(std::make_unique<RemoveOnSignal>(tmp.string() + side.suffix));
   try {
     {
       StoreWriter w(tmp, rec.meta, rec.channels);
@@ -82,15 +66,15 @@ void write_store(const std::filesystem::path& out_arg, const Recording& rec) {
     if (keep_mode && ::chmod(tmp.c_str(), keep_mode) != 0)
       throw ImportError(out.string() + ": cannot set the permissions of the new store: " + std::strerror(errno));
     // A previous store at `out` may have left a head log or WAL that would be read with the new file.
-    for (const char* suffix : {"-head", "-wal", "-shm", "-journal"}) {
-      fs::remove(out.string() + suffix, ec);
+    for (const auto& side : store_side_files()) {
+      fs::remove(out.string() + side.suffix, ec);
       if (ec == std::errc::filename_too_long) continue;  // a name that long cannot exist
-      if (ec) throw ImportError(out.string() + suffix + ": cannot remove: " + ec.message());
+      if (ec) throw ImportError(out.string() + side.suffix + ": cannot remove: " + ec.message());
     }
     fs::rename(tmp, out, ec);
     if (ec) throw ImportError(out.string() + ": cannot rename " + tmp.string() + " to it: " + ec.message());
   } catch (...) {
-    remove_with_companions(tmp);
+    remove_store_files(tmp);
     throw;
   }
 }

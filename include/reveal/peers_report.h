@@ -1,0 +1,23 @@
+// Renderers for the peers comparison of `reveal detect --peers` (a PeersResult, reveal/peers.h).
+// Both carry the same content; `source` names what the hosts were read from (the store paths,
+// or the Prometheus query).
+#pragma once
+
+#include <string>
+
+#include "reveal/peers.h"
+
+namespace reveal {
+
+// Human-readable: the alignment and its notes, the ranking table (rank, host, score, anomalous
+// windows of all, incidents, peak), then the odd host with its strongest channels (value vs
+// the peers' median, robust z) and its full text report (render_text), or why no host stands
+// out.
+std::string render_peers_text(const PeersResult& pr, const std::string& source);
+
+// JSON document of schema "reveal.peers/1" (fields in docs/FLEET.md), pretty-printed with a
+// 2-space indent and a final newline; each host's `report` is its reveal.detect/1 document
+// (render_json), non-finite numbers are null.
+std::string render_peers_json(const PeersResult& pr, const std::string& source);
+
+}  // namespace reveal

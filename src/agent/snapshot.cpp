@@ -1,0 +1,101 @@
+// The agent's shared snapshot: see snapshot.h.
+#include "agent/snapshot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <system_error>
+
+#include "reveal/glob.h"
+#include "reveal/store.h"
+
+namespace reveal::agent {
+namespace {
+
+// The store's size as reveal_store_bytes documents it: the file, its WAL and its head log.
+std::uint64_t file_bytes(const std::filesystem::path& p) {
+  std::error_code ec;
+  std::uint64_t total = std::filesystem::file_size(p, ec);
+  if (ec) total = 0;
+  for (const auto& side : store_side_files()) {
+    if (!side.holds_data) continue;
+    const auto n = std::filesystem::file_size(p.string() + side.suffix, ec);
+    if (!ec) total += n;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::vector<char> export_mask(const std::vector<ChannelInfo>& chans, const std::vector<std::string>& globs) {
+  std::vector<char> m(chans.size(), 0);
+  for (std::size_t i = 0; i < chans.size(); ++i)
+    for (const auto& g : globs)
+      if (glob_match(g, chans[i].name)) { m[i] = 1; break; }
+  return m;
+}
+
+void init_snapshot(AgentSnapshot& s, const RunMetadata& meta, const std::vector<ChannelInfo>& channels,
+                   const AgentConfig& cfg, bool live, const AbsenceTracker& absences) {
+  s.hostname = meta.hostname;
+  s.mode = live ? "live" : "replay";
+  s.channels = channels;
+  s.exported = export_mask(channels, cfg.metric_channels);
+  s.values.assign(channels.size(), std::nan(""));
+  s.anomaly_score = std::nan("");
+  s.subsystem_score.fill(std::nan(""));
+  s.process_start_unix_s = double(meta.start_unix_ns) * 1e-9;
+  s.store_max_bytes = cfg.store_max_bytes;
+  s.absence_sources = absences.sources();
+  s.absence_incidents_total.assign(s.absence_sources.size(), 0);
+  if (live) {
+    for (const auto& p : meta.probes) s.probes.push_back({p.name, p.available, p.reason, false, 0, p.n_channels, 0, 0});
+  } else {
+    for (const auto& p : meta.probes) s.probes.push_back({p.name, p.available, p.reason, p.available, 0, p.n_channels, 0, 0});
+  }
+}
+
+void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const StreamingDetector& detector,
+                     const StreamUpdate& u, const AbsenceTracker& absences, const AbsenceUpdate& au,
+                     const Sampler* sampler, const std::filesystem::path& store_path) {
+  std::copy(sample.row.begin(), sample.row.end(), s.values.begin());
+  if (au.changed || !absences.active().empty()) {  // open ones: their end moves every sample
+    s.active_absences.resize(absences.active().size());
+    for (std::size_t k = 0; k < absences.active().size(); ++k) {
+      s.active_absences[k].source = absences.active_source(k);
+      s.active_absences[k].channels = absences.active_channels(k);
+      s.active_absences[k].incident = absences.active()[k];
+    }
+    s.absence_incidents_total = absences.opened_total();
+  }
+  if (au.closed) s.recent_absences = absences.closed();
+  s.last_sample_unix_ns = sample.t_unix_ns;
+  s.samples_total = sample.samples_total;
+  s.windows_scored_total = detector.windows_scored();
+  s.model_ready = detector.model_ready();
+  s.reference_windows = detector.reference_windows();
+  s.model_fit_unix_s = double(detector.last_fit_unix_ns()) * 1e-9;
+  if (u.scored) {
+    s.anomaly_score = u.fused;
+    s.subsystem_score = u.subsystem;
+  }
+  if (u.opened && detector.active()) ++s.incidents_total[std::size_t(detector.active()->subsystem)];
+  if (u.scored) s.active = detector.active();
+  if (u.closed) s.recent = detector.closed();
+  s.detect_duration_s = sample.detect_s;
+  if (sampler) {
+    s.samples_skipped_total = sampler->skipped_ticks();
+    const auto& ps = sampler->probe_stats();
+    std::size_t k = 0;
+    for (auto& h : s.probes) {
+      if (!h.available || k >= ps.size()) continue;
+      const auto& p = ps[k++];
+      h.up = p.missing < p.channels;
+      h.last_duration_s = double(p.last_duration_ns) * 1e-9;
+      h.channels_missing = p.missing;
+      h.errors_total = p.errors;
+    }
+  }
+  if (sample.samples_total % 16 == 1) s.store_bytes = file_bytes(store_path);
+}
+
+}  // namespace reveal::agent

@@ -1,0 +1,58 @@
+// What the agent's HTTP side reads: the AgentSnapshot (reveal/agent.h) and the state around it,
+// shared between the sampling thread and the HTTP handlers; how the sampling side fills it.
+//
+// Locking: every field of SharedState is read and written under `mu`. The sampling thread
+// holds it only to copy one sample's results in (update_snapshot), the handlers only to
+// render (http_routes.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "reveal/absence_tracker.h"
+#include "reveal/agent.h"
+#include "reveal/agent_config.h"
+#include "reveal/sampler.h"
+#include "reveal/streaming.h"
+
+namespace reveal::agent {
+
+struct SharedState {
+  std::mutex mu;
+  AgentSnapshot snap;
+  std::uint64_t rendered_seq = ~0ull;  // samples_total the cached /metrics text was rendered at
+  std::string metrics_text;            // the cached /metrics text
+  std::int64_t interval_ns = 1'000'000'000;  // sampling interval (/healthz's staleness bound)
+  bool replay_done = false;            // a replay served its last sample (/healthz stays ok)
+};
+
+// Per channel: 1 when its name matches one of `globs` (glob_match), i.e. shown on /metrics.
+std::vector<char> export_mask(const std::vector<ChannelInfo>& chans, const std::vector<std::string>& globs);
+
+// The snapshot before the first sample: host, mode ("live" when `live`, else "replay"),
+// channels, exported mask, values and scores NaN, probe list (a replay's available probes
+// count as up), the absence sources, the store bound.
+void init_snapshot(AgentSnapshot& s, const RunMetadata& meta, const std::vector<ChannelInfo>& channels,
+                   const AgentConfig& cfg, bool live, const AbsenceTracker& absences);
+
+// One sample as the sampling side took it.
+struct SampleTaken {
+  std::int64_t t_unix_ns = 0;
+  std::span<const double> row;      // the raw sample
+  std::uint64_t samples_total = 0;  // samples taken so far, this one included
+  double detect_s = 0;              // seconds the detector and the absence tracker took on it
+};
+
+// Copies one sample's results into `s` (the caller holds SharedState::mu): raw values, counts,
+// model state, scores when a window was scored (`u`), incidents and absences (`au`), probe
+// health from `sampler` (null for a replay), and every 16th sample the store's size on disk:
+// the store at `store_path` with its data-holding side files (store_side_files).
+void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const StreamingDetector& detector,
+                     const StreamUpdate& u, const AbsenceTracker& absences, const AbsenceUpdate& au,
+                     const Sampler* sampler, const std::filesystem::path& store_path);
+
+}  // namespace reveal::agent
