@@ -11,7 +11,7 @@ BUILD_PKGS=(build-essential cmake pkg-config
 # Runtime for the demo, the end-to-end tests and the benchmarks.
 # prometheus, wrk and curl: the agent's fleet test (a real Prometheus server scraping agents)
 # and its /metrics load test. python3-sklearn: the Isolation Forest check against scikit-learn
-# (tests/detect/iforest_sklearn_test.py), its speed comparison (bench/pipeline) and, with
+# (tests/detectors/iforest_sklearn_test.py), its speed comparison (bench/pipeline) and, with
 # python3-numpy, the SMD benchmark (bench/smd/eval.py) and its IsolationForest / PCA baselines.
 # groff-base and man-db: the man page test (tests/cli/cli_docs_test.sh renders docs/reveal.1).
 RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl

@@ -2,7 +2,7 @@
 // reports it like a crash.
 #pragma once
 
-#include "reveal/import.h"
+#include "reveal/ingest.h"
 
 inline void check_recording(const reveal::Recording& r) {
   const auto require = [](bool ok) {

@@ -18,7 +18,7 @@ mkdir -p "$OUT/obj"
 
 objs=()
 for src in import_common csv_import prometheus_import nvidia_smi_import reveal_table_import array_import; do
-  "$CXX" "${FLAGS[@]}" -c "$ROOT/src/store/import/$src.cpp" -o "$OUT/obj/$src.o" || exit 2
+  "$CXX" "${FLAGS[@]}" -c "$ROOT/src/store/ingest/$src.cpp" -o "$OUT/obj/$src.o" || exit 2
   objs+=("$OUT/obj/$src.o")
 done
 # parse_utc_time (util/units.cpp) and kVersion (util/version.cpp, version from CMakeLists.txt)

@@ -14,7 +14,7 @@
 
 #include "pipeline/reference.h"
 #include "pipeline/window_model.h"
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 #include "reveal/features.h"
 #include "reveal/store.h"
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "reveal/config.h"
+#include "reveal/host_config.h"
 #include "reveal/sampler.h"
 #include "reveal/store.h"
 

@@ -24,7 +24,7 @@
 //   min_windows = 2                    # (reload) anomalous windows in a row that open an incident
 //   end_after = 3                      # (reload) normal windows in a row that close it
 //   false_per_day = 1.0                # (reload, at the next refit) expected false incidents per
-//                                      # day: the EVT-calibrated fused score's rate (detect.h)
+//                                      # day: the EVT-calibrated fused score's rate (offline.h)
 //   seed = 42                          # Isolation Forest seed
 // Durations: parse_duration() strings ("90s", "2m", "500ms", "1h"). Sizes: bytes with an
 // optional unit B, kB/MB/GB (10^3) or KiB/MiB/GiB (2^10), e.g. "256MiB".

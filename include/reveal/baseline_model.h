@@ -1,4 +1,4 @@
-// Baseline models: the reference of baseline mode (detect.h) fitted once on known-good runs,
+// Baseline models: the reference of baseline mode (offline.h) fitted once on known-good runs,
 // kept in a versioned file and used to score other runs without the training stores.
 //   reveal train GOOD.db [GOOD.db ...] -o MODEL     BaselineModel::train, then save
 //   reveal detect RUN --baseline MODEL              BaselineModel::load, then detect(run, model)
@@ -56,7 +56,7 @@
 #include <string_view>
 #include <vector>
 
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 
 namespace reveal {
 

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 #include "reveal/peers.h"
 #include "reveal/recording.h"
 

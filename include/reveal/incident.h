@@ -88,7 +88,7 @@ struct Incident {
   std::vector<ChannelEvidence> top;       // strongest channels, descending |z|
   std::string action;                     // suggested next step for an operator
   // Per detector (robust_z, iforest, pca_spe when fitted): its peak level over the incident
-  // (≥ 1: it flagged a window on its own; detect.h) and the subsystem shares of its own
+  // (≥ 1: it flagged a window on its own; offline.h) and the subsystem shares of its own
   // per-channel contributions. Those with peak level ≥ 1 make up subsystem_shares, weighted
   // by that level (window_model.h, attribute()).
   struct DetectorView {

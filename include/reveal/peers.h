@@ -7,7 +7,7 @@
 //      [latest start, earliest end]: the hosts are compared at the same time ("same time").
 //      Otherwise (stores recorded one after another) each is cut to the shortest run's
 //      duration, counted from its own first sample ("offset").
-//   2. Each host's cut recording goes through detect() (reveal/detect.h) with the other hosts'
+//   2. Each host's cut recording goes through detect() (reveal/offline.h) with the other hosts'
 //      cut recordings as its baselines: what this host did that its peers did not.
 //   3. Oddness score of a host = Σ over its incidents of (windows in the incident / windows of
 //      the run) × min(peak fused score, 10): the share of the run it was odd for, weighted by
@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 
 namespace reveal {
 

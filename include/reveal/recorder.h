@@ -7,7 +7,7 @@
 //                 meta.start_unix_ns (one transaction);
 //   append()      one sample, then the events that came with it (in order), then one
 //                 ConfigWatcher tick: each changed key as a configuration row and as a
-//                 "config_change" event (reveal/config.h config_event);
+//                 "config_change" event (reveal/host_config.h config_event);
 //   append_event() one more event (the agent's incident notes);
 //   finish()      end time and exit code; the store is left one self-contained file.
 //

@@ -44,7 +44,7 @@ struct Event {
   std::string detail;  // one human-readable line
 };
 
-// Host configuration (see reveal/config.h): key -> value, e.g. "net.eth0.mtu" -> "9000".
+// Host configuration (see reveal/host_config.h): key -> value, e.g. "net.eth0.mtu" -> "9000".
 using ConfigSnapshot = std::map<std::string, std::string>;
 
 // One configuration key that changed during a run. `value` is "" when the key disappeared,

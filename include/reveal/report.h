@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 
 namespace reveal {
 

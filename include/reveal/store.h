@@ -12,7 +12,7 @@
 //     delta-coded timestamps (src/store/chunk_codec.h). NaN = gap. A reader decodes only the
 //     chunks overlapping its time range and the channel groups it asks for.
 //   events(t_unix_ns INTEGER, source, kind, value REAL, detail)  -- discrete events
-//   config(t_unix_ns INTEGER, key, value)  -- host configuration (reveal/config.h): the snapshot
+//   config(t_unix_ns INTEGER, key, value)  -- host configuration (reveal/host_config.h): the snapshot
 //     at start (rows stamped <= meta start_unix_ns), then one row per changed key at the time of
 //     the change (value "" = key removed). Stores written before this table load an empty one.
 // Schema v1 had samples(seq INTEGER PRIMARY KEY, t_unix_ns, data BLOB = zstd(float64[n_channels]))

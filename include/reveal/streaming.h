@@ -1,4 +1,4 @@
-// Streaming detection: the offline pipeline (reveal/detect.h) fed one raw sample at a time,
+// Streaming detection: the offline pipeline (reveal/offline.h) fed one raw sample at a time,
 // for `reveal agent`.
 //
 // Per sample: rates and derived channels of the new sample (rates_row and DerivedRow: the
@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 #include "reveal/features.h"
 #include "reveal/recording.h"
 

@@ -1,5 +1,5 @@
 // `reveal config show|diff`: the host configuration a recording was made under (kernel,
-// governor, THP, MTU, PCIe link, driver versions...; see reveal/config.h), and what differs
+// governor, THP, MTU, PCIe link, driver versions...; see reveal/host_config.h), and what differs
 // between two recordings or between a recording and a live root.
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "reveal/config.h"
+#include "reveal/host_config.h"
 #include "reveal/store.h"
 #include "reveal/units.h"
 

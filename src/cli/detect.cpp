@@ -25,7 +25,7 @@
 
 #include "commands.h"
 #include "reveal/baseline_model.h"
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 #include "reveal/html_report.h"
 #include "reveal/peers.h"
 #include "reveal/peers_report.h"

@@ -1,7 +1,7 @@
 // `reveal import FORMAT INPUT... -o OUT [--interval D] [--start TIME] [--host NAME]
 // [--manifest TSV] [--channels-from STORE]`: foreign telemetry as a store that `reveal detect`
 // reads. One nested subcommand per format, each with only the flags that apply to it (so --help,
-// the man page and completion show them per format). Formats (reveal/import.h): csv (wide CSV, as `reveal export` writes or timestamp-first),
+// the man page and completion show them per format). Formats (reveal/ingest.h): csv (wide CSV, as `reveal export` writes or timestamp-first),
 // smd (raw numpy arrays described by a MANIFEST.tsv, e.g. the Server Machine Dataset),
 // prometheus (text exposition scrapes, one file each, in time order), nvidia-smi (--query-gpu
 // CSV logs), reveal-table (the public Reveal dataset's tables; --host picks one host). OUT is
@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "reveal/import.h"
+#include "reveal/ingest.h"
 #include "reveal/store.h"
 #include "file_args.h"
 #include "progress_bar.h"

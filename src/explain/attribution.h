@@ -1,7 +1,7 @@
 // Attribution of an incident: which subsystem, entity and channels explain it, and what an
 // operator should do next. The last step of the data path before the report; the same function
-// for `reveal detect` (src/pipeline/detect.cpp) and the agent (src/pipeline/streaming.cpp), fed
-// by IncidentEvidence (evidence.h). Algorithm summary in include/reveal/detect.h, "Attribution".
+// for `reveal detect` (src/pipeline/offline.cpp) and the agent (src/pipeline/streaming.cpp), fed
+// by IncidentEvidence (evidence.h). Algorithm summary in include/reveal/offline.h, "Attribution".
 #pragma once
 
 #include <array>

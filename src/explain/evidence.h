@@ -1,5 +1,5 @@
 // The evidence an incident is attributed from, gathered window by window. One accumulator for
-// both paths: `reveal detect` feeds a finished incident's windows (src/pipeline/detect.cpp), the
+// both paths: `reveal detect` feeds a finished incident's windows (src/pipeline/offline.cpp), the
 // streaming detector feeds them as they arrive (src/pipeline/streaming.cpp), so both tell the
 // same story about the same windows (tests/pipeline/parity_test.cpp).
 //

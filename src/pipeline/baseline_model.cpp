@@ -1,5 +1,5 @@
 // Baseline models: training, the model file and its metadata; contract and file format in
-// include/reveal/baseline_model.h. Scoring a run against a model lives in detect.cpp.
+// include/reveal/baseline_model.h. Scoring a run against a model lives in offline.cpp.
 #include "reveal/baseline_model.h"
 
 #include <zstd.h>

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 #include "reveal/robust_z.h"
 
 namespace reveal::pipeline {

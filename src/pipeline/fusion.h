@@ -2,7 +2,7 @@
 // stream is calibrated on the reference (robust SDs above its median) and given an EVT tail
 // (SPOT, Siffer et al. KDD 2017; include/reveal/spot.h); a window's score on each stream becomes
 // a level, ln(D·p_d) / ln q, and the fused score is the largest level of the D fused streams
-// (Bonferroni over D; contract and the false-alarm knob in include/reveal/detect.h, "Calibrated
+// (Bonferroni over D; contract and the false-alarm knob in include/reveal/offline.h, "Calibrated
 // fusion"). WindowModel (window_model.h) feeds it its detectors' streams; `reveal detect` and the
 // streaming detector share it through the model.
 #pragma once

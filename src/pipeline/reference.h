@@ -1,7 +1,7 @@
 // Choosing the reference a WindowModel is fitted on: which channels are scored, the floor of
 // each channel's robust scale, how a recording's start-up enters the reference, and the
 // self-reference fit (the run's own windows, iteratively reweighted). Used by the offline
-// pipeline (detect.cpp), baseline training (baseline_model.cpp) and the streaming detector.
+// pipeline (offline.cpp), baseline training (baseline_model.cpp) and the streaming detector.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +33,7 @@ struct StartupUse {
 };
 StartupUse startup_reference(std::size_t windows, std::size_t settle_windows);
 
-// Self-reference fit with iterative reweighting (detect.h): fit on every window but the start-up
+// Self-reference fit with iterative reweighting (offline.h): fit on every window but the start-up
 // (startup_reference()), drop windows whose robust-SD level (WindowScore::robust) is ≥ 0.5
 // (± one window length) and refit, up to 3 passes while at least half remain. Returns the final
 // keep mask; `model` is fitted on it. Each pass's scoring is reported to `progress` (if any) as

@@ -1,7 +1,7 @@
 // The reference model over window features: the detectors (robust z, Isolation Forest, PCA
-// residual; src/detect) fitted on reference windows and fused by CalibratedFusion (fusion.h).
-// Shared by the offline pipeline (detect.cpp, `reveal detect`) and the streaming detector
-// (streaming.cpp, `reveal agent`). Algorithms: include/reveal/detect.h. Choosing the reference
+// residual; src/detectors) fitted on reference windows and fused by CalibratedFusion (fusion.h).
+// Shared by the offline pipeline (offline.cpp, `reveal detect`) and the streaming detector
+// (streaming.cpp, `reveal agent`). Algorithms: include/reveal/offline.h. Choosing the reference
 // (columns, floors, the self fit) is reference.h; explaining an incident is src/explain.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include "fusion.h"
 #include "reveal/binary_io.h"
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 #include "reveal/features.h"
 #include "reveal/incident.h"
 #include "reveal/isolation_forest.h"
@@ -42,7 +42,7 @@ struct WindowScore {
   // Per fused detector, its level: ln(D·p_d) / ln(q) from its EVT tail probability p_d (q: the
   // per-window false-alarm rate of DetectOptions::false_per_day, D: detectors fused), or
   // c_d / cut_d when the detector has no tail fit. ≥ 1: the detector alone flags the window.
-  // fused = max over detectors (≥ 0); anomalous at ≥ 1 (detect.h, "Calibrated fusion").
+  // fused = max over detectors (≥ 0); anomalous at ≥ 1 (offline.h, "Calibrated fusion").
   double fused = 0;
   // max(z_cal / z_cut, if_cal / if_cut[, spe_cal / pca_cut]): the robust-SD level, which the
   // self-reference reweighting uses (fit_self) since it tolerates a contaminated reference.
@@ -110,7 +110,7 @@ class WindowModel {
   double z_cut() const { return fusion_.cuts()[kRobustZStream]; }
   double if_cut() const { return fusion_.cuts()[kIForestStream]; }
   double pca_cut() const { return fusion_.cuts()[kPcaSpeStream]; }
-  // Per-window false-alarm rate q and the number of fused detectors D (detect.h).
+  // Per-window false-alarm rate q and the number of fused detectors D (offline.h).
   double window_false_rate() const { return fusion_.window_false_rate(); }
   double false_per_day() const { return fusion_.false_per_day(); }
   // Re-targets a fitted model to another expected number of false incidents per day (the

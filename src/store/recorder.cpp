@@ -1,7 +1,7 @@
 // One recording's writes to its store; contract in reveal/recorder.h.
 #include "reveal/recorder.h"
 
-#include "reveal/config.h"
+#include "reveal/host_config.h"
 
 namespace reveal {
 

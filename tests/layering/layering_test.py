@@ -7,14 +7,14 @@ Layers, lowest first (docs/DESIGN.md's data path):
   1 telemetry   src/telemetry               probes, sampler, channels, the Recording
   2 store       src/store                   the store and the importers
   3 features    src/features                rates, derived channels, windows
-  4 detectors   src/detect or src/detectors robust z, SPOT, PCA residual, Isolation Forest
+  4 detectors   src/detectors or src/detectors robust z, SPOT, PCA residual, Isolation Forest
   5 explain     src/explain                 incidents, attribution, actions
   6 pipeline    src/pipeline                detect(), training, streaming, absence, peers
   7 report      src/report                  text, JSON, HTML renderers
   8 net         src/agent, src/fleet        the agent and the Prometheus reader (one layer)
   9 cli         src/cli                     the `reveal` command
 
-A source file's layer is its folder under src/ (both src/detect and src/detectors name the
+A source file's layer is its folder under src/ (both src/detectors and src/detectors name the
 detectors, so the rename keeps working). A public header's layer is in PUBLIC_HEADERS below: a
 new header in include/reveal/ must be added there (the test fails otherwise). An include
 "folder/..." takes that folder's layer; a bare "name.h" is beside the including file.
@@ -43,9 +43,9 @@ PUBLIC_HEADERS = {
     # telemetry
     "channel.h": "telemetry", "recording.h": "telemetry", "probe.h": "telemetry",
     "registry.h": "telemetry", "sampler.h": "telemetry", "host_info.h": "telemetry",
-    "config.h": "telemetry",
+    "host_config.h": "telemetry",
     # store
-    "store.h": "store", "import.h": "store", "recorder.h": "store",
+    "store.h": "store", "ingest.h": "store", "recorder.h": "store",
     # features
     "features.h": "features",
     # detectors
@@ -54,7 +54,7 @@ PUBLIC_HEADERS = {
     # explain
     "incident.h": "explain",
     # pipeline
-    "detect.h": "pipeline", "baseline_model.h": "pipeline", "streaming.h": "pipeline",
+    "offline.h": "pipeline", "baseline_model.h": "pipeline", "streaming.h": "pipeline",
     "absence.h": "pipeline", "absence_tracker.h": "pipeline", "peers.h": "pipeline",
     # report
     "report.h": "report", "html_report.h": "report", "peers_report.h": "report",

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 
 namespace reveal {
 namespace {

@@ -31,7 +31,7 @@
 #include <gtest/gtest.h>
 
 #include "reveal/baseline_model.h"
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 #include "reveal/store.h"
 #include "reveal/streaming.h"
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 #include "reveal/html_report.h"
 #include "reveal/peers.h"
 #include "../../src/report/svg.h"

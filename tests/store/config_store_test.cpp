@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reveal/config.h"
+#include "reveal/host_config.h"
 #include "reveal/store.h"
 
 namespace reveal {

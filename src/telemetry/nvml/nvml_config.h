@@ -1,4 +1,4 @@
-// The GPU part of the configuration snapshot (reveal/config.h), read through NVML.
+// The GPU part of the configuration snapshot (reveal/host_config.h), read through NVML.
 //
 // read_nvml_config(library, out) loads `library` (dlopen, as the nvml probe does), calls
 // nvmlInit_v2, reads the settings below and shuts NVML down again. Each key is independent:

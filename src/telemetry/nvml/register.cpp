@@ -1,4 +1,4 @@
-#include "reveal/config.h"
+#include "reveal/host_config.h"
 #include "telemetry/nvml/nvml_config.h"
 #include "telemetry/nvml/nvml_probe.h"
 #include "telemetry/registry_parts.h"

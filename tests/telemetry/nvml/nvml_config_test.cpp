@@ -10,7 +10,7 @@
 
 #include "../probe_test_util.h"
 #include "nvml_double_control.h"
-#include "reveal/config.h"
+#include "reveal/host_config.h"
 
 namespace reveal {
 namespace {

@@ -1,5 +1,5 @@
 // reveal_iforest_tool: drives reveal::IsolationForest on a matrix from a file, so that other
-// programs (scikit-learn in tests/detect/iforest_sklearn_test.sh, the speed comparison in
+// programs (scikit-learn in tests/detectors/iforest_sklearn_test.sh, the speed comparison in
 // bench/pipeline/iforest_vs_sklearn.sh) can fit and score the very same numbers.
 //
 //   reveal_iforest_tool fit-score IN.csv OUT.txt [--trees N] [--psi P] [--seed S] [--query Q.csv] [--many]

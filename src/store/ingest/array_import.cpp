@@ -1,11 +1,11 @@
-// Raw numpy arrays described by a manifest (SMD pickles) -> Recording (reveal/import.h, "smd").
+// Raw numpy arrays described by a manifest (SMD pickles) -> Recording (reveal/ingest.h, "smd").
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
 
-#include "store/import/import_common.h"
+#include "store/ingest/import_common.h"
 
 namespace reveal {
 namespace {

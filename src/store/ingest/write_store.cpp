@@ -1,4 +1,4 @@
-// The atomic store write and channel-info adoption of reveal/import.h.
+// The atomic store write and channel-info adoption of reveal/ingest.h.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <system_error>
 #include <vector>
 
-#include "reveal/import.h"
+#include "reveal/ingest.h"
 #include "reveal/store.h"
 #include "util/remove_on_signal.h"
 #include "util/replace_target.h"

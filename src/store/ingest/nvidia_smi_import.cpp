@@ -1,11 +1,11 @@
-// nvidia-smi --query-gpu=... --format=csv[,nounits] logs -> Recording (reveal/import.h,
+// nvidia-smi --query-gpu=... --format=csv[,nounits] logs -> Recording (reveal/ingest.h,
 // "nvidia-smi").
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "reveal/units.h"
-#include "store/import/import_common.h"
+#include "store/ingest/import_common.h"
 
 namespace reveal {
 namespace {

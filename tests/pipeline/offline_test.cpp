@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 
 namespace reveal {
 namespace {
@@ -161,7 +161,7 @@ TEST(Detect, TooShortOrEmptyInputIsAClearError) {
   EXPECT_THROW(detect(flat, {}, {}), DetectError);
 }
 
-// Calibrated fusion (detect.h): fused = max over the fused detectors of ln(D·p_d) / ln q, so a
+// Calibrated fusion (offline.h): fused = max over the fused detectors of ln(D·p_d) / ln q, so a
 // window is anomalous exactly when some tail probability is ≤ q / D.
 TEST(Detect, FusedScoreIsTheBonferroniLevelOfTheTailProbabilities) {
   const Recording run = synth(240, 100, 140, 12.0, 11);

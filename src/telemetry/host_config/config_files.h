@@ -1,4 +1,4 @@
-// Internal to src/telemetry/config: small-file reading for the configuration snapshot and the
+// Internal to src/telemetry/host_config: small-file reading for the configuration snapshot and the
 // per-area readers that read_config() composes. Plain open/read, no fds kept: the snapshot is
 // re-read every ~10 s, not per sample, so allocating here is fine.
 #pragma once
@@ -30,7 +30,7 @@ std::vector<std::string> list_dir(const std::filesystem::path& dir);
 // Sets out[key] from read_value(path) if that gives a value.
 void put_value(ConfigSnapshot& out, const std::string& key, const std::filesystem::path& path);
 
-// Per-area readers; see the key list in reveal/config.h.
+// Per-area readers; see the key list in reveal/host_config.h.
 void read_kernel_config(const std::filesystem::path& root, ConfigSnapshot& out);  // kernel.*, vm.*, hugepages.*, thp.*
 void read_cpu_config(const std::filesystem::path& root, ConfigSnapshot& out);     // cpu.*, smt.*
 void read_net_config(const std::filesystem::path& root, ConfigSnapshot& out);     // net.*, rdma.*

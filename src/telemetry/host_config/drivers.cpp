@@ -1,6 +1,6 @@
 // Driver versions: every loaded module that declares a version, and the NVIDIA kernel
-// module's banner (see reveal/config.h).
-#include "telemetry/config/config_files.h"
+// module's banner (see reveal/host_config.h).
+#include "telemetry/host_config/config_files.h"
 #include "telemetry/file_reader.h"
 
 namespace reveal::telemetry::config {

@@ -1,4 +1,4 @@
-// Prometheus text exposition scrapes -> Recording (reveal/import.h, "prometheus").
+// Prometheus text exposition scrapes -> Recording (reveal/ingest.h, "prometheus").
 // Format: https://prometheus.io/docs/instrumenting/exposition_formats/ (text format 0.0.4).
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <iterator>
 #include <map>
 
-#include "store/import/import_common.h"
+#include "store/ingest/import_common.h"
 
 namespace reveal {
 namespace {

@@ -1,10 +1,10 @@
-// read_config(), the config source registry and change helpers; see reveal/config.h.
+// read_config(), the config source registry and change helpers; see reveal/host_config.h.
 #include <mutex>
 #include <utility>
 
-#include "reveal/config.h"
+#include "reveal/host_config.h"
 #include "reveal/registry.h"
-#include "telemetry/config/config_files.h"
+#include "telemetry/host_config/config_files.h"
 
 namespace reveal {
 namespace {

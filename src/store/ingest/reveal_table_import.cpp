@@ -1,9 +1,9 @@
-// The public Reveal dataset's whitespace-separated tables -> Recording (reveal/import.h,
+// The public Reveal dataset's whitespace-separated tables -> Recording (reveal/ingest.h,
 // "reveal-table").
 #include <cmath>
 #include <set>
 
-#include "store/import/import_common.h"
+#include "store/ingest/import_common.h"
 
 namespace reveal {
 namespace {

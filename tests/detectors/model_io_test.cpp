@@ -1,4 +1,4 @@
-// save()/load() of the detectors (src/detect/model_io.cpp): a loaded detector scores exactly as
+// save()/load() of the detectors (src/detectors/model_io.cpp): a loaded detector scores exactly as
 // the saved one, and malformed data is a DecodeError, never an out-of-bounds read.
 #include <cmath>
 #include <cstring>

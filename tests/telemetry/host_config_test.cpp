@@ -7,7 +7,7 @@
 
 #include "nvml/nvml_double_control.h"
 #include "probe_test_util.h"
-#include "reveal/config.h"
+#include "reveal/host_config.h"
 
 namespace reveal {
 namespace {

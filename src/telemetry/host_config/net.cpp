@@ -1,6 +1,6 @@
 // Network settings: per-interface MTU, speed, duplex, state and PCIe link; RDMA ports
-// (see reveal/config.h).
-#include "telemetry/config/config_files.h"
+// (see reveal/host_config.h).
+#include "telemetry/host_config/config_files.h"
 
 namespace reveal::telemetry::config {
 

@@ -1,4 +1,4 @@
-// Internals shared by the importers (reveal/import.h): line splitting with positions, number
+// Internals shared by the importers (reveal/ingest.h): line splitting with positions, number
 // parsing, error messages, and the metadata every imported Recording gets.
 #pragma once
 
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "reveal/import.h"
+#include "reveal/ingest.h"
 
 namespace reveal::importer {
 

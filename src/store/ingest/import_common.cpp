@@ -1,6 +1,6 @@
 // Shared importer helpers, time parsing and subsystem guesses (no store code: the fuzzers link
 // this without SQLite).
-#include "store/import/import_common.h"
+#include "store/ingest/import_common.h"
 
 #include <algorithm>
 #include <array>

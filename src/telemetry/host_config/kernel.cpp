@@ -1,5 +1,5 @@
-// Kernel, VM and huge page settings: kernel.*, vm.*, hugepages.*, thp.* (see reveal/config.h).
-#include "telemetry/config/config_files.h"
+// Kernel, VM and huge page settings: kernel.*, vm.*, hugepages.*, thp.* (see reveal/host_config.h).
+#include "telemetry/host_config/config_files.h"
 
 namespace reveal::telemetry::config {
 

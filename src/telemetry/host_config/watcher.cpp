@@ -1,5 +1,5 @@
-// ConfigWatcher: periodic re-read of the configuration snapshot; see reveal/config.h.
-#include "reveal/config.h"
+// ConfigWatcher: periodic re-read of the configuration snapshot; see reveal/host_config.h.
+#include "reveal/host_config.h"
 
 namespace reveal {
 

@@ -1,5 +1,5 @@
 // Small-file helpers for the configuration snapshot; see config_files.h.
-#include "telemetry/config/config_files.h"
+#include "telemetry/host_config/config_files.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,9 +1,9 @@
-// Wide CSV -> Recording (reveal/import.h, "csv"): the inverse of `reveal export --csv`, and plain
+// Wide CSV -> Recording (reveal/ingest.h, "csv"): the inverse of `reveal export --csv`, and plain
 // CSV whose first column is a timestamp.
 #include <cmath>
 #include <set>
 
-#include "store/import/import_common.h"
+#include "store/ingest/import_common.h"
 
 namespace reveal {
 namespace {

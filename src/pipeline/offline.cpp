@@ -1,9 +1,9 @@
-// Offline detection pipeline; contract in include/reveal/detect.h (self and baseline modes) and
+// Offline detection pipeline; contract in include/reveal/offline.h (self and baseline modes) and
 // include/reveal/baseline_model.h (a baseline model; stores given as baselines are trained into
 // one in memory first, so both use one path). The model (window_model.h, fusion.h), the choice
 // of reference (reference.h) and the incident's evidence and attribution (src/explain) are
 // shared with the streaming detector.
-#include "reveal/detect.h"
+#include "reveal/offline.h"
 
 #include <algorithm>
 #include <array>

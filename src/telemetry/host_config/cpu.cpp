@@ -1,8 +1,8 @@
-// CPU settings: model, microcode, cpufreq governor, SMT (see reveal/config.h).
+// CPU settings: model, microcode, cpufreq governor, SMT (see reveal/host_config.h).
 #include <string_view>
 #include <utility>
 
-#include "telemetry/config/config_files.h"
+#include "telemetry/host_config/config_files.h"
 #include "telemetry/file_reader.h"
 
 namespace reveal::telemetry::config {

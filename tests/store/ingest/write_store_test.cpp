@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reveal/import.h"
+#include "reveal/ingest.h"
 #include "reveal/store.h"
 
 namespace reveal {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reveal/import.h"
+#include "reveal/ingest.h"
 
 namespace reveal {
 namespace {

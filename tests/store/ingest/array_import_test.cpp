@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reveal/import.h"
+#include "reveal/ingest.h"
 
 namespace reveal {
 namespace {
