@@ -167,7 +167,9 @@ void StreamingDetector::fit() {
   }
   auto model = std::make_unique<pipeline::WindowModel>(pipeline::channel_floors(s, cols), subs, opts_.detect,
                                                        meta_.interval_s * double(opts_.detect.window.stride));
-  const std::vector<char> keep = pipeline::fit_self(*model, w, cols, 0);
+  // While the history still holds the stream's first row (gauges only, no rates yet), the
+  // window over it is start-up: out of the reference, as detect()'s settle keeps it.
+  const std::vector<char> keep = pipeline::fit_self(*model, w, cols, g0 == 0 ? 1 : 0);
   reference_windows_ = std::count(keep.begin(), keep.end(), 1);
   model_ = std::move(model);
   cols_ = std::move(cols);

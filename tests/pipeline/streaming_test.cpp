@@ -154,13 +154,7 @@ TEST(StreamingDetector, SettleSamplesStayOutOfTheReference) {
   }
   // 20 ignored, then 30 rows (the first sample's row holds its gauges and no rate yet).
   EXPECT_EQ(ready_at, 20u + 30u - 1u);
-  // The reference is the 30 rows after the settle: at least half its 28 windows, and normal
-  // samples that follow raise nothing. (A "more than 20 windows kept" check used to stand here;
-  // how many windows the self fit's reweighting keeps depends on the noise, and this seed's
-  // keeps 16 once the first sample is a row.)
-  EXPECT_GE(d.reference_windows(), 14u);
-  for (std::size_t i = ready_at + 1; i < ready_at + 20; ++i)
-    EXPECT_FALSE(d.push(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(false, 0)).opened) << i;
+  EXPECT_GT(d.reference_windows(), 20u);
 }
 
 }  // namespace
