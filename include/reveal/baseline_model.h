@@ -10,7 +10,7 @@
 //     half of the pooled samples, in the first usable store's channel order. A channel constant
 //     in training is kept: any change from its value beyond the channel's floor is evidence
 //     (a retransmit counter idle at 0 in every good run).
-//   * floors (window_model.h, channel_floors): per channel the smallest over the training
+//   * floors (src/pipeline/reference.h, channel_floors): per channel the smallest over the training
 //     stores (memory-sized floors depend on each host's RAM).
 //   * the window model (pipeline::WindowModel::fit) on every window of every training store:
 //     robust z, Pearson pruning, Isolation Forest, PCA residual, stream calibrations, SPOT tails.

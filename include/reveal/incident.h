@@ -90,7 +90,7 @@ struct Incident {
   // Per detector (robust_z, iforest, pca_spe when fitted): its peak level over the incident
   // (≥ 1: it flagged a window on its own; offline.h) and the subsystem shares of its own
   // per-channel contributions. Those with peak level ≥ 1 make up subsystem_shares, weighted
-  // by that level (window_model.h, attribute()).
+  // by that level (src/explain/attribution.h, attribute()).
   struct DetectorView {
     std::string detector;
     double peak_level = 0;

@@ -54,7 +54,10 @@ struct StreamingOptions {
   // this model (reveal/baseline_model.h) and it is never refitted (warmup, refit and history
   // lengths then only bound the history kept for attribution). Its options replace `detect`'s
   // as in detect(run, model, detect) (BaselineModel::scoring_options).
-  // Every model channel must be among the derived channels of the pushed rows (DetectError).
+  // Every model channel must be among the derived channels of the pushed rows (DetectError; detect()
+  // instead scores a channel the run lacks as missing). Its PCA model, when it has one, is
+  // scored on every window (the self fit turns PcaUse::report off to save that cost), and the
+  // history ring keeps its constructed length (set_history_samples() takes effect at a fit).
   std::shared_ptr<const BaselineModel> baseline;
 };
 

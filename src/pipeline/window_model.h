@@ -16,7 +16,6 @@
 #include "reveal/binary_io.h"
 #include "reveal/offline.h"
 #include "reveal/features.h"
-#include "reveal/incident.h"
 #include "reveal/isolation_forest.h"
 #include "reveal/pca_residual.h"
 #include "reveal/progress.h"
@@ -106,7 +105,7 @@ class WindowModel {
   // The channels the Isolation Forest sees: not constant in the reference, after Pearson pruning.
   std::size_t n_model_channels() const { return kept_.size(); }
   std::size_t reference_windows() const { return n_ref_; }
-  // Raw reference score streams of the last fit (for the offline report).
+  // The robust-SD cuts of the robust-z, forest and PCA streams (DetectOptions).
   double z_cut() const { return fusion_.cuts()[kRobustZStream]; }
   double if_cut() const { return fusion_.cuts()[kIForestStream]; }
   double pca_cut() const { return fusion_.cuts()[kPcaSpeStream]; }

@@ -7,15 +7,14 @@ Layers, lowest first (docs/DESIGN.md's data path):
   1 telemetry   src/telemetry               probes, sampler, channels, the Recording
   2 store       src/store                   the store and the importers
   3 features    src/features                rates, derived channels, windows
-  4 detectors   src/detectors or src/detectors robust z, SPOT, PCA residual, Isolation Forest
+  4 detectors   src/detectors               robust z, SPOT, PCA residual, Isolation Forest
   5 explain     src/explain                 incidents, attribution, actions
   6 pipeline    src/pipeline                detect(), training, streaming, absence, peers
   7 report      src/report                  text, JSON, HTML renderers
   8 net         src/agent, src/fleet        the agent and the Prometheus reader (one layer)
   9 cli         src/cli                     the `reveal` command
 
-A source file's layer is its folder under src/ (both src/detectors and src/detectors name the
-detectors, so the rename keeps working). A public header's layer is in PUBLIC_HEADERS below: a
+A source file's layer is its folder under src/. A public header's layer is in PUBLIC_HEADERS below: a
 new header in include/reveal/ must be added there (the test fails otherwise). An include
 "folder/..." takes that folder's layer; a bare "name.h" is beside the including file.
 
@@ -32,7 +31,7 @@ LAYERS = ["util", "telemetry", "store", "features", "detectors", "explain", "pip
 
 FOLDERS = {
     "util": "util", "telemetry": "telemetry", "store": "store", "features": "features",
-    "detect": "detectors", "detectors": "detectors", "explain": "explain", "pipeline": "pipeline",
+    "detectors": "detectors", "explain": "explain", "pipeline": "pipeline",
     "report": "report", "agent": "net", "fleet": "net", "cli": "cli",
 }
 

@@ -9,7 +9,11 @@
 // Where the two differ by design, and how the test sets them equal:
 //  * Reference. In self mode the agent fits on the history it has seen (it cannot see the
 //    future) and refits every refit_samples, while detect() fits on the whole run: their
-//    models differ. Both use one baseline model here (StreamingOptions::baseline).
+//    models differ. Both use one baseline model here (StreamingOptions::baseline). The agent's
+//    self fit also takes the window period (which sets the false-alarm rate q) from the nominal
+//    interval, detect() from the recorded timestamps.
+//  * Missing channels. detect() scores a model channel the run lacks as missing (robust z 0);
+//    the agent refuses a baseline model whose channels it does not stream.
 //  * Start-up. detect() lets no incident open in windows ending within settle_s of the first
 //    sample; the agent ignores its first settle_samples samples instead. Both are 0 here.
 //  * Absences. detect() reports channels that stop (find_absences, kind "absence"); the agent
