@@ -28,6 +28,9 @@ struct Calibration {
 // Median and max(1.4826·MAD, 1e-3·|median|, floor) of a reference score stream.
 Calibration calibrate(const std::vector<double>& ref, double floor);
 
+// A window is anomalous when its fused score reaches 1: some fused detector alone flags it.
+inline bool is_anomalous(double fused) { return fused >= 1.0; }
+
 // One window's scores after fusion, per stream (FusedStream order).
 struct FusedLevels {
   std::array<double, kNumStreams> calibrated{};  // robust SDs above the reference median; 0 for a stream not live

@@ -90,9 +90,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   }
   res.window_start_s = w.t_start_s;
   for (std::size_t k = 0; k < nw; ++k) {
-    std::size_t best = 0;
-    for (std::size_t j = 1; j < nc; ++j)
-      if (std::fabs(z(k, j)) > std::fabs(z(k, best))) best = j;
+    const std::size_t best = pipeline::strongest_channel(z.row(k));
     res.window_top_channel.push_back(s.channels[run_cols[best]].name);
     res.window_top_z.push_back(z(k, best));
   }
@@ -103,7 +101,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
 
   // Incidents and attribution.
   std::unique_ptr<bool[]> anomalous(new bool[nw]);
-  for (std::size_t k = 0; k < nw; ++k) anomalous[k] = res.fused[k] >= 1.0;
+  for (std::size_t k = 0; k < nw; ++k) anomalous[k] = pipeline::is_anomalous(res.fused[k]);
   std::vector<double> mean_value(nc), ifc(nc), spec(nc);
   explain::IncidentEvidence evidence;
   const explain::ChannelReference reference{model.robust_z().median(), model.floors()};

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "fusion.h"
+
 namespace reveal {
 
 Recording slice_recording(const Recording& r, std::size_t first, std::size_t count) {
@@ -123,7 +125,7 @@ PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector
     const auto& f = p.result.fused;
     p.windows = f.size();
     for (double x : f) {
-      if (x >= 1.0) ++p.anomalous_windows;
+      if (pipeline::is_anomalous(x)) ++p.anomalous_windows;
       if (std::isfinite(x)) p.peak = std::max(p.peak, x);
     }
     for (const auto& inc : p.result.incidents) {

@@ -196,9 +196,7 @@ void StreamingDetector::score_window() {
   update_.scored = true;
   update_.fused = sc.fused;
   update_.subsystem = sc.subsystem;
-  std::size_t best = 0;
-  for (std::size_t j = 1; j < z_.size(); ++j)
-    if (std::fabs(z_[j]) > std::fabs(z_[best])) best = j;
+  const std::size_t best = pipeline::strongest_channel(z_);
   update_.top_channel = chans_.empty() ? std::string_view() : std::string_view(chans_[best]->name);
   update_.top_z = z_.empty() ? 0.0 : z_[best];
 
@@ -213,7 +211,7 @@ void StreamingDetector::score_window() {
     ifw_.assign(z_.size(), 0.0);
     spew_.assign(z_.size(), 0.0);
   }
-  const bool anomalous = sc.fused >= 1.0;
+  const bool anomalous = pipeline::is_anomalous(sc.fused);
   // What the forest and the PCA residual blame, for the attribution of anomalous windows only
   // (as detect()).
   if (anomalous) {
@@ -237,7 +235,7 @@ void StreamingDetector::score_window() {
       evidence_->start(z_.size(), model_->pca_components() > 0);
       for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) {
         const std::size_t r = w % K;
-        evidence_->add(fused_ring_[r] >= 1.0, fused_ring_[r], {levring_(r, 0), levring_(r, 1), levring_(r, 2)},
+        evidence_->add(pipeline::is_anomalous(fused_ring_[r]), fused_ring_[r], {levring_(r, 0), levring_(r, 1), levring_(r, 2)},
                        zring_.row(r), ifring_.row(r), spering_.row(r));
       }
       active_ = Incident{};

@@ -63,6 +63,13 @@ struct Top3 {
 
 }  // namespace
 
+std::size_t strongest_channel(std::span<const double> z) {
+  std::size_t best = 0;
+  for (std::size_t j = 1; j < z.size(); ++j)
+    if (std::fabs(z[j]) > std::fabs(z[best])) best = j;
+  return best;
+}
+
 WindowModel::WindowModel(std::vector<double> floors, std::vector<Subsystem> subsystems, const DetectOptions& opts,
                          double window_period_s)
     : floors_(std::move(floors)), subsystems_(std::move(subsystems)), prune_r_(opts.prune_r), seed_(opts.seed),

@@ -62,6 +62,10 @@ struct WindowScore {
   std::array<double, kNumSubsystems> subsystem{};
 };
 
+// The channel of largest |z| in a window's robust z (`z` as WindowModel::score writes it; the
+// first on ties, 0 when empty): the window's one-line evidence.
+std::size_t strongest_channel(std::span<const double> z);
+
 class WindowModel {
  public:
   // One entry per model channel: the floor of its robust scale and its subsystem.
