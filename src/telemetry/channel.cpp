@@ -1,6 +1,7 @@
 #include "reveal/channel.h"
 
 #include <array>
+#include <string>
 #include <utility>
 
 namespace reveal {
@@ -34,5 +35,66 @@ std::optional<Subsystem> parse_subsystem(std::string_view s) {
   for (auto& [v, n] : kSubsystems) if (n == s) return v;
   return std::nullopt;
 }
+
+}  // namespace reveal
+
+namespace reveal {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+  return out;
+}
+
+bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
+
+// Field fragments that name a shortage or a failure, wherever they appear (network, storage,
+// GPU, RDMA, cgroup files). Matched against the lower-cased field.
+constexpr std::array<std::string_view, 28> kSymptomFragments{
+    "retrans", "timeout", "drop", "discard", "err", "overrun", "overflow", "lost", "loss",
+    "fifo", "frame", "carrier", "colls", "collapse", "prune", "throttl", "stall", "pressure",
+    "violation", "xid", "ecc", "retired", "replay", "link_downed", "xmit_wait", "oom",
+    "slowdown", "remap"};
+
+// /proc/vmstat fields of memory shortage (reclaim, swapping, major faults, compaction).
+constexpr std::array<std::string_view, 10> kVmstatSymptoms{
+    "pgmajfault", "allocstall", "pgscan_direct", "pgsteal_direct", "pgscan_kswapd", "pswpin",
+    "pswpout", "workingset_refault", "compact_fail", "thp_fault_fallback"};
+
+}  // namespace
+
+ChannelRole channel_role(std::string_view name) {
+  const std::size_t colon = name.find(':');
+  if (colon == std::string_view::npos) return ChannelRole::load;
+  const std::string source = lower(name.substr(0, colon));
+  std::string field = lower(name.substr(colon + 1));
+  // The index (".cpu3", ".eth0") is not part of the field, except for derived channels whose
+  // names may hold dots of their own; the fragments below never contain a dot.
+  if (source == "proc.pressure" || source.find("pressure") != std::string::npos) return ChannelRole::symptom;
+  if (source == "derived" && field.rfind("psi_", 0) == 0) return ChannelRole::symptom;
+  if (field.rfind("steal", 0) == 0 || field.rfind("iowait", 0) == 0) return ChannelRole::symptom;
+  if (field.rfind("cpu_steal_pct", 0) == 0 || field.rfind("cpu_iowait_pct", 0) == 0) return ChannelRole::symptom;
+  if (source == "proc.stat" && field.rfind("procs_blocked", 0) == 0) return ChannelRole::symptom;
+  if (source == "proc.vmstat") {
+    for (std::string_view f : kVmstatSymptoms)
+      if (field.rfind(f, 0) == 0) return ChannelRole::symptom;
+    if (contains(field, "oom") || field.rfind("compact_stall", 0) == 0) return ChannelRole::symptom;
+    return ChannelRole::load;  // page allocations, frees, minor faults, dirty/writeback levels
+  }
+  if (source == "proc.diskstats") {
+    // Time spent waiting on the device grows with latency, not just with the work done.
+    if (contains(field, "weighted_io_time") || contains(field, "read_time") || contains(field, "write_time") ||
+        contains(field, "flush_time") || contains(field, "ios_in_progress"))
+      return ChannelRole::symptom;
+    return ChannelRole::load;
+  }
+  if (source == "proc.meminfo") return ChannelRole::load;  // levels move with every job
+  for (std::string_view f : kSymptomFragments)
+    if (contains(field, f)) return ChannelRole::symptom;
+  return ChannelRole::load;
+}
+
+std::string_view to_string(ChannelRole r) { return r == ChannelRole::symptom ? "symptom" : "load"; }
 
 }  // namespace reveal

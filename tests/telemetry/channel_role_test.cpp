@@ -1,0 +1,41 @@
+// channel_role(): symptom channels (shortage, failure) vs load channels (work done, levels).
+#include <gtest/gtest.h>
+
+#include "reveal/channel.h"
+
+namespace reveal {
+namespace {
+
+TEST(ChannelRole, ShortageAndFailureChannelsAreSymptoms) {
+  for (const char* name : {"proc.pressure:cpu_some_total", "proc.pressure:io_full_avg10", "derived:psi_memory_some_pct",
+                           "proc.stat:steal", "proc.stat:steal.cpu1", "proc.stat:iowait.cpu0", "derived:cpu_steal_pct",
+                           "derived:cpu_iowait_pct.cpu3", "proc.stat:procs_blocked", "proc.vmstat:pgmajfault",
+                           "proc.vmstat:allocstall_normal", "proc.vmstat:pgscan_direct", "proc.vmstat:pswpout",
+                           "proc.vmstat:oom_kill", "proc.vmstat:workingset_refault_file", "proc.net.snmp:Tcp_RetransSegs",
+                           "proc.net.snmp:TcpExt_TCPTimeouts", "proc.net.dev:rx_drop.eth0", "proc.net.dev:tx_errs.ib0",
+                           "derived:tcp_retrans_pct", "proc.diskstats:weighted_io_time_ms.nvme0n1",
+                           "proc.diskstats:write_time_ms.vda", "ethtool:rx_drops.eth0", "sys.net:rx_crc_errors.eth0",
+                           "cgroup:cpu.stat.nr_throttled.kubepods", "nvml:clocks_event_reasons_hw_thermal_slowdown.gpu0",
+                           "rdma:port_rcv_errors.mlx5_0.1", "rdma:link_downed.mlx5_0.1", "nvml:xid_events_total.gpu0",
+                           "nvml:row_remap_pending.gpu0", "nvml:clocks_throttle_reasons_sw_power_cap.gpu0", "PROC.PRESSURE:CPU_SOME_TOTAL"})
+    EXPECT_EQ(channel_role(name), ChannelRole::symptom) << name;
+}
+
+TEST(ChannelRole, WorkAndLevelsAreLoad) {
+  for (const char* name : {"proc.stat:user", "proc.stat:idle.cpu1", "derived:cpu_busy_pct", "derived:cpu_user_pct.cpu0",
+                           "proc.vmstat:pgalloc_normal", "proc.vmstat:pgfree", "proc.vmstat:pgfault",
+                           "proc.vmstat:nr_isolated_anon", "perf:context-switches", "perf:page-faults",
+                           "proc.stat:processes", "proc.stat:ctxt", "proc.net.dev:rx_bytes.lo",
+                           "derived:net_tx_bytes_per_s", "proc.diskstats:sectors_written.vda",
+                           "proc.diskstats:discards_completed.vda", "proc.meminfo:MemAvailable",
+                           "sys.cpuidle:time.state1.cpu0", "nvml:utilization_gpu.gpu0", "no_colon_at_all", ""})
+    EXPECT_EQ(channel_role(name), ChannelRole::load) << name;
+}
+
+TEST(ChannelRole, Names) {
+  EXPECT_EQ(to_string(ChannelRole::symptom), "symptom");
+  EXPECT_EQ(to_string(ChannelRole::load), "load");
+}
+
+}  // namespace
+}  // namespace reveal
