@@ -30,6 +30,12 @@
 //                                          (not `channel`: that label marks raw channels only)
 //     reveal_incident_active_start_timestamp_seconds   gauge (present while open)
 //     reveal_incident_active_confidence    gauge share of the evidence for its subsystem (0..1)
+//     reveal_workload_changes_total        counter workload changes (runs of anomalous windows in
+//                                          which no symptom rose: a job started, stopped or
+//                                          changed phase; streaming.h), not incidents
+//     reveal_workload_change_active{subsystem,top_channel}  gauge 1 while a workload change is
+//                                          open (absent otherwise)
+//     reveal_regimes_remembered            gauge past regimes' models the detector remembers
 //     reveal_absence_incidents_total{source}  counter absence incidents opened (channels of the
 //                                          source stopped producing data: absence_tracker.h)
 //     reveal_absence_active{source,subsystem,focus,top_channel}  gauge 1 while an absence
@@ -101,6 +107,11 @@ struct AgentSnapshot {
   std::array<std::uint64_t, kNumSubsystems> incidents_total{};
   std::optional<Incident> active;                              // the open incident, if any
   std::vector<Incident> recent;                                // closed incidents, newest last
+  // Workload changes (kind "workload_change"): the open one, the ended ones (newest last).
+  std::uint64_t workload_changes_total = 0;
+  std::size_t regimes_remembered = 0;
+  std::optional<Incident> active_workload_change;
+  std::vector<Incident> workload_changes;
   // Absence incidents (AbsenceTracker): per source (channel-name prefix, the probe) the
   // incidents opened, the open ones (at most one per source) and the closed ones, newest last.
   std::vector<std::string> absence_sources;
@@ -125,9 +136,10 @@ double prometheus_unit_scale(const ChannelInfo& c);
 std::string render_metrics(const AgentSnapshot& s);
 
 // {"schema":"reveal.incidents/1","host":..,"active":<incident|null>,"recent":[..],
-//  "active_absences":[..],"recent_absences":[..]} with the incident fields of reveal.detect/1
-// (docs/DETECT_JSON.md); `active`/`recent` are anomaly incidents, the *_absences ones have
-// kind "absence".
+//  "active_absences":[..],"recent_absences":[..],"active_workload_change":<..|null>,
+//  "workload_changes":[..]} with the incident fields of reveal.detect/1 (docs/DETECT_JSON.md);
+// `active`/`recent` are anomaly incidents, the *_absences ones have kind "absence", the
+// workload changes kind "workload_change" (not incidents: their `action` says how they ended).
 std::string render_incidents_json(const AgentSnapshot& s);
 
 }  // namespace reveal

@@ -26,6 +26,9 @@
 //   false_per_day = 1.0                # (reload, at the next refit) expected false incidents per
 //                                      # day: the EVT-calibrated fused score's rate (offline.h)
 //   seed = 42                          # Isolation Forest seed
+//   workload_changes = true            # tell workload changes from incidents, re-learn (streaming.h)
+//   relearn = "30s"                    # rows of a new regime, past its transition, to learn it
+//   regimes = 8                        # past regimes' models remembered (0..64)
 // Durations: parse_duration() strings ("90s", "2m", "500ms", "1h"). Sizes: bytes with an
 // optional unit B, kB/MB/GB (10^3) or KiB/MiB/GiB (2^10), e.g. "256MiB".
 // Unknown keys and wrong types are errors, never silently ignored.
@@ -64,6 +67,9 @@ struct AgentConfig {
   int min_windows = 2, end_after = 3;
   double false_per_day = 1.0;
   std::uint64_t seed = 42;
+  bool workload_changes = true;
+  std::chrono::nanoseconds relearn = std::chrono::seconds(30);
+  std::size_t regimes = 8;
 };
 
 // One-line error: "<file>:<line>:<col>: <what>" (or "<file>: <what>" without a position).

@@ -43,6 +43,18 @@ class IncidentTracker {
   // detector flags window w (only read when `anomalous`).
   Change push(std::size_t w, bool anomalous, bool sustained = true);
   bool open() const { return open_; }
+  // Forgets the open incident (if any) and the current run, without a `closed` change: the
+  // streaming detector re-labels the windows (a workload change, a re-learned regime).
+  void reset() { open_ = false; run_ = quiet_ = 0; }
+  // Declares [first, last] an open incident, as if it had just opened (the streaming detector
+  // turning a workload change into an incident). Needs first ≤ last.
+  void restart(std::size_t first, std::size_t last) {
+    open_ = true;
+    first_ = first;
+    last_ = last;
+    run_ = last - first + 1;
+    quiet_ = 0;
+  }
   std::size_t first() const { return first_; }
   std::size_t last() const { return last_; }
   void set_rule(IncidentRule rule);

@@ -8,9 +8,24 @@
 // is scored by the current reference model (WindowModel, the same code as detect()) and fed to
 // the incident rule (IncidentTracker, as find_incidents()).
 // Reference model: fitted in self mode (fit_self: iteratively reweighted, as `reveal detect`)
-// on the whole history once `warmup_samples` derived rows exist, then refitted every
-// `refit_samples`; never while an incident is open (the fault would join the reference). Or a
-// fixed baseline model (StreamingOptions::baseline), as `reveal detect --baseline MODEL`.
+// on the history of the current regime once `warmup_samples` derived rows exist, then refitted
+// every `refit_samples` (sooner while the regime is young: whenever its rows have doubled since
+// the last fit); never while an incident or a workload change is open (the fault would join the
+// reference). Or a fixed baseline model (StreamingOptions::baseline), as `reveal detect
+// --baseline MODEL`.
+// Workload changes (self mode, StreamingOptions::workload_changes; issue #17): a run of
+// anomalous windows in which no symptom channel rose (src/pipeline/workload_change.h) is a
+// workload change, not an incident: an Incident of kind "workload_change" (workload_changes(),
+// active_change()). If a remembered regime's model finds the window normal, the detector
+// returns to that regime at once. Otherwise, once `relearn_samples` rows of the new behaviour
+// exist past the transition and they look settled (not drifting), a model of the new regime is
+// fitted on them and the change ends; the old model joins the memory of past regimes
+// (`regimes_kept`, least recently used dropped). A change turns into an incident when symptoms
+// rise during it (the incident starts at the symptomatic windows) or when it keeps drifting (a
+// leak: the incident is the whole episode). An incident whose symptoms are gone for
+// `relearn_samples` rows while the load stays different and settled ends there, and its last
+// rows become the new regime: a fault that ended during a job change does not hold an incident
+// open forever.
 // An incident's evidence (IncidentEvidence, src/explain/evidence.h) and attribution
 // (src/explain/attribution.h) are the ones detect() uses; attribution is recomputed whenever
 // the open incident grows. tests/pipeline/parity_test.cpp checks that both paths report the
@@ -37,6 +52,7 @@ namespace reveal {
 
 namespace pipeline {
 class WindowModel;
+class SymptomGate;
 }
 namespace explain {
 class IncidentEvidence;
@@ -59,6 +75,11 @@ struct StreamingOptions {
   // scored on every window (the self fit turns PcaUse::report off to save that cost), and the
   // history ring keeps its constructed length (set_history_samples() takes effect at a fit).
   std::shared_ptr<const BaselineModel> baseline;
+  // Self mode only: tell workload changes from incidents and re-learn (see above). Off: every
+  // run of anomalous windows is an incident and the model is refitted on the whole history.
+  bool workload_changes = true;
+  std::size_t relearn_samples = 30;  // rows of a new regime, past its transition, to learn it
+  std::size_t regimes_kept = 8;      // past regimes' models remembered
 };
 
 // What one push() produced.
@@ -70,6 +91,7 @@ struct StreamUpdate {
                                 // detector's lifetime)
   double top_z = 0;
   bool opened = false, closed = false;  // an incident opened / closed at this window
+  bool change_opened = false, change_closed = false;  // a workload change opened / ended
   bool refitted = false;        // the model was (re)fitted at this sample
 };
 
@@ -102,13 +124,39 @@ class StreamingDetector {
   const std::optional<Incident>& active() const { return active_; }
   // Incidents closed since the start, oldest first (at most 100 kept).
   const std::vector<Incident>& closed() const { return closed_; }
+  // The open workload change (kind "workload_change"; attributed like an incident: the
+  // subsystem whose load moved), and the ended ones, oldest first (at most 100 kept). Their
+  // `action` says how each ended: a new regime learned, a known regime, a short phase.
+  const std::optional<Incident>& active_change() const { return change_; }
+  const std::vector<Incident>& workload_changes() const { return changes_; }
+  std::uint64_t workload_changes_total() const { return changes_total_; }
+  std::size_t regimes_remembered() const { return regimes_.size(); }
   std::size_t n_derived_channels() const { return layout_.size(); }
 
  private:
+  // A fitted reference: its model, the layout columns it scores, their channels.
+  struct Regime {
+    std::unique_ptr<pipeline::WindowModel> model;
+    std::vector<int> cols;
+    std::vector<const ChannelInfo*> chans;
+    std::uint64_t last_used = 0;  // windows_ when it was last current
+  };
+  enum class Episode { none, incident, change };
+
   void fit();
+  // Fits the current regime's model on rows [max(r0, oldest kept), rows_); keeps the old model
+  // in the regime memory when `remember`.
+  bool fit_rows(std::uint64_t r0, bool remember);
   void use_baseline();
   void score_window();
   void update_incident();
+  void update_change();
+  void describe(Incident& inc);
+  void open_from_rings(std::size_t first, std::size_t last, bool as_change);
+  bool switch_to_known_regime();
+  void end_change(const char* how, std::uint64_t end_row);
+  void after_window(bool symptomatic);
+  void install(Regime r);
   std::size_t slot(std::uint64_t row) const { return std::size_t(row % capacity_); }
 
   RunMetadata meta_;
@@ -153,6 +201,21 @@ class StreamingDetector {
   std::vector<double> mean_;        // its channels' mean values (attribution)
   std::vector<ChannelInfo> baseline_channels_;  // the baseline model's channels (chans_ point here)
   std::vector<Incident> closed_;
+  // Workload changes and regimes (self mode).
+  Episode episode_ = Episode::none;
+  std::optional<Incident> change_;
+  std::vector<Incident> changes_;
+  std::uint64_t changes_total_ = 0;
+  std::uint64_t regime_row0_ = 0;       // first row of the current regime
+  std::uint64_t regime_rows_at_fit_ = 0;
+  std::uint64_t episode_row0_ = 0;      // first row of the open episode's first window
+  std::uint64_t last_symptom_row_ = 0;  // last row of a symptomatic window of the open incident
+  bool had_symptom_ = false;
+  std::size_t symptom_run_ = 0;         // consecutive symptomatic anomalous windows
+  std::vector<char> sym_ring_;          // per ring slot: that window was symptomatic
+  std::unique_ptr<pipeline::SymptomGate> gate_;
+  std::vector<Regime> regimes_;         // remembered past regimes (not the current one)
+  std::vector<double> regime_z_;
   StreamUpdate update_;
 };
 

@@ -122,6 +122,13 @@ class Loader {
     out = *d;
   }
 
+  void boolean(const toml::table& t, std::string_view path, std::string_view key, bool& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    if (!n->is_boolean()) wrong_type(*n, fmt::format("{}{}", path, key), "a boolean (true or false)");
+    out = n->as_boolean()->get();
+  }
+
   // An integer in lo..hi.
   template <typename T>
   void integer(const toml::table& t, std::string_view path, std::string_view key, T& out, std::int64_t lo,
@@ -241,7 +248,7 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
   if (const toml::table* t = in.table(doc, "detect")) {
     in.check_keys(*t, "detect.",
                   {"window", "stride", "warmup", "refit", "history", "min_windows", "end_after", "false_per_day",
-                   "seed"});
+                   "seed", "workload_changes", "relearn", "regimes"});
     in.integer(*t, "detect.", "window", c.window, 2, kInt64Max);
     in.integer(*t, "detect.", "stride", c.stride, 1, kInt64Max);
     in.duration(*t, "detect.", "warmup", c.warmup, nanoseconds(0), "at least 0s");
@@ -251,6 +258,9 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
     in.integer(*t, "detect.", "end_after", c.end_after, 1, kIntMax);
     in.number(*t, "detect.", "false_per_day", c.false_per_day, 0.0, 1e6);
     in.integer(*t, "detect.", "seed", c.seed, 0, kInt64Max);
+    in.boolean(*t, "detect.", "workload_changes", c.workload_changes);
+    in.duration(*t, "detect.", "relearn", c.relearn, nanoseconds(1), "above 0s");
+    in.integer(*t, "detect.", "regimes", c.regimes, 0, 64);
   }
   return c;
 }
@@ -298,6 +308,9 @@ std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentC
   check(a.stride != b.stride, "detect.stride");
   check(a.warmup != b.warmup, "detect.warmup");
   check(a.seed != b.seed, "detect.seed");
+  check(a.workload_changes != b.workload_changes, "detect.workload_changes");
+  check(a.relearn != b.relearn, "detect.relearn");
+  check(a.regimes != b.regimes, "detect.regimes");
   return out;
 }
 

@@ -46,6 +46,9 @@ StreamingOptions streaming_options(const AgentConfig& c) {
   o.warmup_samples = samples_in(c.warmup, c.interval);
   o.refit_samples = samples_in(c.refit, c.interval);
   o.history_samples = std::max(samples_in(c.history, c.interval), o.warmup_samples);
+  o.workload_changes = c.workload_changes;
+  o.relearn_samples = samples_in(c.relearn, c.interval);
+  o.regimes_kept = c.regimes;
   // The agent's own start-up (loading, opening probes, the first store pages) is not the
   // host's normal behaviour: the first 10 s stay out of the reference.
   o.settle_samples = samples_in(std::chrono::seconds(10), c.interval);
@@ -206,6 +209,13 @@ void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const Abs
          "incident closed: " + std::string(to_string(inc.subsystem)) + ", " +
              std::to_string(int(inc.end_s - inc.start_s + 0.5)) + " s" +
              (inc.top.empty() ? "" : " (" + inc.top.front().name + ")"));
+  }
+  if (u.change_closed && !detector_.workload_changes().empty()) {
+    const Incident& c = detector_.workload_changes().back();
+    note(t, "workload_change", c,
+         "workload change: " + std::string(to_string(c.subsystem)) + " load moved" +
+             (c.top.empty() ? "" : " (" + c.top.front().name + ")") + ", " +
+             std::to_string(int(c.end_s - c.start_s + 0.5)) + " s, " + c.action);
   }
   for (std::size_t k = absences_.active().size() - au.opened; k < absences_.active().size(); ++k)
     note(t, "absence_opened", absences_.active()[k], "absence opened: " + absences_.active()[k].action);

@@ -208,6 +208,19 @@ std::string render_metrics(const AgentSnapshot& s) {
            "Share of the open incident's evidence that belongs to its subsystem (0..1)", a.confidence);
   }
 
+  single(out, "reveal_workload_changes_total", "counter",
+         "Workload changes: anomalous windows in which no symptom rose (a job started, stopped or changed phase)",
+         double(s.workload_changes_total));
+  if (s.active_workload_change) {
+    const Incident& c = *s.active_workload_change;
+    family(out, "reveal_workload_change_active", "gauge",
+           "1 while a workload change is open: the subsystem whose load moved and its strongest channel");
+    sample(out, "reveal_workload_change_active", 1, "subsystem", to_string(c.subsystem), "top_channel",
+           c.top.empty() ? std::string_view() : std::string_view(c.top.front().name));
+  }
+  single(out, "reveal_regimes_remembered", "gauge", "Past regimes' reference models the detector remembers",
+         double(s.regimes_remembered));
+
   if (!s.absence_sources.empty())
     family(out, "reveal_absence_incidents_total", "counter",
            "Absence incidents opened (channels of the source stopped producing data), by source");
@@ -339,6 +352,11 @@ std::string render_incidents_json(const AgentSnapshot& s) {
   for (const auto& inc : s.recent_absences) recent_absences.push_back(report::incident_json(inc));
   j["active_absences"] = std::move(absences);
   j["recent_absences"] = std::move(recent_absences);
+  j["active_workload_change"] =
+      s.active_workload_change ? report::incident_json(*s.active_workload_change) : nlohmann::json(nullptr);
+  auto changes = nlohmann::json::array();
+  for (const auto& c : s.workload_changes) changes.push_back(report::incident_json(c));
+  j["workload_changes"] = std::move(changes);
   return j.dump(2) + "\n";
 }
 

@@ -9,6 +9,7 @@
 #include "reference.h"
 #include "reveal/baseline_model.h"
 #include "window_model.h"
+#include "workload_change.h"
 
 namespace reveal {
 namespace {
@@ -19,7 +20,8 @@ constexpr std::size_t kMaxClosed = 100;
 StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<ChannelInfo> channels,
                                      StreamingOptions opts)
     : meta_(meta), raw_channels_(std::move(channels)), opts_(opts), tracker_(opts.detect.incident),
-      evidence_(std::make_unique<explain::IncidentEvidence>()) {
+      evidence_(std::make_unique<explain::IncidentEvidence>()),
+      gate_(std::make_unique<pipeline::SymptomGate>()) {
   // The model's options, with the caller's incident rule and reporting choices (as detect()).
   if (opts_.baseline) opts_.detect = opts_.baseline->scoring_options(opts_.detect);
   // Nobody reads the PCA traces of a stream: fit and score the PCA model only when it is fused.
@@ -32,6 +34,8 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
     throw DetectError("warm-up must hold at least 4 windows (" + std::to_string(L + 3 * stride) + " samples)");
   if (opts_.history_samples < opts_.warmup_samples)
     throw DetectError("history must be at least as long as the warm-up");
+  if (opts_.workload_changes && opts_.relearn_samples < L + 3 * stride)
+    throw DetectError("re-learning a regime needs at least 4 windows (" + std::to_string(L + 3 * stride) + " samples)");
   opts_.refit_samples = std::max<std::size_t>(opts_.refit_samples, 1);
   capacity_ = pending_capacity_ = opts_.history_samples;
   prev_.assign(raw_channels_.size(), kNaN);
@@ -73,6 +77,7 @@ void StreamingDetector::use_baseline() {
   cols_ = std::move(cols);
   chans_ = std::move(chans);
   z_.assign(cols_.size(), 0.0);
+  gate_->reset(chans_);
   not_ready_.clear();
 }
 
@@ -95,6 +100,7 @@ void StreamingDetector::set_history_samples(std::size_t n) {
 
 const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<const double> row) {
   update_.scored = update_.opened = update_.closed = update_.refitted = false;
+  update_.change_opened = update_.change_closed = false;
   update_.fused = kNaN;
   if (row.size() != raw_channels_.size())
     throw DetectError("sample has " + std::to_string(row.size()) + " values for " +
@@ -116,14 +122,23 @@ const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<co
   derived_->compute(rates_, hist_.row(slot(g)));
   hist_t_[slot(g)] = t_unix_ns;
 
-  if (!opts_.baseline && !active_ && rows_ >= opts_.warmup_samples && (!model_ || rows_ - rows_at_fit_ >= opts_.refit_samples)) fit();
+  if (!opts_.baseline && episode_ == Episode::none && rows_ >= opts_.warmup_samples) {
+    // A young regime is refitted whenever its rows have doubled, then every refit_samples.
+    const std::uint64_t in_regime = rows_ - regime_row0_;
+    if (!model_ || rows_ - rows_at_fit_ >= opts_.refit_samples ||
+        (opts_.workload_changes && in_regime >= 2 * regime_rows_at_fit_ && in_regime < opts_.refit_samples))
+      fit();
+  }
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
   if (model_ && g + 1 >= L && (g + 1 - L) % stride == 0) score_window();
   return update_;
 }
 
-void StreamingDetector::fit() {
+void StreamingDetector::fit() { fit_rows(regime_row0_, false); }
+
+bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember) {
   rows_at_fit_ = rows_;
+  regime_rows_at_fit_ = rows_ - std::min(regime_row0_, rows_);
   if (pending_capacity_ != capacity_) {  // history length changed: keep the newest rows
     const std::size_t keep = std::min<std::uint64_t>({rows_, capacity_, pending_capacity_});
     Matrix h(pending_capacity_, layout_.size(), kNaN);
@@ -137,8 +152,8 @@ void StreamingDetector::fit() {
     hist_t_ = std::move(ht);
     capacity_ = pending_capacity_;
   }
-  // The history, oldest first, as a Series.
-  const std::uint64_t n = std::min<std::uint64_t>(rows_, capacity_);
+  // The rows from r0 (or the oldest kept), oldest first, as a Series.
+  const std::uint64_t n = std::min<std::uint64_t>({rows_, capacity_, rows_ - std::min(r0, rows_)});
   Series s;
   s.channels = layout_;
   s.t_s.resize(n);
@@ -151,13 +166,13 @@ void StreamingDetector::fit() {
   }
   std::vector<int> cols = pipeline::varying_columns(s);
   if (cols.empty()) {
-    not_ready_ = "no channel varies in the history";
-    return;
+    if (!model_) not_ready_ = "no channel varies in the history";
+    return false;
   }
   const Windows w = make_windows(s, opts_.detect.window);
   if (w.first_row.size() < 4) {
-    not_ready_ = "history shorter than 4 windows";
-    return;
+    if (!model_) not_ready_ = "history shorter than 4 windows";
+    return false;
   }
   std::vector<Subsystem> subs(cols.size());
   std::vector<const ChannelInfo*> chans(cols.size());
@@ -171,14 +186,73 @@ void StreamingDetector::fit() {
   // window over it is start-up: out of the reference, as detect()'s settle keeps it.
   const std::vector<char> keep = pipeline::fit_self(*model, w, cols, g0 == 0 ? 1 : 0);
   reference_windows_ = std::count(keep.begin(), keep.end(), 1);
-  model_ = std::move(model);
-  cols_ = std::move(cols);
-  chans_ = std::move(chans);
-  z_.assign(cols_.size(), 0.0);
-  zring_ = Matrix();
+  if (!remember) model_.reset();
+  install(Regime{std::move(model), std::move(cols), std::move(chans), windows_scored_});
   last_fit_ns_ = last_t_ns_;
   not_ready_.clear();
   update_.refitted = true;
+  return true;
+}
+
+void StreamingDetector::install(Regime r) {
+  if (model_) {  // the current model joins the memory of past regimes
+    regimes_.push_back(Regime{std::move(model_), std::move(cols_), std::move(chans_), windows_scored_});
+    if (regimes_.size() > opts_.regimes_kept) {
+      auto lru = std::min_element(regimes_.begin(), regimes_.end(),
+                                  [](const Regime& a, const Regime& b) { return a.last_used < b.last_used; });
+      regimes_.erase(lru);
+    }
+  }
+  model_ = std::move(r.model);
+  cols_ = std::move(r.cols);
+  chans_ = std::move(r.chans);
+  z_.assign(cols_.size(), 0.0);
+  zring_ = Matrix();  // resized at the next window
+  gate_->reset(chans_);
+}
+
+bool StreamingDetector::switch_to_known_regime() {
+  for (std::size_t i = 0; i < regimes_.size(); ++i) {
+    Regime& r = regimes_[i];
+    regime_z_.resize(r.cols.size());
+    const pipeline::WindowScore sc = r.model->score(win_, 0, r.cols, regime_z_);
+    if (pipeline::is_anomalous(sc.fused)) continue;
+    // What moved, under the model being left: the change's one-line evidence.
+    Incident ch;
+    ch.kind = "workload_change";
+    const std::size_t best = pipeline::strongest_channel(z_);
+    if (!chans_.empty()) {
+      ch.subsystem = chans_[best]->subsystem;
+      ch.confidence = 1;
+      ch.subsystem_shares = {{ch.subsystem, 1.0}};
+      ChannelEvidence ev;
+      ev.name = chans_[best]->name;
+      ev.unit = chans_[best]->unit;
+      ev.subsystem = chans_[best]->subsystem;
+      ev.z = z_[best];
+      ev.reference = model_->robust_z().median()[best];
+      ev.value = win_.at(0, std::size_t(cols_[best]), kMean);
+      ch.top.push_back(std::move(ev));
+    }
+    ch.start_unix_ns = ch.end_unix_ns = last_t_ns_;
+    ch.start_s = ch.end_s = double(last_t_ns_ - t0_ns_) * 1e-9;
+    ch.peak_score = update_.fused;
+    ch.action = "returned to a known regime";
+    Regime back = std::move(r);
+    regimes_.erase(regimes_.begin() + std::ptrdiff_t(i));
+    back.last_used = windows_scored_;
+    install(std::move(back));
+    // Its rows start now; the remembered model stands until the next periodic refit.
+    regime_row0_ = rows_ - 1;
+    rows_at_fit_ = rows_;
+    regime_rows_at_fit_ = opts_.refit_samples;
+    ++changes_total_;
+    update_.change_opened = update_.change_closed = true;
+    changes_.push_back(std::move(ch));
+    if (changes_.size() > kMaxClosed) changes_.erase(changes_.begin());
+    return true;
+  }
+  return false;
 }
 
 void StreamingDetector::score_window() {
@@ -208,6 +282,7 @@ void StreamingDetector::score_window() {
     spering_ = Matrix(K, z_.size(), 0.0);
     levring_ = Matrix(K, 3, 0.0);
     fused_ring_.assign(K, 0.0);
+    sym_ring_.assign(K, 0);
     ifw_.assign(z_.size(), 0.0);
     spew_.assign(z_.size(), 0.0);
   }
@@ -220,6 +295,7 @@ void StreamingDetector::score_window() {
     std::fill(ifw_.begin(), ifw_.end(), 0.0);
     std::fill(spew_.begin(), spew_.end(), 0.0);
   }
+  const bool symptomatic = anomalous && gate_->symptomatic(z_, model_->robust_z().scale());
   const std::size_t slot_w = std::size_t(gw % K);
   std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());
   std::copy(ifw_.begin(), ifw_.end(), ifring_.row(slot_w).begin());
@@ -227,44 +303,158 @@ void StreamingDetector::score_window() {
   const std::array<double, 3> level{sc.level[0], sc.level[1], sc.level[2]};
   for (std::size_t d = 0; d < 3; ++d) levring_(slot_w, d) = level[d];
   fused_ring_[slot_w] = sc.fused;
+  sym_ring_[slot_w] = symptomatic ? 1 : 0;
+  const bool changes = opts_.workload_changes && !opts_.baseline;
 
-  // The incident's evidence gets its windows as detect() feeds them: on opening the windows
+  // The episode's evidence gets its windows as detect() feeds them: on opening the windows
   // from its first (still in the rings), then each window while it is open.
   switch (tracker_.push(std::size_t(gw), anomalous, sc.sustained)) {
-    case IncidentTracker::Change::opened:
-      evidence_->start(z_.size(), model_->pca_components() > 0);
-      for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) {
-        const std::size_t r = w % K;
-        evidence_->add(pipeline::is_anomalous(fused_ring_[r]), fused_ring_[r], {levring_(r, 0), levring_(r, 1), levring_(r, 2)},
-                       zring_.row(r), ifring_.row(r), spering_.row(r));
+    case IncidentTracker::Change::opened: {
+      bool any_symptom = false;
+      for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) any_symptom |= sym_ring_[w % K] != 0;
+      if (changes && !any_symptom && switch_to_known_regime()) {
+        tracker_.reset();
+        return;
       }
-      active_ = Incident{};
-      update_incident();
-      update_.opened = true;
+      open_from_rings(tracker_.first(), tracker_.last(), changes && !any_symptom);
       break;
+    }
     case IncidentTracker::Change::extended:
       evidence_->add(true, sc.fused, level, z_, ifw_, spew_);
-      update_incident();
+      if (episode_ == Episode::change) update_change(); else update_incident();
       break;
     case IncidentTracker::Change::closed:
+      if (episode_ == Episode::change) {
+        end_change("ended: a short phase, back to the reference",
+                   std::min<std::uint64_t>(std::uint64_t(tracker_.last()) * stride + L, rows_) - 1);
+        break;
+      }
       update_.closed = true;
       closed_.push_back(std::move(*active_));
       active_.reset();
+      episode_ = Episode::none;
       if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
       break;
     case IncidentTracker::Change::none:
-      // A normal window inside an open incident: part of it if a later window extends it.
+      // A normal window inside an open episode: part of it if a later window extends it.
       if (tracker_.open()) evidence_->add(false, sc.fused, level, z_, ifw_, spew_);
       break;
   }
+  if (changes) after_window(symptomatic);
 }
 
-void StreamingDetector::update_incident() {
-  Incident& inc = *active_;
+void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, bool as_change) {
+  const std::size_t K = fused_ring_.size(), L = opts_.detect.window.length, stride = opts_.detect.window.stride;
+  evidence_->start(z_.size(), model_->pca_components() > 0);
+  had_symptom_ = false;
+  for (std::size_t w = first; w <= last; ++w) {
+    const std::size_t r = w % K;
+    evidence_->add(pipeline::is_anomalous(fused_ring_[r]), fused_ring_[r], {levring_(r, 0), levring_(r, 1), levring_(r, 2)},
+                   zring_.row(r), ifring_.row(r), spering_.row(r));
+    if (sym_ring_[r]) {
+      had_symptom_ = true;
+      last_symptom_row_ = std::uint64_t(w) * stride + L - 1;
+    }
+  }
+  episode_row0_ = std::uint64_t(first) * stride;
+  symptom_run_ = 0;
+  if (as_change) {
+    change_ = Incident{};
+    change_->kind = "workload_change";
+    episode_ = Episode::change;
+    ++changes_total_;
+    update_change();
+    update_.change_opened = true;
+  } else {
+    active_ = Incident{};
+    episode_ = Episode::incident;
+    update_incident();
+    update_.opened = true;
+  }
+}
+
+void StreamingDetector::end_change(const char* how, std::uint64_t end_row) {
+  Incident& ch = *change_;
+  ch.action = how;
+  ch.end_unix_ns = std::max(ch.start_unix_ns, hist_t_[slot(end_row)]);
+  ch.end_s = double(ch.end_unix_ns - t0_ns_) * 1e-9;
+  changes_.push_back(std::move(ch));
+  if (changes_.size() > kMaxClosed) changes_.erase(changes_.begin());
+  change_.reset();
+  episode_ = Episode::none;
+  symptom_run_ = 0;
+  update_.change_closed = true;
+}
+
+void StreamingDetector::after_window(bool symptomatic) {
+  const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
+  const std::uint64_t relearn = opts_.relearn_samples;
+  const auto row_at = [this](std::uint64_t r) { return std::span<const double>(hist_.row(slot(r))); };
+  const std::uint64_t oldest = rows_ > capacity_ ? rows_ - capacity_ : 0;
+  if (episode_ == Episode::change) {
+    symptom_run_ = symptomatic ? symptom_run_ + 1 : 0;
+    const std::size_t K = fused_ring_.size();
+    if (symptom_run_ >= K - 1) {
+      // Symptoms rose during the change: an incident from its first symptomatic window.
+      const std::size_t last = tracker_.last(), first = last + 1 - std::min(symptom_run_, K);
+      end_change("ended: symptoms rose, an incident opened", std::max<std::uint64_t>(std::uint64_t(first) * stride, episode_row0_));
+      tracker_.restart(first, last);
+      open_from_rings(first, last, false);
+      return;
+    }
+    const std::uint64_t r0 = std::max<std::uint64_t>(episode_row0_ + L, oldest);
+    if (rows_ < r0 + relearn) return;
+    if (pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) {
+      if (fit_rows(r0, true)) {
+        regime_row0_ = r0;
+        end_change("ended: a new regime learned", rows_ - 1);
+        tracker_.reset();
+      }
+      return;
+    }
+    // Still drifting after relearn_samples rows: a leak or a ramp, not a new steady workload.
+    active_ = std::move(change_);
+    change_.reset();
+    active_->kind = "anomaly";
+    episode_ = Episode::incident;
+    update_incident();
+    update_.opened = true;
+    return;
+  }
+  if (episode_ != Episode::incident) return;
+  if (symptomatic) {
+    had_symptom_ = true;
+    last_symptom_row_ = rows_ - 1;
+  }
+  // Symptoms gone (or never there) for relearn_samples rows while the load stays different and
+  // settled: the fault is over and the host runs something else now.
+  const std::uint64_t quiet_from = had_symptom_ ? last_symptom_row_ + 1 : episode_row0_ + L;
+  const std::uint64_t r0 = std::max(quiet_from, oldest);
+  if (rows_ < r0 + relearn || !pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) return;
+  Incident inc = std::move(*active_);
+  active_.reset();
+  if (had_symptom_ && last_symptom_row_ < rows_) {
+    inc.end_unix_ns = std::max(inc.start_unix_ns, hist_t_[slot(last_symptom_row_)]);
+    inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
+  }
+  inc.action += inc.action.empty() ? "" : " ";
+  inc.action += "(ended: the host settled into a new regime, now the reference)";
+  closed_.push_back(std::move(inc));
+  if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
+  update_.closed = true;
+  episode_ = Episode::none;
+  tracker_.reset();
+  if (fit_rows(r0, true)) regime_row0_ = r0;
+}
+
+void StreamingDetector::update_incident() { describe(*active_); }
+void StreamingDetector::update_change() { describe(*change_); }
+
+void StreamingDetector::describe(Incident& inc) {
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
   inc.first_window = tracker_.first();
   inc.last_window = tracker_.last();
-  // Rows of the incident still in the history ring.
+  // Rows of the episode still in the history ring.
   const std::uint64_t oldest = rows_ > capacity_ ? rows_ - capacity_ : 0;
   const std::uint64_t r0 = std::max<std::uint64_t>(std::uint64_t(inc.first_window) * stride, oldest);
   const std::uint64_t r1 = std::min<std::uint64_t>(std::uint64_t(inc.last_window) * stride + L, rows_);
@@ -276,6 +466,8 @@ void StreamingDetector::update_incident() {
   inc.peak_score = evidence_->peak_score();
   explain::attribute(inc, evidence_->zbar(), mean_, {model_->robust_z().median(), model_->floors()}, chans_,
                      meta_.cores, opts_.detect.top_channels, evidence_->detectors());
+  // A workload change is news, not a fault: it suggests no action.
+  if (inc.kind == "workload_change") inc.action = "a workload change: the host runs something else";
 }
 
 }  // namespace reveal

@@ -71,6 +71,9 @@ void expect_defaults(const AgentConfig& c) {
   EXPECT_EQ(c.min_windows, 2);
   EXPECT_EQ(c.end_after, 3);
   EXPECT_EQ(c.seed, 42u);
+  EXPECT_TRUE(c.workload_changes);
+  EXPECT_EQ(c.relearn, nanoseconds(30s));
+  EXPECT_EQ(c.regimes, 8u);
   EXPECT_TRUE(restart_only_changes(c, d).empty());
 }
 
@@ -193,6 +196,8 @@ TEST_F(AgentConfigTest, WrongTypes) {
   EXPECT_EQ(error("exclude = [\"a\", 2]\n"), "DIR/agent.toml:1:17: 'exclude[1]' must be a string, not an integer");
   EXPECT_EQ(error("store = \"/x.db\"\n"), "DIR/agent.toml:1:9: 'store' must be a table, not a string");
   EXPECT_EQ(error("[[detect]]\nwindow = 3\n"), "DIR/agent.toml:1:1: 'detect' must be a table, not an array");
+  EXPECT_EQ(error("[detect]\nworkload_changes = \"yes\"\n"),
+            "DIR/agent.toml:2:20: 'detect.workload_changes' must be a boolean (true or false), not a string");
   EXPECT_EQ(error("[store]\nmax_size = true\n"),
             "DIR/agent.toml:2:12: 'store.max_size' must be a size string such as \"256MiB\", not a boolean");
   EXPECT_EQ(error("root = \"\"\n"), "DIR/agent.toml:1:8: 'root' must not be empty");
@@ -218,6 +223,9 @@ TEST_F(AgentConfigTest, RangeChecks) {
   EXPECT_EQ(load("interval = \"1ms\"\n").interval, nanoseconds(1ms));
   EXPECT_EQ(error("[detect]\nwindow = 1\n"), "DIR/agent.toml:2:10: 'detect.window' = 1 is out of range (want at least 2)");
   EXPECT_EQ(load("[detect]\nwindow = 2\n").window, 2u);
+  EXPECT_EQ(error("[detect]\nregimes = 65\n"), "DIR/agent.toml:2:11: 'detect.regimes' = 65 is out of range (want 0..64)");
+  EXPECT_FALSE(load("[detect]\nworkload_changes = false\n").workload_changes);
+  EXPECT_EQ(load("[detect]\nrelearn = \"1m\"\n").relearn, nanoseconds(60s));
   EXPECT_EQ(error("[detect]\nstride = 0\n"), "DIR/agent.toml:2:10: 'detect.stride' = 0 is out of range (want at least 1)");
   EXPECT_EQ(error("[detect]\nstride = -3\n"), "DIR/agent.toml:2:10: 'detect.stride' = -3 is out of range (want at least 1)");
   EXPECT_EQ(error("[detect]\nmin_windows = 0\n"),
@@ -304,6 +312,9 @@ TEST(AgentConfig, DeployExampleIsTheDefaults) {
   sentinel.min_windows = 7;
   sentinel.end_after = 7;
   sentinel.seed = 7;
+  sentinel.workload_changes = false;
+  sentinel.relearn = 7s;
+  sentinel.regimes = 7;
   // Every key is set in the file (none falls back to the sentinel base), and to its default.
   expect_defaults(load_agent_config(example, sentinel));
 }

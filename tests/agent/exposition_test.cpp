@@ -157,6 +157,8 @@ TEST(Exposition, FamiliesTypesAndValues) {
       {"reveal_windows_scored_total", "counter"},
       {"reveal_incidents_total", "counter"},
       {"reveal_absence_incidents_total", "counter"},
+      {"reveal_workload_changes_total", "counter"},
+      {"reveal_regimes_remembered", "gauge"},
       {"reveal_samples_total", "counter"},
       {"reveal_samples_skipped_total", "counter"},
       {"reveal_last_sample_timestamp_seconds", "gauge"},
@@ -348,6 +350,46 @@ TEST(Exposition, ActiveAbsence) {
   EXPECT_EQ(j["active_absences"][0], d["incidents"][0]);
   EXPECT_EQ(j["recent_absences"][0], d["incidents"][0]);
   EXPECT_EQ(j["active_absences"][0]["kind"], "absence");
+}
+
+// A job started: a workload change as the streaming detector builds it.
+Incident sample_change() {
+  Incident c;
+  c.kind = "workload_change";
+  c.start_unix_ns = 1'800'000'100'000'000'000;
+  c.end_unix_ns = 1'800'000'133'000'000'000;
+  c.subsystem = Subsystem::cpu;
+  c.confidence = 0.8;
+  c.subsystem_shares = {{Subsystem::cpu, 0.8}, {Subsystem::network, 0.2}};
+  c.top = {{"proc.stat:user", "ticks", Subsystem::cpu, 180, 20, 40}};
+  c.action = "ended: a new regime learned";
+  return c;
+}
+
+TEST(Exposition, WorkloadChangesAreNotIncidents) {
+  AgentSnapshot s = snapshot();
+  s.workload_changes_total = 5;
+  s.regimes_remembered = 3;
+  s.active_workload_change = sample_change();
+  s.workload_changes = {sample_change()};
+  const std::string text = render_metrics(s);
+  const auto fams = parse(text);
+  EXPECT_NE(text.find("reveal_workload_changes_total 5\n"), std::string::npos);
+  EXPECT_NE(text.find("reveal_regimes_remembered 3\n"), std::string::npos);
+  EXPECT_EQ(fams.at("reveal_workload_change_active").samples,
+            (std::vector<std::string>{"reveal_workload_change_active{subsystem=\"cpu\",top_channel=\"proc.stat:user\"} 1"}));
+  EXPECT_EQ(text.find("reveal_incident_active"), std::string::npos) << "a change is not an incident";
+  const auto j = nlohmann::json::parse(render_incidents_json(s));
+  EXPECT_TRUE(j["active"].is_null());
+  EXPECT_TRUE(j["recent"].empty());
+  ASSERT_TRUE(j["active_workload_change"].is_object());
+  ASSERT_EQ(j["workload_changes"].size(), 1u);
+  EXPECT_EQ(j["workload_changes"][0]["kind"], "workload_change");
+  EXPECT_EQ(j["workload_changes"][0]["action"], "ended: a new regime learned");
+  // None open: null, and no gauge.
+  s.active_workload_change.reset();
+  EXPECT_TRUE(nlohmann::json::parse(render_incidents_json(s))["active_workload_change"].is_null());
+  EXPECT_EQ(render_metrics(s).find("reveal_workload_change_active"), std::string::npos);
 }
 
 TEST(Exposition, IncidentsJsonMatchesDetectJson) {

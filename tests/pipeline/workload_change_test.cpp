@@ -1,0 +1,233 @@
+// Workload changes vs faults in the streaming detector (issue #17): the symptom gate, the
+// settled test, and the detector's episodes on a synthetic host.
+#include "pipeline/workload_change.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "reveal/streaming.h"
+
+namespace reveal {
+namespace {
+
+constexpr std::int64_t kT0 = std::int64_t(1'700'000'000) * 1'000'000'000;
+
+// 1 Hz synthetic host: CPU busy % and memory used % (load), the CPU pressure stall share
+// (symptom: proc.pressure), and a received-bytes counter (load).
+struct Host {
+  std::vector<ChannelInfo> channels = {{"derived_src:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                                       {"test:mem_used", "%", Kind::gauge, Subsystem::memory},
+                                       {"proc.pressure:cpu_some_avg10", "%", Kind::gauge, Subsystem::cpu},
+                                       {"test:rx_bytes", "bytes", Kind::counter, Subsystem::network}};
+  std::mt19937_64 rng;
+  std::normal_distribution<double> noise{0.0, 1.0};
+  double rx = 0;
+  explicit Host(std::uint64_t seed) : rng(seed) {}
+  // cpu: busy level; mem: memory level; psi: stall share; rx_rate: bytes/s.
+  std::vector<double> row(double cpu, double mem, double psi, double rx_rate = 5e6) {
+    rx += rx_rate + 2e5 * noise(rng);
+    return {cpu + 2 * noise(rng), mem + 1 * noise(rng), std::max(0.0, psi + 0.5 * noise(rng)), rx};
+  }
+};
+
+StreamingOptions options() {
+  StreamingOptions o;
+  o.warmup_samples = 60;
+  o.refit_samples = 120;
+  o.history_samples = 600;
+  o.relearn_samples = 30;
+  return o;
+}
+
+struct Episodes {
+  std::size_t incidents = 0, changes_opened = 0, changes_closed = 0;
+  std::int64_t first_incident_at = -1, first_change_at = -1;
+};
+
+template <class RowFn>
+Episodes run(StreamingDetector& d, Host& h, std::size_t from, std::size_t to, RowFn&& f) {
+  Episodes e;
+  for (std::size_t i = from; i < to; ++i) {
+    const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, f(h, i));
+    if (u.opened) {
+      ++e.incidents;
+      if (e.first_incident_at < 0) e.first_incident_at = std::int64_t(i);
+    }
+    if (u.change_opened) {
+      ++e.changes_opened;
+      if (e.first_change_at < 0) e.first_change_at = std::int64_t(i);
+    }
+    e.changes_closed += u.change_closed;
+  }
+  return e;
+}
+
+TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
+  const ChannelInfo psi{"proc.pressure:cpu_some_avg10", "%", Kind::gauge, Subsystem::cpu};
+  const ChannelInfo busy{"derived:cpu_busy_pct", "%", Kind::gauge, Subsystem::cpu};
+  const ChannelInfo retrans{"proc.net.snmp:Tcp_RetransSegs", "count/s", Kind::counter, Subsystem::network};
+  pipeline::SymptomGate g;
+  g.reset({&busy, &psi, &retrans});
+  EXPECT_EQ(g.symptom_channels(), 2u);
+  const std::vector<double> scale{1.0, 1.0, 0.5};
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{50, 0, 0}, scale)) << "load alone is no symptom";
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, 8, 0}, scale)) << "PSI up 8 points: not material";
+  EXPECT_TRUE(g.symptomatic(std::vector<double>{0, 12, 0}, scale)) << "PSI up 12 points";
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, 5, 0}, std::vector<double>{1, 3, 1})) << "z below 6";
+  EXPECT_TRUE(g.symptomatic(std::vector<double>{0, 0, 7}, scale)) << "retransmits: any significant rise";
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, -20, -9}, scale)) << "falls are no symptom";
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, NAN, NAN}, scale));
+}
+
+TEST(Settled, APlateauIsSettledARampIsNot) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise;
+  const std::size_t n = 40;
+  std::vector<std::vector<double>> plateau(n), ramp(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    plateau[r] = {70 + 2 * noise(rng), 30 + noise(rng), 5 + noise(rng)};
+    ramp[r] = {20 + 2.0 * double(r) + noise(rng), 60 - 1.5 * double(r) + noise(rng), 5 + noise(rng)};
+  }
+  const std::vector<int> cols{0, 1, 2};
+  const std::vector<double> floors{1, 1, 1}, zbar{20, -15, 0.5};
+  auto from = [](const std::vector<std::vector<double>>& m) {
+    return [&m](std::uint64_t r) { return std::span<const double>(m[r]); };
+  };
+  EXPECT_TRUE(pipeline::settled(0, n, from(plateau), cols, floors, zbar));
+  EXPECT_FALSE(pipeline::settled(0, n, from(ramp), cols, floors, zbar));
+  EXPECT_FALSE(pipeline::settled(0, 6, from(plateau), cols, floors, zbar)) << "too few rows";
+  // Channels that did not move in the episode say nothing: a ramp there is ignored.
+  EXPECT_TRUE(pipeline::settled(0, n, from(ramp), cols, floors, std::vector<double>{0.1, 0.2, 0.5}));
+}
+
+TEST(WorkloadChange, AJobStartIsAChangeNotAnIncidentAndTheNewRegimeIsLearned) {
+  Host h(1);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  ASSERT_TRUE(d.model_ready());
+  // A job starts at 150: CPU and memory up, traffic up, no stall.
+  const Episodes e = run(d, h, 150, 400, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
+  EXPECT_EQ(e.incidents, 0u);
+  EXPECT_EQ(e.changes_opened, 1u);
+  EXPECT_GE(e.first_change_at, 150);
+  EXPECT_LE(e.first_change_at, 154);
+  ASSERT_EQ(d.workload_changes().size(), 1u);
+  const Incident& ch = d.workload_changes()[0];
+  EXPECT_EQ(ch.kind, "workload_change");
+  EXPECT_EQ(ch.action, "ended: a new regime learned");
+  EXPECT_NEAR(double(ch.start_unix_ns - kT0) * 1e-9, 150.0, 3.0);
+  EXPECT_LE(double(ch.end_unix_ns - kT0) * 1e-9, 150.0 + 30 + 3 + 3);  // relearn_samples + window + slack
+  EXPECT_FALSE(d.active_change());
+  EXPECT_FALSE(d.active());
+  EXPECT_EQ(d.regimes_remembered(), 1u);
+}
+
+TEST(WorkloadChange, AReturningWorkloadIsAKnownRegime) {
+  Host h(2);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  run(d, h, 150, 400, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
+  ASSERT_EQ(d.workload_changes().size(), 1u);
+  // The job stops: the host is back in its first regime, which the memory knows.
+  const Episodes e = run(d, h, 400, 500, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  EXPECT_EQ(e.incidents, 0u);
+  ASSERT_EQ(d.workload_changes().size(), 2u);
+  EXPECT_EQ(d.workload_changes()[1].action, "returned to a known regime");
+  EXPECT_LE(double(d.workload_changes()[1].end_unix_ns - kT0) * 1e-9, 405.0);
+  EXPECT_EQ(d.regimes_remembered(), 1u);  // the job's regime, now remembered in turn
+}
+
+TEST(WorkloadChange, AStallIsAnIncidentAtOnset) {
+  Host h(3);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); });
+  // A CPU hog: busy up and 30 % of the time stalled.
+  const Episodes e = run(d, h, 150, 180, [](Host& x, std::size_t) { return x.row(95, 30, 30.0); });
+  EXPECT_EQ(e.changes_opened, 0u);
+  EXPECT_EQ(e.incidents, 1u);
+  EXPECT_LE(e.first_incident_at, 154);
+  ASSERT_TRUE(d.active());
+  EXPECT_EQ(d.active()->kind, "anomaly");
+  EXPECT_EQ(d.active()->subsystem, Subsystem::cpu);
+  // It ends with the fault.
+  run(d, h, 180, 220, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); });
+  EXPECT_FALSE(d.active());
+  ASSERT_EQ(d.closed().size(), 1u);
+  EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 180.0, 3.0);
+}
+
+TEST(WorkloadChange, SymptomsRisingDuringAChangeOpenAnIncidentThere) {
+  Host h(4);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  // A job starts at 150 (a change); at 165, before it is learned, the host starts stalling.
+  const Episodes e = run(d, h, 150, 200, [](Host& x, std::size_t i) {
+    return i < 165 ? x.row(75, 55, 0.5, 2e7) : x.row(95, 55, 35.0, 2e7);
+  });
+  EXPECT_EQ(e.changes_opened, 1u);
+  EXPECT_EQ(e.incidents, 1u);
+  EXPECT_GE(e.first_incident_at, 165);
+  EXPECT_LE(e.first_incident_at, 170);
+  ASSERT_TRUE(d.active());
+  EXPECT_NEAR(double(d.active()->start_unix_ns - kT0) * 1e-9, 165.0, 3.0);
+  ASSERT_EQ(d.workload_changes().size(), 1u);
+  EXPECT_EQ(d.workload_changes()[0].action, "ended: symptoms rose, an incident opened");
+}
+
+TEST(WorkloadChange, ALeakIsAnIncidentNotANewRegime) {
+  Host h(5);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(40, 30, 0.5); });
+  // Memory grows 0.8 points a second from 150 on, with no stall: a leak keeps drifting.
+  const Episodes e = run(d, h, 150, 230, [](Host& x, std::size_t i) { return x.row(40, 30 + 0.8 * double(i - 150), 0.5); });
+  EXPECT_EQ(e.incidents, 1u);
+  ASSERT_TRUE(d.active());
+  EXPECT_EQ(d.active()->subsystem, Subsystem::memory);
+  // It starts where the drift became visible, not when re-learning gave up (~30 s later).
+  EXPECT_LT(double(d.active()->start_unix_ns - kT0) * 1e-9, 170.0) << "the incident is the whole drift";
+  EXPECT_TRUE(d.workload_changes().empty());
+}
+
+TEST(WorkloadChange, AnIncidentEndsWhenItsSymptomsAreGoneAndTheLoadSettled) {
+  Host h(6);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  // A stall from 150 to 175, during which a job started that keeps running afterwards.
+  run(d, h, 150, 175, [](Host& x, std::size_t) { return x.row(95, 55, 30.0, 2e7); });
+  ASSERT_TRUE(d.active());
+  run(d, h, 175, 260, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
+  EXPECT_FALSE(d.active()) << "the incident outlived its fault";
+  ASSERT_EQ(d.closed().size(), 1u);
+  EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 175.0, 3.0);
+  // The job's regime is the reference now: it raises nothing more.
+  const Episodes e = run(d, h, 260, 400, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
+  EXPECT_EQ(e.incidents, 0u);
+  EXPECT_EQ(e.changes_opened, 0u);
+}
+
+TEST(WorkloadChange, OffMeansEveryAnomalyIsAnIncident) {
+  Host h(7);
+  StreamingOptions o = options();
+  o.workload_changes = false;
+  StreamingDetector d({}, h.channels, o);
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  const Episodes e = run(d, h, 150, 250, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
+  EXPECT_EQ(e.incidents, 1u);
+  EXPECT_EQ(e.changes_opened, 0u);
+  EXPECT_TRUE(d.active()) << "without re-learning, a job start stays an incident";
+}
+
+TEST(WorkloadChange, RelearnNeedsFourWindows) {
+  Host h(8);
+  StreamingOptions o = options();
+  o.relearn_samples = 4;
+  EXPECT_THROW(StreamingDetector({}, h.channels, o), DetectError);
+  o.workload_changes = false;
+  EXPECT_NO_THROW(StreamingDetector({}, h.channels, o));
+}
+
+}  // namespace
+}  // namespace reveal
