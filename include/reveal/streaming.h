@@ -23,9 +23,11 @@
 // (`regimes_kept`, least recently used dropped). A change turns into an incident when symptoms
 // rise during it (the incident starts at the symptomatic windows) or when it keeps drifting (a
 // leak: the incident is the whole episode). An incident whose symptoms are gone for
-// `relearn_samples` rows while the load stays different and settled ends there, and its last
-// rows become the new regime: a fault that ended during a job change does not hold an incident
-// open forever.
+// `relearn_samples` rows while the load stays different and settled ends there (at its last
+// symptomatic window), and those rows become the new regime: a fault that ended during a job
+// change does not hold an incident open forever. An incident older than 3 × relearn_samples
+// whose last relearn_samples rows settled, symptoms and all, ends too and that state becomes
+// the reference (another tenant's job contending for the CPU for good, a fault nobody fixed).
 // An incident's evidence (IncidentEvidence, src/explain/evidence.h) and attribution
 // (src/explain/attribution.h) are the ones detect() uses; attribution is recomputed whenever
 // the open incident grows. tests/pipeline/parity_test.cpp checks that both paths report the

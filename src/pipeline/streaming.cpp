@@ -15,6 +15,8 @@ namespace reveal {
 namespace {
 constexpr double kNaN = __builtin_nan("");
 constexpr std::size_t kMaxClosed = 100;
+// An incident lasting this many relearn_samples ends once its state settled (after_window).
+constexpr std::uint64_t kPersistRelearns = 3;
 }  // namespace
 
 StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<ChannelInfo> channels,
@@ -427,18 +429,25 @@ void StreamingDetector::after_window(bool symptomatic) {
     last_symptom_row_ = rows_ - 1;
   }
   // Symptoms gone (or never there) for relearn_samples rows while the load stays different and
-  // settled: the fault is over and the host runs something else now.
+  // settled: the fault is over and the host runs something else now. Or the incident has lasted
+  // kPersistRelearns × relearn_samples rows and its last relearn_samples rows are settled,
+  // symptoms included: a lasting state (another tenant's job contending for the CPU, a fault
+  // nobody fixed) becomes the reference; leaving it is then a return to a known regime.
   const std::uint64_t quiet_from = had_symptom_ ? last_symptom_row_ + 1 : episode_row0_ + L;
-  const std::uint64_t r0 = std::max(quiet_from, oldest);
-  if (rows_ < r0 + relearn || !pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) return;
+  const bool quiet = rows_ >= std::max(quiet_from, oldest) + relearn;
+  const bool lasting = rows_ >= episode_row0_ + kPersistRelearns * relearn;
+  if (!quiet && !lasting) return;
+  const std::uint64_t r0 = quiet ? std::max(quiet_from, oldest) : rows_ - relearn;
+  if (!pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) return;
   Incident inc = std::move(*active_);
   active_.reset();
-  if (had_symptom_ && last_symptom_row_ < rows_) {
+  if (quiet && had_symptom_ && last_symptom_row_ < rows_) {
     inc.end_unix_ns = std::max(inc.start_unix_ns, hist_t_[slot(last_symptom_row_)]);
     inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
   }
   inc.action += inc.action.empty() ? "" : " ";
-  inc.action += "(ended: the host settled into a new regime, now the reference)";
+  inc.action += quiet ? "(ended: its symptoms are gone and the host settled into a new regime, now the reference)"
+                      : "(ended: the state lasted and settled; it is the reference now)";
   closed_.push_back(std::move(inc));
   if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
   update_.closed = true;

@@ -208,6 +208,25 @@ TEST(WorkloadChange, AnIncidentEndsWhenItsSymptomsAreGoneAndTheLoadSettled) {
   EXPECT_EQ(e.changes_opened, 0u);
 }
 
+TEST(WorkloadChange, ALastingStallBecomesTheReferenceAndItsEndIsAKnownRegime) {
+  Host h(9);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(40, 30, 1.0); });
+  // Another tenant's job contends for the CPU from 150 on, for good.
+  const Episodes e = run(d, h, 150, 300, [](Host& x, std::size_t) { return x.row(95, 45, 30.0, 2e7); });
+  EXPECT_EQ(e.incidents, 1u);
+  ASSERT_EQ(d.closed().size(), 1u) << "the incident ends once the lasting state settled";
+  const double dur = double(d.closed()[0].end_unix_ns - d.closed()[0].start_unix_ns) * 1e-9;
+  EXPECT_GE(dur, 85.0);
+  EXPECT_LE(dur, 100.0);
+  EXPECT_FALSE(d.active());
+  // The tenant leaves: the host is back in its first regime, a known one, no incident.
+  const Episodes back = run(d, h, 300, 360, [](Host& x, std::size_t) { return x.row(40, 30, 1.0); });
+  EXPECT_EQ(back.incidents, 0u);
+  ASSERT_FALSE(d.workload_changes().empty());
+  EXPECT_EQ(d.workload_changes().back().action, "returned to a known regime");
+}
+
 TEST(WorkloadChange, OffMeansEveryAnomalyIsAnIncident) {
   Host h(7);
   StreamingOptions o = options();
