@@ -56,11 +56,11 @@ struct ChannelInfo {
 //   symptom: the host is short of something or something failed — pressure stall time (PSI),
 //            steal and I/O wait, direct reclaim, major faults, swapping, OOM kills, CPU
 //            throttling (cgroup quota, thermal), TCP retransmits and timeouts, drops, errors,
-//            overruns, I/O queue time, GPU/RDMA error and throttle counters, the sampler
-//            running late. A symptom moving is evidence of a fault.
+//            overruns, I/O latency per request (derived:disk_await_ms), GPU/RDMA error and
+//            throttle counters. A symptom moving is evidence of a fault.
 //   load:    how much work runs — utilisation, throughput, activity counts (bytes, packets,
-//            ticks, context switches, page allocations, minor faults), memory levels. These
-//            move whenever a job starts, stops or changes phase.
+//            ticks, context switches, page allocations, minor faults, disk time totals),
+//            memory levels. These move whenever a job starts, stops or changes phase.
 // From the channel name alone (source and field, case-insensitive; the index is ignored), so it
 // applies to stored and imported recordings alike. Unknown channels are load.
 enum class ChannelRole : std::uint8_t { load, symptom };

@@ -16,6 +16,7 @@ double material_rise(const std::string& unit) {
   if (unit == "%") return 10.0;
   if (unit == "us/s" || unit == "us") return 1e5;
   if (unit == "ms/s" || unit == "ms") return 100.0;
+  if (unit == "ms/op") return 5.0;  // I/O latency per request
   if (unit == "seconds" || unit == "s") return 0.5;
   return 0.0;  // counts of errors, drops, retransmits, stalls: any significant rise
 }

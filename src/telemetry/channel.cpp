@@ -82,13 +82,10 @@ ChannelRole channel_role(std::string_view name) {
     if (contains(field, "oom") || field.rfind("compact_stall", 0) == 0) return ChannelRole::symptom;
     return ChannelRole::load;  // page allocations, frees, minor faults, dirty/writeback levels
   }
-  if (source == "proc.diskstats") {
-    // Time spent waiting on the device grows with latency, not just with the work done.
-    if (contains(field, "weighted_io_time") || contains(field, "read_time") || contains(field, "write_time") ||
-        contains(field, "flush_time") || contains(field, "ios_in_progress"))
-      return ChannelRole::symptom;
-    return ChannelRole::load;
-  }
+  // Disk time totals (read_time, weighted_io_time, ...) grow with the work done as much as with
+  // latency (a checkpoint's burst of writes): load. Latency per request is the symptom.
+  if (source == "proc.diskstats") return ChannelRole::load;
+  if (source == "derived" && field.rfind("disk_await_ms", 0) == 0) return ChannelRole::symptom;
   if (source == "proc.meminfo") return ChannelRole::load;  // levels move with every job
   for (std::string_view f : kSymptomFragments)
     if (contains(field, f)) return ChannelRole::symptom;
