@@ -12,7 +12,8 @@ namespace reveal::pipeline {
 namespace {
 
 // The smallest rise of a symptom channel that is operationally material, by unit.
-double material_rise(const std::string& unit) {
+double material_rise(const std::string& name, const std::string& unit) {
+  if (name == "proc.stat:processes") return 200.0;  // processes created per second
   if (unit == "%") return 10.0;
   if (unit == "us/s" || unit == "us") return 1e5;
   if (unit == "ms/s" || unit == "ms") return 100.0;
@@ -29,7 +30,7 @@ void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans) {
   for (std::size_t j = 0; j < chans.size(); ++j)
     if (channel_role(chans[j]->name) == ChannelRole::symptom) {
       idx_.push_back(j);
-      material_.push_back(material_rise(chans[j]->unit));
+      material_.push_back(material_rise(chans[j]->name, chans[j]->unit));
     }
 }
 

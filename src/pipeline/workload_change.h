@@ -7,7 +7,7 @@
 //   SymptomGate::symptomatic: some symptom channel rose materially in a window — its sustained
 //     robust z ≥ kSymptomZ and its rise (z × robust scale) at least the unit's material step
 //     (10 points for shares in %, 100 ms/s of stall or wait time, 0.1 s/s in us/s, 5 ms more
-//     per I/O request): a 0.5 %
+//     per I/O request, 200 processes created per second): a 0.5 %
 //     PSI blip on a quiet reference is not a symptom, a job stalled 10 % of the time is.
 //   settled: the rows since a change look like one steady regime. Among the kDriftChannels
 //     channels that moved most (largest |mean z| of the episode, at least 3), a channel drifts

@@ -76,6 +76,10 @@ ChannelRole channel_role(std::string_view name) {
   if (field.rfind("steal", 0) == 0 || field.rfind("iowait", 0) == 0) return ChannelRole::symptom;
   if (field.rfind("cpu_steal_pct", 0) == 0 || field.rfind("cpu_iowait_pct", 0) == 0) return ChannelRole::symptom;
   if (source == "proc.stat" && field.rfind("procs_blocked", 0) == 0) return ChannelRole::symptom;
+  // Processes created: a job forks a few dozen at start; thousands a second is a fork or exec
+  // storm (a crash loop, a fork bomb, a runaway health check). SymptomGate asks for a material
+  // rise of 200/s.
+  if (source == "proc.stat" && field == "processes") return ChannelRole::symptom;
   if (source == "proc.vmstat") {
     for (std::string_view f : kVmstatSymptoms)
       if (field.rfind(f, 0) == 0) return ChannelRole::symptom;

@@ -80,6 +80,11 @@ TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
   EXPECT_TRUE(g.symptomatic(std::vector<double>{0, 0, 7}, scale)) << "retransmits: any significant rise";
   EXPECT_FALSE(g.symptomatic(std::vector<double>{0, -20, -9}, scale)) << "falls are no symptom";
   EXPECT_FALSE(g.symptomatic(std::vector<double>{0, NAN, NAN}, scale));
+  // Processes created: a job start's few dozen are not a storm, thousands a second are.
+  const ChannelInfo forks{"proc.stat:processes", "count/s", Kind::counter, Subsystem::cpu};
+  g.reset({&forks});
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{40}, std::vector<double>{1.0}));
+  EXPECT_TRUE(g.symptomatic(std::vector<double>{40}, std::vector<double>{10.0}));
 }
 
 TEST(Settled, APlateauIsSettledARampIsNot) {

@@ -9,7 +9,7 @@ namespace {
 TEST(ChannelRole, ShortageAndFailureChannelsAreSymptoms) {
   for (const char* name : {"proc.pressure:cpu_some_total", "proc.pressure:io_full_avg10", "derived:psi_memory_some_pct",
                            "proc.stat:steal", "proc.stat:steal.cpu1", "proc.stat:iowait.cpu0", "derived:cpu_steal_pct",
-                           "derived:cpu_iowait_pct.cpu3", "proc.stat:procs_blocked", "proc.vmstat:pgmajfault",
+                           "derived:cpu_iowait_pct.cpu3", "proc.stat:procs_blocked", "proc.stat:processes", "proc.vmstat:pgmajfault",
                            "proc.vmstat:allocstall_normal", "proc.vmstat:pgscan_direct", "proc.vmstat:pswpout",
                            "proc.vmstat:oom_kill", "proc.vmstat:workingset_refault_file", "proc.net.snmp:Tcp_RetransSegs",
                            "proc.net.snmp:TcpExt_TCPTimeouts", "proc.net.dev:rx_drop.eth0", "proc.net.dev:tx_errs.ib0",
@@ -24,7 +24,7 @@ TEST(ChannelRole, WorkAndLevelsAreLoad) {
   for (const char* name : {"proc.stat:user", "proc.stat:idle.cpu1", "derived:cpu_busy_pct", "derived:cpu_user_pct.cpu0",
                            "proc.vmstat:pgalloc_normal", "proc.vmstat:pgfree", "proc.vmstat:pgfault",
                            "proc.vmstat:nr_isolated_anon", "perf:context-switches", "perf:page-faults",
-                           "proc.stat:processes", "proc.stat:ctxt", "proc.net.dev:rx_bytes.lo",
+                           "proc.stat:processes_blocked_x", "proc.stat:ctxt", "proc.net.dev:rx_bytes.lo",
                            "derived:net_tx_bytes_per_s", "proc.diskstats:sectors_written.vda",
                            "proc.diskstats:discards_completed.vda", "proc.diskstats:weighted_io_time_ms.nvme0n1",
                            "proc.diskstats:write_time_ms.vda", "proc.meminfo:MemAvailable",
