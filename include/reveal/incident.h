@@ -90,7 +90,8 @@ struct Incident {
   Subsystem subsystem = Subsystem::system;
   double confidence = 0;                  // share of the evidence for `subsystem`, 0..1
   std::vector<std::pair<Subsystem, double>> subsystem_shares;  // descending
-  // The entity (channel label: "gpu0", "eth0", "nvme0n1", "cpu15", a cgroup...) whose channels
+  // The entity (channel label: "gpu0", "eth0", "nvme0n1", "cpu15", a cgroup...; a CPU's idle
+  // states "cpu15.C6" count as "cpu15") whose channels
   // carry the largest share of the evidence, across subsystems, with that share; empty when
   // no label carries at least kFocusMinShare (host-wide channels dominate). A GPU whose power
   // cap, PCIe traffic and tensor activity all move is named here even though those channels

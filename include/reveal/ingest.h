@@ -141,8 +141,9 @@ void write_store(const std::filesystem::path& out, const Recording& rec);
 // unit, kind, subsystem, counter width, wrap range and help. Returns how many matched.
 std::size_t adopt_channel_info(Recording& rec, const std::vector<ChannelInfo>& known);
 
-// The subsystem a channel name most likely belongs to: Reveal's own sources exactly
-// ("proc.meminfo:…" memory, "nvml:…" gpu), other names by keyword; Subsystem::system otherwise.
+// The subsystem a channel name most likely belongs to: Reveal's own sources exactly, as their
+// probes classify them ("proc.meminfo:…" memory, "nvml:…" gpu, "proc.diskstats:….zram0" memory),
+// other names by keyword; Subsystem::system otherwise.
 Subsystem guess_subsystem(std::string_view name);
 
 }  // namespace reveal

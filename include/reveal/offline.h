@@ -27,8 +27,9 @@
 //   robust-SD level c_d / cut_d, c = (s − median) / max(1.4826·MAD, floor) of the reference.
 // Attribution: among channels with mean |z| ≥ 3 over the incident, each weighs its effect size
 //   |ln((|v|+ε)/(|ref|+ε))| (ε = unit resolution, 5 points for % and 0/1 states; cap ln 100;
-//   falls ×0.25; per-CPU channels ÷ number of CPUs); a subsystem's evidence is the sum of its
-//   3 strongest; confidence = its share of all evidence.
+//   falls ×0.25; load channels ×0.5 against symptom channels, channel_role in reveal/channel.h;
+//   per-CPU channels ÷ number of CPUs); a subsystem's evidence is the sum of its 3 strongest;
+//   confidence = its share of all evidence.
 // Incidents: k = 2 anomalous windows in a row open one, not before the start-up settle is over
 //   (incident.h).
 // Self mode reweights: windows whose robust-SD level max_d c_d / cut_d is ≥ 0.5 (± one window

@@ -8,6 +8,7 @@
 // root has, go after a "<!-- host-dependent -->" marker: only the part above it is
 // reproducible anywhere, and tests/cli/metrics_doc_test.sh compares that part
 // (scripts/gen_metrics_doc.sh regenerates the file).
+#include <algorithm>
 #include <stdlib.h>
 
 #include <cstdio>
@@ -35,9 +36,13 @@ namespace fs = std::filesystem;
 //    instances are numbered: each index is collapsed part by part ("cpu<N>", "cpu<N>.POLL",
 //    "package-<N>.dram");
 //  * otherwise they are names chosen by the host (interfaces, disks, HCAs, chips, cgroups) and
-//    the whole index becomes one placeholder from the probe's main subsystem: "<iface>",
+//    the whole index becomes one placeholder from the probe's main subsystem (its most common;
+//    a tie goes to the first channel's): "<iface>",
 //    "<disk>", "<device>" (interconnect), "<gpu>", else "<instance>". Network and storage
-//    instances are always names ("eth0" and "lo" alike).
+//    instances are always names ("eth0" and "lo" alike). An instance whose channel has another
+//    subsystem than the same field of the other instances (the most common one; a tie goes to
+//    the first seen) keeps its collapsed index, so that the exception shows: proc.diskstats'
+//    "zram<N>" rows are memory, "<disk>" ones storage.
 std::string collapse_part(std::string_view part) {
   std::size_t digits = part.size();
   while (digits > 0 && part[digits - 1] >= '0' && part[digits - 1] <= '9') --digits;
@@ -86,8 +91,8 @@ void collapse(ProbeDoc& d) {
     first_shapes.insert(shape);
     ++subsystems[c.subsystem];
   }
-  Subsystem main = Subsystem::system;
-  std::size_t best = 0;
+  Subsystem main = d.channels.empty() ? Subsystem::system : d.channels.front().subsystem;  // a tie: the first's
+  std::size_t best = subsystems[main];
   for (const auto& [s, n] : subsystems)
     if (n > best) best = n, main = s;
   numbered = numbered && first_shapes.size() == 1 && main != Subsystem::network && main != Subsystem::storage;
@@ -96,12 +101,25 @@ void collapse(ProbeDoc& d) {
                                   : main == Subsystem::interconnect ? "<device>"
                                   : main == Subsystem::gpu          ? "<gpu>"
                                                                     : "<instance>";
+  // Per field ("<source>:<field>"), its most common subsystem over the instances.
+  std::map<std::string, std::vector<std::pair<Subsystem, std::size_t>>> field_subsystems;
+  for (const auto& c : d.channels) {
+    auto& counts = field_subsystems[c.name.substr(0, index_start(c.name))];
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& p) { return p.first == c.subsystem; });
+    if (it == counts.end()) counts.emplace_back(c.subsystem, 1);
+    else ++it->second;
+  }
+  const auto field_subsystem = [&](const std::string& field) {
+    const auto& counts = field_subsystems[field];
+    return std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  };
   std::set<std::string> seen;
   for (const auto& c : d.channels) {
     Row r{c.name, c.unit, std::string(to_string(c.kind)), std::string(to_string(c.subsystem)), c.help};
     if (const auto dot = index_start(c.name); dot != std::string::npos) {
       const std::string index = c.name.substr(dot + 1);
-      const std::string pat = numbered ? collapse_parts(index) : placeholder;
+      const bool exception = c.subsystem != field_subsystem(c.name.substr(0, dot));
+      const std::string pat = numbered || exception ? collapse_parts(index) : placeholder;
       r.pattern = c.name.substr(0, dot + 1) + pat;
       if (index.size() >= 2)
         for (auto p = r.help.find(index); p != std::string::npos; p = r.help.find(index, p + pat.size()))

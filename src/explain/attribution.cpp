@@ -7,19 +7,32 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <string_view>
 
 namespace reveal::explain {
 namespace {
 
 constexpr double kFallWeight = 0.25;
+constexpr double kLoadWeight = 0.5;  // a load channel's evidence against a symptom channel's (channel_role)
 const double kMaxEffect = std::log(100.0);  // effect-size cap for attribution (100×)
 constexpr std::size_t kTopPerSubsystem = 3;
 
-// True for a per-CPU channel: its label (channel_label) is "cpu<N>".
-bool is_per_cpu(const std::string& name) {
-  const std::string label = channel_label(name);
-  return label.size() > 3 && label.compare(0, 3, "cpu") == 0 &&
-         std::all_of(label.begin() + 3, label.end(), [](char c) { return c >= '0' && c <= '9'; });
+// The length of the "cpu<N>" that opens `label`, when the label is one CPU's: "cpu3", or "cpu3."
+// followed by more (sys.cpuidle's "cpu3.C6": one idle state of CPU 3); 0 otherwise.
+std::size_t per_cpu_prefix(std::string_view label) {
+  if (label.size() < 4 || label.compare(0, 3, "cpu") != 0) return 0;
+  std::size_t i = 3;
+  while (i < label.size() && label[i] >= '0' && label[i] <= '9') ++i;
+  if (i == 3 || (i < label.size() && label[i] != '.')) return 0;
+  return i;
+}
+
+// The entity a channel's evidence goes to for the focus: its label, cut to "cpu<N>" for a
+// per-CPU channel (every idle state of CPU 3 is CPU 3).
+std::string focus_entity(const std::string& name) {
+  std::string label = channel_label(name);
+  if (const std::size_t n = per_cpu_prefix(label)) label.resize(n);
+  return label;
 }
 
 // The ε of the attribution effect size: the unit's resolution, but 5 points for shares
@@ -47,16 +60,34 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   // ln 100, with ε the channel's unit resolution. z alone would let a quiet but irrelevant
   // channel (virtual memory committed by a newly started process) outvote a large move on a
   // noisy one (CPU stall time 6 % → 82 %). Shares (%, 0/1 states) use ε = 5 points: a core
-  // going from 0 % to 95 % busy is a big move, not a 95-fold one. A per-CPU channel weighs 1/N
-  // of its effect on an N-CPU host: one core of sixteen is a sixteenth of the CPU (the host
-  // aggregate of the same quantity carries the host-level evidence). Rises weigh 1 and falls
-  // kFallWeight: a fault adds load or errors, while the victim workload slowing down shows as
-  // falls spread over every subsystem it uses, which must not outvote the cause.
-  // The same channel weights (falls, per-CPU channels) apply to the other detectors' shares.
+  // going from 0 % to 95 % busy is a big move, not a 95-fold one.
+  // Each channel's evidence is then multiplied by its channel weight, the product of:
+  //  * direction: rises weigh 1 and falls kFallWeight (0.25): a fault adds load or errors, while
+  //    the victim workload slowing down shows as falls spread over every subsystem it uses,
+  //    which must not outvote the cause;
+  //  * role (channel_role, reveal/channel.h): symptom channels (stall time, steal, reclaim,
+  //    drops, errors, retransmits, throttling, queue time, the sampler running late) weigh 1 and
+  //    load channels (utilisation, throughput, activity counts, levels) kLoadWeight (0.5): a
+  //    shortage is where the host hurts, while activity moves wherever work moves. A fork storm
+  //    allocates and faults pages by the hundred thousand per second (proc.vmstat:pgalloc_*,
+  //    pgfree, pgfault: load), which must not name memory over the CPU pressure it causes.
+  //    When only load channels move (a new job), every weight halves and the shares are as
+  //    without the role;
+  //  * per CPU: a channel of one CPU (label "cpu<N>", or "cpu<N>.<state>" for sys.cpuidle)
+  //    weighs 1/N on an N-CPU host: one core of sixteen is a sixteenth of the CPU (the host
+  //    aggregate of the same quantity carries the host-level evidence). Per-device channels
+  //    (a disk, a NIC) keep their full weight: devices are not interchangeable shares of one
+  //    pool, and one saturated disk or link is the whole fault of the job that uses it.
+  // The same channel weights apply to the other detectors' shares. Within a subsystem, the
+  // sum of its kTopPerSubsystem strongest weighted channels (below) caps what one quantity seen
+  // through many channels (a device and its partitions, bytes and packets of the same traffic,
+  // hundreds of co-moving vmstat counters) adds up to.
   const double n_cpus = std::max(1, cores);
-  const auto channel_weight = [&](std::size_t j) {
-    return (zbar[j] < 0 ? kFallWeight : 1.0) / (is_per_cpu(chans[j]->name) ? n_cpus : 1.0);
-  };
+  std::vector<double> static_weight(nc);  // role × per-CPU; the direction depends on zbar
+  for (std::size_t j = 0; j < nc; ++j)
+    static_weight[j] = (channel_role(chans[j]->name) == ChannelRole::load ? kLoadWeight : 1.0) /
+                       (per_cpu_prefix(channel_label(chans[j]->name)) ? n_cpus : 1.0);
+  const auto channel_weight = [&](std::size_t j) { return (zbar[j] < 0 ? kFallWeight : 1.0) * static_weight[j]; };
   std::vector<double> zev(nc, 0.0);
   double z_total = 0;
   for (std::size_t j : order) {
@@ -80,8 +111,8 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   double if_total = 0, spe_total = 0;
   for (double v : ifw) if_total += v;
   for (double v : spew) spe_total += v;
-  // Per subsystem, the sum of its kTopPerSubsystem strongest channels: one quantity seen
-  // through many channels (bytes, packets, segments of the same traffic) counts once-ish.
+  // Per subsystem, the sum of its kTopPerSubsystem strongest weighted channels: one quantity
+  // seen through many channels (bytes, packets, segments of the same traffic) counts once-ish.
   const auto subsystem_shares = [&](std::span<const double> per_channel) {
     std::map<Subsystem, std::vector<double>> by_sub;
     for (std::size_t j = 0; j < per_channel.size(); ++j)
@@ -138,11 +169,12 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     inc.subsystem = inc.subsystem_shares.front().first;
     inc.confidence = inc.subsystem_shares.front().second;
   }
-  // Focus: the label ("" = host-wide) with the largest share of the combined evidence.
+  // Focus: the entity ("" = host-wide; a CPU's channels, idle states included, are "cpu<N>")
+  // with the largest share of the combined evidence.
   std::map<std::string, double> by_label;
   double all_evidence = 0;
   for (std::size_t j = 0; j < nc; ++j) {
-    by_label[channel_label(chans[j]->name)] += combined[j];
+    by_label[focus_entity(chans[j]->name)] += combined[j];
     all_evidence += combined[j];
   }
   inc.focus.clear();

@@ -34,8 +34,11 @@ struct ChannelReference {
 // value), `chans` the model channels' descriptions, `cores` the host's CPUs (per-CPU channels
 // weigh 1/cores). Each detector gives subsystem shares: robust_z from effect sizes
 // |ln((|v|+ε)/(|ref|+ε))| of the channels with |z| ≥ 3 (ε: unit resolution, 5 points for % and
-// 0/1 states; cap ln 100), iforest and pca_spe from their contribution shares with the same
-// channel weights (falls ×0.25, per-CPU ÷ CPUs; each subsystem: the sum of its 3 largest).
+// 0/1 states; cap ln 100), iforest and pca_spe from their contribution shares; every detector's
+// per-channel evidence is multiplied by the same channel weight: falls ×0.25, load channels
+// ×0.5 (symptom channels ×1; channel_role in reveal/channel.h), per-CPU channels ("cpu<N>",
+// "cpu<N>.<state>") ÷ CPUs; each subsystem: the sum of its 3 largest. The focus is the label
+// with the largest share of the combined evidence, a CPU's channels counted as "cpu<N>".
 // The incident's shares are robust_z's when its peak level is ≥ 1; otherwise the mean of
 // iforest's and pca_spe's weighted by peak level over those ≥ 1 (robust_z when none is). The
 // top channels are those of largest |z| when robust_z takes part, else of largest combined share.

@@ -113,5 +113,125 @@ TEST(Attribute, TheActionNamesAChannelOfTheIncidentsSubsystem) {
   EXPECT_EQ(inc.subsystem, Subsystem::storage) << to_string(inc.subsystem);
 }
 
+
+// --- Channel weights: role (symptom vs load), per-CPU channels, focus entity ---------------------
+
+// Channels and their reference (median, floor) given directly: attribute() needs no model.
+struct Channels {
+  std::vector<ChannelInfo> info;
+  std::vector<double> median, floor;
+  std::vector<const ChannelInfo*> ptrs() const {
+    std::vector<const ChannelInfo*> p;
+    for (const auto& c : info) p.push_back(&c);
+    return p;
+  }
+  void add(std::string name, std::string unit, Subsystem sub, double ref, double fl = 1.0) {
+    info.push_back({std::move(name), std::move(unit), Kind::counter, sub});
+    median.push_back(ref);
+    floor.push_back(fl);
+  }
+  ChannelReference reference() const { return {median, floor}; }
+};
+
+double share_of(const Incident& inc, Subsystem s) {
+  for (const auto& [sub, v] : inc.subsystem_shares)
+    if (sub == s) return v;
+  return 0;
+}
+
+// A fork storm: thousands of processes a second, CPU pressure stalls, CPU busy, and the pages
+// every new process allocates, frees and faults. The page counters are load (channel_role), the
+// CPU stall time a symptom: the storm is the CPU's, not memory's, although three memory
+// counters moved a hundredfold.
+TEST(AttributeWeights, AForkStormsPageCountersAreLoadAndDoNotNameMemory) {
+  Channels c;
+  c.add("proc.pressure:cpu_some_total", "us", Subsystem::cpu, 1000);   // symptom
+  c.add("proc.stat:processes", "count", Subsystem::cpu, 2);            // load
+  c.add("derived:cpu_busy_pct", "%", Subsystem::cpu, 10);              // load
+  c.add("proc.vmstat:pgalloc_normal", "pages", Subsystem::memory, 4000);
+  c.add("proc.vmstat:pgfree", "pages", Subsystem::memory, 4000);
+  c.add("proc.vmstat:pgfault", "count", Subsystem::memory, 5000);
+  ASSERT_EQ(channel_role("proc.pressure:cpu_some_total"), ChannelRole::symptom);
+  for (std::size_t j = 1; j < c.info.size(); ++j) ASSERT_EQ(channel_role(c.info[j].name), ChannelRole::load);
+  const std::vector<double> zbar{40, 60, 9, 80, 75, 70};
+  const std::vector<double> mean{400000, 2000, 90, 600000, 600000, 800000};  // ≥ 100×: capped effect, except busy %
+  Incident inc;
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
+  const double cap = std::log(100.0), busy = std::log((90.0 + 5) / (10.0 + 5));
+  const double cpu = cap * 1.0 + cap * 0.5 + busy * 0.5, memory = 3 * cap * 0.5;
+  EXPECT_EQ(inc.subsystem, Subsystem::cpu) << "memory " << share_of(inc, Subsystem::memory);
+  EXPECT_NEAR(inc.confidence, cpu / (cpu + memory), 1e-9);
+  EXPECT_NEAR(share_of(inc, Subsystem::memory), memory / (cpu + memory), 1e-9);
+  // The top channels are still by |z| (the operator's reading), whatever their weight.
+  EXPECT_EQ(inc.top[0].name, "proc.vmstat:pgalloc_normal");
+  // The action names the incident subsystem's strongest channel.
+  EXPECT_NE(inc.action.find("proc.stat:processes"), std::string::npos) << inc.action;
+}
+
+// When only load channels move (a job starts), every weight halves: the shares are those of
+// the effect sizes alone.
+TEST(AttributeWeights, WhenOnlyLoadMovesTheSharesAreTheEffectSizes) {
+  Channels c;
+  c.add("derived:cpu_busy_pct", "%", Subsystem::cpu, 10);
+  c.add("proc.net.dev:rx_bytes.eth0", "bytes", Subsystem::network, 1000);
+  const std::vector<double> zbar{10, 10}, mean{60, 8000};
+  Incident inc;
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
+  const double cpu = std::log(65.0 / 15.0), net = std::log(8001.0 / 1001.0);
+  EXPECT_NEAR(share_of(inc, Subsystem::network), net / (cpu + net), 1e-9);
+  EXPECT_NEAR(share_of(inc, Subsystem::cpu), cpu / (cpu + net), 1e-9);
+}
+
+// The role weight applies to the forest's and the PCA residual's shares too: a forest that
+// blames a load channel a little more than a symptom channel names the symptom's subsystem.
+TEST(AttributeWeights, TheMultivariateViewsWeighRolesToo) {
+  Channels c;
+  c.add("proc.net.snmp:Tcp_RetransSegs", "count", Subsystem::network, 5);  // symptom
+  c.add("proc.vmstat:pgalloc_normal", "pages", Subsystem::memory, 4000);  // load
+  const std::vector<double> zbar{1, 1}, mean{5, 4000};  // no level shift: the forest raised it
+  const std::vector<double> forest{0.45, 0.55}, pca{0.4, 0.6};
+  Incident inc;
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{forest, pca, {0.2, 2.0, 2.0}});
+  EXPECT_EQ(inc.subsystem, Subsystem::network);
+  // Each view: network 0.45 vs memory 0.55·0.5 (forest), 0.4 vs 0.3 (PCA); equal peak levels.
+  const double f = 0.45 / (0.45 + 0.275), p = 0.4 / (0.4 + 0.3);
+  EXPECT_NEAR(inc.confidence, (f + p) / 2, 1e-9);
+  ASSERT_NE(view(inc, "iforest"), nullptr);
+  EXPECT_NEAR(view(inc, "iforest")->subsystem_shares.front().second, f, 1e-9);
+}
+
+// A CPU's idle-state channels (sys.cpuidle, label "cpu<N>.<state>") are per-CPU channels: they
+// weigh 1/N on an N-CPU host like proc.stat's "cpu<N>" ones, so three cores' idle states do
+// not outvote a disk whose writes grew sevenfold.
+TEST(AttributeWeights, IdleStateChannelsArePerCpu) {
+  Channels c;
+  c.add("sys.cpuidle:time.cpu0.C1", "us", Subsystem::cpu, 900000);
+  c.add("sys.cpuidle:time.cpu1.C1", "us", Subsystem::cpu, 900000);
+  c.add("sys.cpuidle:time.cpu2.C1", "us", Subsystem::cpu, 900000);
+  c.add("proc.diskstats:sectors_written.vda", "sectors", Subsystem::storage, 1000);
+  const std::vector<double> zbar{-8, -8, -8, 6}, mean{1000, 1000, 1000, 7000};
+  Incident inc;
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 8, 5, DetectorEvidence{});
+  // cpu: three falls, capped effect × 0.25 (fall) × 0.5 (load) / 8 (CPUs); storage: ln 7 × 0.5.
+  const double cpu = 3 * std::log(100.0) * 0.25 * 0.5 / 8, storage = std::log(7001.0 / 1001.0) * 0.5;
+  EXPECT_EQ(inc.subsystem, Subsystem::storage);
+  EXPECT_NEAR(inc.confidence, storage / (cpu + storage), 1e-9);
+}
+
+// The focus entity of a CPU's channels is "cpu<N>", its idle states included: evidence split
+// over "cpu3", "cpu3.C1" and "cpu3.C6" is one CPU's.
+TEST(AttributeWeights, ACpusIdleStatesFocusOnTheCpu) {
+  Channels c;
+  c.add("proc.stat:user.cpu3", "ticks", Subsystem::cpu, 2);
+  c.add("sys.cpuidle:time.cpu3.C1", "us", Subsystem::cpu, 300000);
+  c.add("sys.cpuidle:time.cpu3.C6", "us", Subsystem::cpu, 600000);
+  c.add("proc.net.dev:rx_bytes.eth0", "bytes", Subsystem::network, 1000);
+  const std::vector<double> zbar{30, -20, -20, 5}, mean{98, 3000, 3000, 2000};
+  Incident inc;
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 4, 5, DetectorEvidence{});
+  EXPECT_EQ(inc.focus, "cpu3");
+  EXPECT_GT(inc.focus_share, kFocusMinShare);
+}
+
 }  // namespace
 }  // namespace reveal::explain

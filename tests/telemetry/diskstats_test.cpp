@@ -26,6 +26,9 @@ TEST(ProcDiskstatsProbe, VmFixtureSkipsLoopDevices) {
   EXPECT_EQ(info(p, "proc.diskstats:reads_completed.vda").kind, Kind::counter);
   EXPECT_EQ(info(p, "proc.diskstats:ios_in_progress.vda").kind, Kind::gauge);
   EXPECT_EQ(info(p, "proc.diskstats:io_time_ms.vda").subsystem, Subsystem::storage);
+  // zram is compressed RAM (swap, usually): memory, not storage.
+  EXPECT_EQ(info(p, "proc.diskstats:io_time_ms.zram0").subsystem, Subsystem::memory);
+  EXPECT_EQ(info(p, "proc.diskstats:sectors_written.zram0").subsystem, Subsystem::memory);
   auto v = sample(p);
   EXPECT_EQ(value(p, v, "proc.diskstats:reads_completed.vda"), 32739);
   EXPECT_EQ(value(p, v, "proc.diskstats:sectors_read.vda"), 3500050);

@@ -194,8 +194,12 @@ Subsystem guess_subsystem(std::string_view name) {
       {"nvml", Subsystem::gpu},                {"proc.pressure", Subsystem::system},
       {"cgroup", Subsystem::system},           {"derived", Subsystem::system}};
   const std::size_t colon = name.find(':');
-  if (colon != std::string_view::npos)
-    if (auto it = kSources.find(name.substr(0, colon)); it != kSources.end()) return it->second;
+  if (colon != std::string_view::npos) {
+    const std::string_view source = name.substr(0, colon);
+    // As the proc.diskstats probe classifies its devices: zram (compressed RAM) is memory.
+    if (source == "proc.diskstats" && name.find(".zram", colon) != std::string_view::npos) return Subsystem::memory;
+    if (auto it = kSources.find(source); it != kSources.end()) return it->second;
+  }
   // Otherwise the first word (split at anything but letters and digits) that names a part.
   std::size_t i = 0;
   while (i < name.size()) {

@@ -34,6 +34,11 @@ constexpr std::array<Field, 17> kFields{{
 
 bool skipped(std::string_view dev) { return dev.starts_with("loop") || dev.starts_with("ram"); }
 
+// zram devices are compressed RAM: their I/O is swapping (or a RAM disk), memory, not storage.
+Subsystem device_subsystem(std::string_view dev) {
+  return dev.starts_with("zram") ? Subsystem::memory : Subsystem::storage;
+}
+
 // Splits "  254  0 vda 1 2 ..." into device name and the rest after it.
 bool split_device(std::string_view line, std::string_view& dev, std::string_view& rest) {
   if (next_token(line).empty() || next_token(line).empty()) return false;
@@ -60,7 +65,7 @@ ProbeStatus ProcDiskstatsProbe::open(const std::filesystem::path& root) {
     devices_.add(std::string(dev), channels_.size(), n);
     for (std::size_t f = 0; f < n; ++f)
       channels_.push_back({channel_name(kSource, kFields[f].name, dev),
-                           std::string(kFields[f].unit), kFields[f].kind, Subsystem::storage, 64,
+                           std::string(kFields[f].unit), kFields[f].kind, device_subsystem(dev), 64,
                            std::string(kFields[f].help)});
   }
   if (channels_.empty()) return {false, file_.path().string() + ": no block devices"};

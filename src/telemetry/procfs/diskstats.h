@@ -8,7 +8,9 @@
 // ios_in_progress io_time_ms weighted_io_time_ms [discards_completed discards_merged
 // sectors_discarded discard_time_ms] [flush_completed flush_time_ms].
 // Counters (ios_in_progress: gauge); unit "count", "sectors" (512 bytes, whatever the
-// device's block size) or "ms"; Subsystem::storage. Partitions are kept as listed.
+// device's block size) or "ms"; Subsystem::storage, except zram<N> devices: Subsystem::memory
+// (compressed RAM; their writes are swap-outs on a host with zram swap, the usual use, or a
+// RAM disk's data: no storage device is involved). Partitions are kept as listed.
 #pragma once
 
 #include "reveal/probe.h"

@@ -11,8 +11,9 @@ struct Field {
   const char* unit;
   const char* help;
 };
-constexpr Field kFields[] = {{"time", "us", "time spent in the idle state"},
-                             {"usage", "count", "times the idle state was entered"}};
+// Idle-state residency mirrors the CPU's busy time (the complement of it): Subsystem::cpu.
+constexpr Field kFields[] = {{"time", "us", "time the CPU spent idle in this state"},
+                             {"usage", "count", "times the CPU entered this idle state"}};
 }  // namespace
 
 ProbeStatus SysCpuidleProbe::open(const std::filesystem::path& root) {
@@ -38,7 +39,7 @@ ProbeStatus SysCpuidleProbe::open(const std::filesystem::path& root) {
         }
         files_.push_back(std::move(a));
         channels_.push_back({channel_name(kSource, f.file, index), f.unit, Kind::counter,
-                             Subsystem::power_thermal, 64,
+                             Subsystem::cpu, 64,
                              std::string(f.help) + " (cpuidle/" + states[k].name + "/" + f.file + ")"});
       }
     }

@@ -6,8 +6,9 @@
 //   sys.cpuidle:time.cpu<N>.<state>   counter "us"    total time spent in the state
 //   sys.cpuidle:usage.cpu<N>.<state>  counter "count" times the state was entered
 // <state> is the state's "name" file sanitized (POLL, C1, C1E, C6, ...), falling back to
-// "state<K>"; a name repeated within a CPU gets "_<k>". Subsystem::power_thermal. A CPU that
-// goes offline reads NaN. Unavailable without a cpuidle driver (VMs: current_driver "none").
+// "state<K>"; a name repeated within a CPU gets "_<k>". Subsystem::cpu: time in idle states is
+// the complement of the CPU's busy time (it mirrors proc.stat:idle.cpu<N>), so a CPU fault moves
+// it; it says nothing about power or temperature by itself. A CPU that goes offline reads NaN. Unavailable without a cpuidle driver (VMs: current_driver "none").
 // Note: CPUs x states x 2 file descriptors stay open (2048 on 256 CPUs with 4 states).
 #pragma once
 

@@ -23,7 +23,8 @@ TEST(SysCpuidleProbe, TimeAndUsagePerCpuAndState) {
   EXPECT_EQ(info(p, "sys.cpuidle:usage.cpu1.C1").unit, "count");
   for (const auto& c : p.channels()) {
     EXPECT_EQ(c.kind, Kind::counter);
-    EXPECT_EQ(c.subsystem, Subsystem::power_thermal);
+    // Idle residency is the complement of CPU busy time: a CPU fault, not a power/thermal one.
+    EXPECT_EQ(c.subsystem, Subsystem::cpu) << c.name;
   }
   const auto v = sample(p);
   // Fixture: time = 1000·(cpu+1) + 10^(state+3) us, usage = 100·(cpu+1) + state.
