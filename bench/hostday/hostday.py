@@ -117,7 +117,13 @@ def capabilities():
         if len(f) >= 2 and f[0] != "none":
             kinds[f[0]] = {"subsystem": f[1], "what": f[2] if len(f) > 2 else ""}
     wflags = set(re.findall(r"--[a-z][a-z0-9-]+", run([PY, WORKLOADS, "--help"])))
-    fflags = set(re.findall(r"--[a-z][a-z0-9-]+", run([PY, FAULTS, "inject", "--help"])))
+    r = subprocess.run([PY, FAULTS, "inject", "--help"], capture_output=True, text=True)
+    if r.returncode == 0:
+        fflags = set(re.findall(r"--[a-z][a-z0-9-]+", r.stdout))
+    else:  # a help text argparse cannot format: the options as declared in the source
+        fflags = set(re.findall(r"add_argument\(\s*\"(--[a-z][a-z0-9-]+)\"(?:,\s*\"(--[a-z][a-z0-9-]+)\")?",
+                                open(FAULTS).read()))
+        fflags = {f for pair in fflags for f in pair if f}
     return {"models": models, "kinds": kinds, "workload_flags": sorted(wflags), "inject_flags": sorted(fflags)}
 
 
@@ -130,36 +136,42 @@ def scale(duration):
     if duration < 3600:
         return {"job": (100, 200), "gap": (10, 45), "fault": (25, 40), "spacing": (60, 150), "second_p": 0.35,
                 "job_settle": 40, "min_faults": 5}
-    return {"job": (180, 480), "gap": (15, 120), "fault": (30, 60), "spacing": (90, 300), "second_p": 0.3,
+    return {"job": (180, 480), "gap": (15, 120), "fault": (30, 60), "spacing": (90, 300), "second_p": 0.4,
             "job_settle": 45, "min_faults": 10}
 
 
 def job_args(job, caps, rng):
-    """Extra workloads.py flags of a job's shape (only flags workloads.py has)."""
+    """Extra workloads.py flags of a job's shape (only flags workloads.py has). The named workloads
+    keep their own phases (checkpoint/eval periods, the server's rate schedule); a suite model
+    sometimes gets checkpoints and evaluation passes too, as real training jobs have."""
     flags, d, extra = set(caps["workload_flags"]), job["duration_s"], []
-    if "--checkpoint-every" in flags and job["workload"] != "veth_ddp" and \
-            (job["workload"] not in SUITE_MODELS or rng.random() < 0.3):
-        extra += ["--checkpoint-every", str(int(rng.uniform(0.15, 0.3) * d))]
-    if "--eval-every" in flags and job["workload"] != "veth_ddp" and \
-            (job["workload"] not in SUITE_MODELS or rng.random() < 0.3):
-        extra += ["--eval-every", str(int(rng.uniform(0.2, 0.4) * d))]
+    if job["workload"] in SUITE_MODELS and rng.random() < 0.3:
+        if "--checkpoint-every" in flags:
+            extra += ["--checkpoint-every", str(int(rng.uniform(0.2, 0.4) * d))]
+        if "--eval-every" in flags:
+            extra += ["--eval-every", str(int(rng.uniform(0.25, 0.45) * d))]
+    if job["workload"] == "infer_server" and "--seed" in flags:
+        extra += ["--seed", str(rng.randrange(1000))]
     return extra
 
 
 def make_plan(duration, seed, caps, warmup_s):
     """Seeded plan of jobs and faults; retried with derived seeds until it meets the minimums."""
     sc = scale(duration)
-    last = None
+    best, best_key = None, None
     for attempt in range(60):
         plan = _plan_once(duration, seed, attempt, caps, warmup_s, sc)
         n_kinds = len({f["kind"] for f in plan["faults"]})
-        ok = (len(plan["faults"]) >= sc["min_faults"] and n_kinds >= min(3, len(caps["kinds"]))
-              and len({j["workload"] for j in plan["jobs"]}) >= 3
-              and (duration < 300 or any(j["tenant"] == "second" for j in plan["jobs"])))
-        if ok:
+        # a day of an hour or more should see every kind; a shorter one at least 3
+        want_kinds = len(caps["kinds"]) if duration >= 3600 else min(3, len(caps["kinds"]))
+        basic = (len(plan["faults"]) >= sc["min_faults"] and len({j["workload"] for j in plan["jobs"]}) >= 3
+                 and (duration < 300 or any(j["tenant"] == "second" for j in plan["jobs"])))
+        if basic and n_kinds >= want_kinds:
             return plan
-        last = plan
-    return last
+        key = (basic, n_kinds, len(plan["faults"]))
+        if best_key is None or key > best_key:
+            best, best_key = plan, key
+    return best
 
 
 def _plan_once(duration, seed, attempt, caps, warmup_s, sc):
@@ -168,7 +180,8 @@ def _plan_once(duration, seed, attempt, caps, warmup_s, sc):
     suite = [m for m in SUITE_MODELS if m in names]
     shapes = [m for m in names if m not in SUITE_MODELS]
     veth_models = [m for m in VETH_MODELS if m in names] or suite[:1]
-    pool = suite + shapes + (["veth_ddp"] if veth_models else [])
+    # the veth job hosts the link faults: twice in the pool of a long day
+    pool = suite + shapes + (["veth_ddp"] * (2 if duration >= 3600 else 1) if veth_models else [])
     bag = []
 
     def draw():
@@ -181,7 +194,7 @@ def _plan_once(duration, seed, attempt, caps, warmup_s, sc):
              "duration_s": round(dur, 1), "ddp": 1, "netns": False, "threads": 0}
         if workload == "veth_ddp":
             j.update(model=rng.choice(veth_models), ddp=2, netns=True)
-        elif workload in SUITE_MODELS and tenant == "primary":
+        elif tenant == "primary" and workload not in ("infer_server", "dataloader_train"):
             j["ddp"] = rng.choice([1, 2])
         if tenant == "second":
             j["threads"] = 1
@@ -201,7 +214,7 @@ def _plan_once(duration, seed, attempt, caps, warmup_s, sc):
             st = p["start_s"] + rng.uniform(15, p["duration_s"] * 0.4)
             dur = min(p["duration_s"] * rng.uniform(0.35, 0.6), duration - 5 - st)
             if dur >= 45:
-                wl = rng.choice([w for w in pool if w != "veth_ddp"])
+                wl = rng.choice(sorted({w for w in pool if w != "veth_ddp"}))
                 second.append(new_job(wl, "second", st, dur))
     jobs = sorted(jobs + second, key=lambda j: j["start_s"])
     for k, j in enumerate(jobs):
@@ -242,7 +255,8 @@ def _plan_once(duration, seed, attempt, caps, warmup_s, sc):
                        "job": v["id"], "at_s": round(t, 1), "duration_s": fdur})
         t += fdur + rng.uniform(*sc["spacing"])
     return {"schema": "reveal.hostday.plan/1", "seed": seed, "attempt": attempt, "duration_s": duration,
-            "agent_warmup_s": warmup_s, "scale": sc, "pool": pool, "kinds": kinds, "jobs": jobs, "faults": faults,
+            "agent_warmup_s": warmup_s, "scale": sc, "pool": sorted(set(pool)), "kinds": kinds, "jobs": jobs,
+            "faults": faults,
             "workload_flags": caps["workload_flags"]}
 
 
@@ -363,6 +377,18 @@ class Day:
             subprocess.run([PY, FAULTS, "netns-down", self.netns_id], capture_output=True)
             self.netns = None
 
+    def prepare_dataset(self):
+        """dataloader_train's sample files are written once per host (workloads.py keeps them under its
+        --workdir): written before the day, as a host's dataset is already on disk."""
+        t = time.time()
+        self.say("preparing dataloader_train's dataset (once per host; a 1 s job)")
+        r = subprocess.run([PY, WORKLOADS, "--model", "dataloader_train", "--duration", "1"], capture_output=True,
+                           text=True, env=self.env, timeout=900)
+        if r.returncode != 0:
+            raise RuntimeError(f"dataloader_train dataset: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
+        self.say(f"dataset ready ({time.time() - t:.0f} s)")
+        subprocess.run(["sync"])
+
     def start_agent(self):
         a = self.a
         conf = os.path.join(self.out, "agent.toml")
@@ -480,6 +506,8 @@ class Day:
         base = [PY, WORKLOADS, "--model", j["model"], "--duration", f"{train_s:.0f}"]
         if j["threads"]:
             base += ["--threads", str(j["threads"])]
+        if "--checkpoint-dir" in self.caps["workload_flags"]:  # removed by the job at its end
+            base += ["--checkpoint-dir", os.path.join(self.out, "ckpt")]
         logs = ["--step-log", os.path.join(d, "steps.log")]
         if "--phase-log" in self.caps["workload_flags"]:
             logs += ["--phase-log", os.path.join(d, "phases.log")]
@@ -581,6 +609,13 @@ class Day:
 
     def inject(self, f):
         st = self.jobs.get(f["job"])
+        if st is not None and st["status"] == "running" and not self.steps_seen(st):
+            # a slow start (busy host): wait up to 20 s for the job's first steps, if it runs on long enough
+            end = min(time.time() + 20, self.t0 + st["job"]["start_s"] + st["job"]["duration_s"] - f["duration_s"] - 15)
+            while time.time() < end and not self.steps_seen(st) and all(p.poll() is None for p in st["procs"]):
+                time.sleep(0.5)
+            if self.steps_seen(st):
+                self.say(f"fault {f['id']} delayed {time.time() - self.t0 - f['at_s']:.0f} s: {f['job']} was still starting")
         if st is None or st["status"] != "running" or not self.steps_seen(st):
             why = "victim not running" if st is None or st["status"] != "running" else "victim has no steps yet"
             self.skipped.append({**f, "why": why})
@@ -594,14 +629,11 @@ class Day:
         cmd = [PY, FAULTS, "inject", f["kind"], "--duration", str(f["duration_s"]), "--pgid", str(st["pgid"]),
                "--model", j["model"], "--tmpdir", tmp, "--label", label]
         flags = set(self.caps["inject_flags"])
-        if j["netns"] and self.netns:
-            dev_b = f"{self.netns['NETNS']}:{self.netns['DEV_B']}"
-            if f["kind"] == "mtu":
-                cmd += ["--mtu-dev", dev_b]
-            elif "--dev" in flags:
-                cmd += ["--dev", dev_b]
-            elif "--link-dev" in flags:
-                cmd += ["--link-dev", dev_b]
+        if j["netns"] and self.netns and f["kind"] in VETH_KINDS:
+            dev_a, dev_b = self.netns["DEV_A"], f"{self.netns['NETNS']}:{self.netns['DEV_B']}"
+            opt = "--dev" if "--dev" in flags else "--mtu-dev"
+            # the MTU drops on the namespace's end only (a mismatch); rate limit and loss act on both
+            cmd += [opt, dev_b] if f["kind"] == "mtu" else [opt, dev_a, opt, dev_b]
         log = open(os.path.join(self.out, "faults", f"{f['id']}.log"), "w")
         p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=self.env)
         self.fault_pids.append(p.pid)
@@ -638,6 +670,8 @@ class Day:
         actions = [(j["start_s"], 0, "job", j) for j in plan["jobs"]] + \
                   [(f["at_s"], 1, "fault", f) for f in plan["faults"]]
         actions.sort(key=lambda x: (x[0], x[1]))
+        if any(j["workload"] == "dataloader_train" for j in plan["jobs"]):
+            self.prepare_dataset()
         if any(j["netns"] for j in plan["jobs"]):
             self.netns_up()  # before the agent: its probes see the interfaces present at start
         self.start_agent()
@@ -711,9 +745,14 @@ class Day:
                     left.append(f"cgroup {os.path.join(root, d)}")
             if root.count("/") >= 4:
                 dirs[:] = []
-        tmp = os.path.join(self.out, "tmp")
-        if os.path.isdir(tmp) and os.listdir(tmp):
-            left.append(f"files in {tmp}")
+        nft = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
+        for p in self.fault_pids:
+            if f"reveal_scen_{p}" in nft.split():
+                left.append(f"nftables table reveal_scen_{p}")
+        for sub in ("tmp", "ckpt"):
+            d = os.path.join(self.out, sub)
+            if os.path.isdir(d) and os.listdir(d):
+                left.append(f"files in {d}")
         return left
 
     # ---------------------------------------------------------------- labels
