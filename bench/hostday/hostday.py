@@ -354,8 +354,21 @@ class Day:
     def say(self, msg):
         rel = "" if self.t0 is None else f" +{fmt_s(time.time() - self.t0)}"
         line = f"[{time.strftime('%H:%M:%S')}{rel}] {msg}"
-        print(line, flush=True)
-        self.logf.write(line + "\n")
+        for out in (sys.stdout, self.logf):
+            try:
+                out.write(line + "\n")
+                out.flush()
+            except (OSError, ValueError):
+                pass
+
+    def guarded(self, what, fn, *args, **kw):
+        """Runs one step of the shutdown; a failure is noted and the next steps still run."""
+        try:
+            return fn(*args, **kw)
+        except Exception as e:
+            self.run_info["notes"].append(f"{what} failed: {e}")
+            self.say(f"{what} failed: {e}")
+            return None
 
     def event(self, job, event, phase="", t_ns=None):
         self.events.append({"t_unix_ns": t_ns or time.time_ns(), "job": job["id"], "workload": job["workload"],
@@ -417,7 +430,10 @@ class Day:
         raise RuntimeError("the agent did not answer /healthz within 60 s")
 
     def stop_agent(self):
-        if self.agent is None or self.agent.poll() is not None:
+        if self.agent is None:
+            return
+        if self.agent.poll() is not None:
+            self.run_info["agent_exit_code"] = self.agent.returncode
             return
         self.agent.send_signal(signal.SIGTERM)
         try:
@@ -706,20 +722,20 @@ class Day:
     def finish(self):
         """Everything stopped, in order: faults, jobs, last poll, agent (SIGTERM), veth pair."""
         self.run_info["end_unix_ns"] = time.time_ns()
-        self.reap_faults(stop_all=True)
+        self.guarded("stopping the faults", self.reap_faults, stop_all=True)
         if self.jobs:
-            self.reap_jobs(force_all=True)
+            self.guarded("stopping the jobs", self.reap_jobs, force_all=True)
         if self.agent is not None and self.agent.poll() is None:
-            self.poll(final=True)
-        self.stop_agent()
-        self.netns_down()
+            self.guarded("the last poll", self.poll, final=True)
+        self.guarded("stopping the agent", self.stop_agent)
+        self.guarded("removing the veth pair", self.netns_down)
         for pid in marked_processes(self.marker):  # anything that escaped its group
             try:
                 os.kill(pid, signal.SIGKILL)
                 self.run_info["notes"].append(f"killed a leftover process {pid}")
             except OSError:
                 pass
-        self.run_info["leftovers"] = self.leftovers()
+        self.run_info["leftovers"] = self.guarded("the leftover check", self.leftovers) or []
         if self.run_info["leftovers"]:
             self.say(f"LEFT BEHIND: {'; '.join(self.run_info['leftovers'])}")
 
@@ -983,7 +999,8 @@ def score_source(incidents, faults, events, span, absences=0):
         if ov:
             r.update(ttd_s=(ov[0]["start_unix_ns"] - f["start_unix_ns"]) / 1e9, detected_subsystem=ov[0]["subsystem"],
                      subsystem_ok=ov[0]["subsystem"] == f["subsystem"],
-                     outlast_s=(max(i["end_unix_ns"] for i in ov) - f["end_unix_ns"]) / 1e9, incidents=len(ov))
+                     outlast_s=(max(i["end_unix_ns"] for i in ov) - f["end_unix_ns"]) / 1e9, incidents=len(ov),
+                     opened_inside=any(f["start_unix_ns"] <= i["start_unix_ns"] <= f["end_unix_ns"] for i in ov))
         per_fault.append(r)
     caught = [r for r in per_fault if r["caught"]]
     precision = len(hits) / len(incs) if incs else None
@@ -1024,6 +1041,8 @@ def score_source(incidents, faults, events, span, absences=0):
         "incidents": len(incs), "absence_incidents": absences, "hits": len(hits), "false": len(false),
         "faults": len(fl), "caught": len(caught),
         "precision": precision, "recall": recall, "f1": f1,
+        "caught_opened_inside": sum(1 for r in caught if r["opened_inside"]),
+        "recall_opened_inside": sum(1 for r in caught if r["opened_inside"]) / len(fl) if fl else None,
         "false_per_day": per_day(len(false)),
         "false_at_workload_events": len(at_startstop) + len(at_phase),
         "false_at_start_stop": len(at_startstop), "false_at_phase_change": len(at_phase),
@@ -1130,7 +1149,10 @@ def cmd_score(a):
             "offline_ttd_s": [round(r["ttd_s"], 1) for r in ok_ if r["caught"]],
             "offline_subsystems": [r["detected_subsystem"] for r in ok_ if r["caught"]]})
     n_ev = {e: sum(1 for x in events if x["event"] == e) for e in ("start", "stop", "phase")}
+    fault_list = [{k: f.get(k) for k in ("id", "kind", "subsystem", "job", "workload", "start_unix_ns", "end_unix_ns",
+                                         "step_effect_pct")} for f in faults if f.get("start_unix_ns")]
     result = {"schema": "reveal.hostday.scores/1", "dir": os.path.abspath(out), "commit": run.get("commit"),
+              "run_start_unix_ns": t0, "fault_list": fault_list,
               "command": run.get("command"), "seed": run.get("seed"), "day_s": (t1 - t0) / 1e9,
               "complete": run.get("complete"), "agent_stayed_up": run.get("agent_stayed_up"),
               "jobs": len(labels["jobs"]), "workloads": sorted({j["workload"] for j in labels["jobs"]}),
@@ -1166,6 +1188,8 @@ def render_md(r):
             ("event precision", fmt(L["precision"]), fmt(O["precision"])),
             ("event recall", fmt(L["recall"]), fmt(O["recall"])),
             ("event F1", fmt(L["f1"]), fmt(O["f1"])),
+            ("faults with an incident opened inside them", f"{L['caught_opened_inside']}/{L['faults']}",
+             f"{O['caught_opened_inside']}/{O['faults']}"),
             ("false incidents per host-day (fault-free time)", fmt(L["false_per_day"], 1), fmt(O["false_per_day"], 1)),
             ("… of which at workload events: start/stop, phase", f"{L['false_at_start_stop']}, {L['false_at_phase_change']}"
              f" ({fmt(L['false_per_day_at_events'], 1)}/day)",
@@ -1200,6 +1224,21 @@ def render_md(r):
                      f"{', '.join(map(str, k['live_ttd_s'])) or '–'} | {', '.join(k['live_subsystems']) or '–'} | "
                      f"{k['offline_caught']}/{k['faults']} | {', '.join(map(str, k['offline_ttd_s'])) or '–'} | "
                      f"{', '.join(k['offline_subsystems']) or '–'} |")
+    lines += ["", "| fault | kind | job (workload) | at | s | step effect % | live: TTD s, subsystem, outlasts s | "
+              "offline: TTD s, subsystem, outlasts s |", "|---|---|---|---|---|---|---|---|"]
+    t0 = r["run_start_unix_ns"]
+    for f, lf, of in zip(r["fault_list"], L["per_fault"], O["per_fault"]):
+        def cell(x):
+            return (f"{x['ttd_s']:.1f}, {x['detected_subsystem']}, {x['outlast_s']:.0f}" if x["caught"] else "missed")
+        eff = f.get("step_effect_pct")
+        lines.append(f"| {f['id']} | {f['kind']} ({f['subsystem']}) | {f['job']} ({f['workload']}) | "
+                     f"+{fmt_s((f['start_unix_ns'] - t0) / 1e9)} | {(f['end_unix_ns'] - f['start_unix_ns']) / 1e9:.0f} | "
+                     f"{'–' if eff is None else f'{eff:+.0f}'} | {cell(lf)} | {cell(of)} |")
+    for name, S in (("live", L), ("offline", O)):
+        if S["false_list"]:
+            lines += ["", f"False incidents ({name}): " + ", ".join(
+                f"+{fmt_s((i['start_unix_ns'] - t0) / 1e9)} {(i['end_unix_ns'] - i['start_unix_ns']) / 1e9:.0f} s "
+                f"{i['subsystem']} ({i['at']})" for i in S["false_list"]) + "."]
     return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,9 @@ set -uo pipefail
 REVEAL=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+HDPID=""  # a hostday run in progress: interrupted (it stops everything it started) before $T goes
+trap '[[ -n $HDPID ]] && { kill -INT "$HDPID" 2>/dev/null; wait "$HDPID"; }; rm -rf "$T"' EXIT
+trap 'exit 143' TERM INT
 source "$(dirname "$0")/test_lib.sh"
 if [[ $(id -u) -ne 0 ]]; then echo "SKIP: needs root (cgroups, taskset, netns)"; exit 0; fi
 if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then echo "SKIP: /usr/bin/python3 has no torch (python3-torch)"; exit 0; fi
@@ -50,8 +52,16 @@ for x in f:
     assert x["at_s"] >= a["agent_warmup_s"], "fault during the agent's warm-up"
 print(f"plan: {len(a['jobs'])} jobs, {len(w)} workloads, {len(f)} faults ({', '.join(x['kind'] for x in f)})")
 PY
-expect_exit 2 "${HD[@]}" run --out "$T/p1" "${ARGS[@]}" --reveal "$REVEAL" --port 1;  # port 1: refused before anything starts
-grep -q "port 1" "$T/err" || grep -q "already holds" "$T/err" || fail "bad port not named: $(cat "$T/err")"
+# a port in use and a directory that already holds a run: refused before anything starts
+/usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/busy" &
+busy=$!
+for _ in $(seq 1 50); do [[ -s $T/busy ]] && break; sleep 0.1; done
+expect_exit 2 "${HD[@]}" run --out "$T/busy-run" "${ARGS[@]}" --reveal "$REVEAL" --port "$(cat "$T/busy")"; one_line "port in use" "is in use"
+kill "$busy"; wait "$busy" 2>/dev/null
+[[ -e $T/busy-run/agent.db ]] && fail "a run started on a port in use"
+mkdir -p "$T/old" && touch "$T/old/labels.json"
+expect_exit 2 "${HD[@]}" run --out "$T/old" "${ARGS[@]}" --plan-only;             one_line "old run dir" "already holds a run"
 
 PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 leftovers() {  # $1 = run dir: processes with the run's marker, netns, links, qdiscs, cgroups, the agent's port
@@ -69,10 +79,10 @@ leftovers() {  # $1 = run dir: processes with the run's marker, netns, links, qd
 
 # SIGINT: everything stops, labels and run.json are written, nothing is left
 "${HD[@]}" run --out "$T/int" --duration 4m --agent-warmup 60s --seed 3 --reveal "$REVEAL" --port "$PORT" >"$T/int.out" 2>&1 &
-pid=$!
+HDPID=$!
 for _ in $(seq 1 90); do [[ -s $T/int/jobs/j01/steps.log ]] && break; sleep 1; done
 [[ -s $T/int/jobs/j01/steps.log ]] || fail "interrupt run: the first job made no step in 90 s: $(tail -5 "$T/int.out")"
-kill -INT "$pid"; wait "$pid"; rc=$?
+kill -INT "$HDPID"; wait "$HDPID"; rc=$?; HDPID=""
 [[ $rc == 130 ]] || fail "interrupted run exited $rc (want 130): $(tail -5 "$T/int.out")"
 [[ -s $T/int/labels.json && -s $T/int/run.json ]] || fail "interrupted run wrote no labels/run.json"
 leftovers "$T/int"
@@ -80,7 +90,8 @@ leftovers "$T/int"
 # the short day
 sync; sleep 2
 start=$(date +%s)
-"${HD[@]}" run --out "$T/day" "${ARGS[@]}" --reveal "$REVEAL" --port "$PORT" >"$T/day.out" 2>&1; rc=$?
+"${HD[@]}" run --out "$T/day" "${ARGS[@]}" --reveal "$REVEAL" --port "$PORT" >"$T/day.out" 2>&1 &
+HDPID=$!; wait "$HDPID"; rc=$?; HDPID=""
 echo "day: exit $rc after $(($(date +%s) - start)) s"; tail -n 40 "$T/day.out"
 [[ $rc == 0 ]] || fail "hostday run exited $rc"
 cmp -s <(/usr/bin/python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(json.dumps([p["jobs"], p["faults"]]))' "$T/day/plan.json") \
