@@ -786,7 +786,7 @@ class Day:
                 if lab.get("subsystem") and lab["subsystem"] != f["subsystem"]:
                     rec["subsystem"] = lab["subsystem"]
                 rec.update(step_effect(os.path.join(self.jobs[f["job"]]["dir"], "steps.log"), lab["start_unix_ns"],
-                                       lab["end_unix_ns"]))
+                                       lab["end_unix_ns"], serving=j["workload"] == "infer_server"))
             faults.append(rec)
         jobs = []
         for jid, st in self.jobs.items():
@@ -812,32 +812,46 @@ def count_lines(path):
         return 0
 
 
-def step_effect(path, f0, f1):
-    """Mean step time during [f0, f1] vs the STEP_BEFORE_S before f0 (from a --step-log)."""
-    steps = []
+def step_effect(path, f0, f1, serving=False):
+    """Mean step time during [f0, f1] vs the STEP_BEFORE_S before f0, from a --step-log.
+    Training jobs log one line per step (<t> <step> <step_s>); the inference server one line a second
+    (<t> <requests answered> <their mean latency, or the oldest request's wait when none was>): its
+    "step time" is the request latency, weighted by requests."""
+    rows = []
     try:
         for line in open(path):
             p = line.split()
             if len(p) >= 3:
                 try:
-                    steps.append((float(p[0]) * 1e9, float(p[2])))
+                    rows.append((float(p[0]) * 1e9, float(p[1]), float(p[2])))
                 except ValueError:
                     pass
     except OSError:
         pass
-    before = [s for t, s in steps if f0 - STEP_BEFORE_S * 1e9 <= t < f0]
-    during = [s for t, s in steps if f0 <= t <= f1]
+
+    def mean(sel):
+        if not serving:
+            return (statistics.mean(s for _, _, s in sel), len(sel)) if sel else (None, 0)
+        n = sum(d for _, d, _ in sel)
+        return (sum(d * s for _, d, s in sel) / n, int(n)) if n else (None, 0)
+    b, nb = mean([r for r in rows if f0 - STEP_BEFORE_S * 1e9 <= r[0] < f0])
+    during = [r for r in rows if f0 <= r[0] <= f1]
+    d, nd = mean(during)
     stalled = False
-    if not during:  # no step finished inside the fault: the one in progress spans it
-        after = [(t, s) for t, s in steps if t > f1]
-        if after:
-            during, stalled = [after[0][1]], True
-    b = statistics.mean(before) if before else None
-    d = statistics.mean(during) if during else None
-    return {"step_s_before": round(b, 4) if b is not None else None,
+    if d is None:  # nothing finished inside the fault: the step (request) in progress spans it
+        if serving:
+            waits = [s for _, _, s in during]
+            if waits and max(waits) > 0:
+                d, stalled = max(waits), True
+        else:
+            after = [r for r in rows if r[0] > f1]
+            if after:
+                d, stalled = after[0][2], True
+    return {"step_metric": "request latency s (per request)" if serving else "step time s",
+            "step_s_before": round(b, 4) if b is not None else None,
             "step_s_during": round(d, 4) if d is not None else None,
             "step_effect_pct": round((d / b - 1) * 100, 1) if b and d is not None else None,
-            "steps_before": len(before), "steps_during": 0 if stalled else len(during), "stalled": stalled}
+            "steps_before": nb, "steps_during": nd, "stalled": stalled}
 
 
 def write_json(path, obj):
