@@ -59,7 +59,7 @@ KINDS = {
                   "--pid, or on rank --rank (default 1) of process group --pgid"),
     "mempressure": ("memory", "memory pressure short of OOM: anonymous memory touched until MemAvailable falls to "
                     "max(5 % of MemTotal, 1 GiB), given back whenever it falls lower, held, freed at the end"),
-    "ctxswitch": ("cpu", "context-switch storm: stress-ng --switch 2"),
+    "ctxswitch": ("cpu", "context-switch storm: stress-ng --switch 2 --switch-freq 25000 (about 125k switches/s)"),
     "cachedrop": ("memory", "page-cache eviction loop: echo 1 > /proc/sys/vm/drop_caches every 2 s"),
 }
 LINK_KINDS = ("mtu", "linkdeg", "linkloss")
@@ -210,6 +210,7 @@ def mempressure_main(floor_mb, rate_mb):
     except OSError:
         pass
     chunk_mb = 64
+    populate = getattr(mmap, "MAP_POPULATE", 0)  # the kernel faults the pages in (write faults: real pages)
     pattern = b"\x5a" * (1 << 20)
     held, pace = [], chunk_mb / rate_mb
     while True:
@@ -220,20 +221,21 @@ def mempressure_main(floor_mb, rate_mb):
             time.sleep(0.05)
         elif avail > floor_mb + chunk_mb + 128:
             t = time.monotonic()
-            m = mmap.mmap(-1, chunk_mb << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-            for _ in range(chunk_mb):
-                m.write(pattern)
+            m = mmap.mmap(-1, chunk_mb << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | populate)
+            if not populate:
+                for _ in range(chunk_mb):
+                    m.write(pattern)
             held.append(m)
             time.sleep(max(0.0, pace - (time.monotonic() - t)))
         else:
             time.sleep(0.05)
 
 
-def ionoisy_main(d):
+def ionoisy_main(d, threads):
     """Child: a noisy I/O neighbour in directory d. One thread appends 4 KiB and fdatasyncs after
     each write (a database log; the file restarts at 16 MiB); two threads do 256 KiB random reads
     and writes with O_DIRECT over a 256 MiB file written first (buffered + fdatasync where the
-    file system refuses O_DIRECT, as tmpfs does)."""
+    file system refuses O_DIRECT, as tmpfs does); threads: how many random-I/O threads."""
     size, blk = 256 << 20, 256 << 10
     path = os.path.join(d, "neighbour.dat")
     try:
@@ -273,7 +275,7 @@ def ionoisy_main(d):
             if n % 4096 == 0:
                 os.ftruncate(w, 0)
 
-    for k in range(2):
+    for k in range(threads):
         threading.Thread(target=random_io, args=(k,), daemon=True).start()
     wal()
 
@@ -291,8 +293,6 @@ def inject(args):
         if not pids:
             die(f"no process in process group {args.pgid}")
     target = straggler_target(args) if kind == "straggler" else None
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
     t0 = t1 = None
     hold = None  # the fault's own loop for the interval, else a plain sleep
     end = None
@@ -338,15 +338,17 @@ def inject(args):
                 nft_apply(args.dev, args.loss_pct, undo)
                 what = what.replace("3 %", f"{args.loss_pct:g} %") + f": {' '.join(args.dev)}"
             elif kind == "ionoisy":
-                procs.append(spawn([PY, os.path.abspath(__file__), "_ionoisy", tmp]))
-                what += f" in {os.path.dirname(tmp)}"
+                procs.append(spawn([PY, os.path.abspath(__file__), "_ionoisy", tmp, str(args.workers or 2)]))
+                what = what.replace("2 threads", f"{args.workers or 2} threads") + f" in {os.path.dirname(tmp)}"
             elif kind == "forkstorm":
                 procs.append(spawn(["stress-ng", "--fork", str(args.workers or 2), "--quiet"]))
                 procs.append(spawn(["/bin/sh", "-c", "while :; do /bin/true; done"]))
                 what = what.replace("--fork 2", f"--fork {args.workers or 2}")
             elif kind == "ctxswitch":
-                procs.append(spawn(["stress-ng", "--switch", str(args.workers or 2), "--quiet"]))
-                what = what.replace("--switch 2", f"--switch {args.workers or 2}")
+                freq = ["--switch-freq", str(args.switch_freq)] if args.switch_freq else []
+                procs.append(spawn(["stress-ng", "--switch", str(args.workers or 2), *freq, "--quiet"]))
+                what = what.replace("--switch 2 --switch-freq 25000",
+                                    f"--switch {args.workers or 2} " + (" ".join(freq) or "(no --switch-freq)"))
             elif kind == "straggler":
                 pid, how = target
                 undo.append(lambda: _signal(pid, signal.SIGCONT))
@@ -663,6 +665,50 @@ def netns_down(ident):
     return 0
 
 
+def inject_checked(args):
+    """inject after checking the arguments (one-line errors, exit 2)."""
+    k = args.kind
+    if k not in KINDS:
+        die(f"unknown fault {k!r} (known: {', '.join(KINDS)})")
+    if args.duration <= 0:
+        die("--duration must be > 0")
+    if k in STRESS_KINDS and not shutil.which("stress-ng"):
+        die("stress-ng missing: run scripts/setup.sh", 1)
+    if k in ("disk", "iometa", "ionoisy") and args.tmpdir is not None and not os.path.isdir(args.tmpdir):
+        die(f"--tmpdir {args.tmpdir}: no such directory")
+    if k in LINK_KINDS:
+        if not args.dev:
+            die(f"{k} needs --dev DEV (a veth end; NS:DEV inside a namespace), once per link")
+        for dev in args.dev:
+            check_dev(dev)
+    elif args.dev:
+        die(f"--dev is for {', '.join(LINK_KINDS)}")
+    if k == "linkdeg" and not 0.01 <= args.rate_mbit <= 100000:
+        die("--rate-mbit must be in [0.01, 100000]")
+    if k == "linkloss":
+        if not 0 < args.loss_pct <= 100:
+            die("--loss-pct must be in (0, 100]")
+        if not shutil.which("nft"):
+            die("nft missing (Debian nftables): run scripts/setup.sh", 1)
+    if k == "mtu" and not 68 <= args.mtu <= 65535:
+        die("--mtu must be in [68, 65535]")
+    if not 0 <= args.workers <= 64:
+        die("--workers must be in [0, 64]")
+    if args.switch_freq < 0:
+        die("--switch-freq must be >= 0")
+    if k == "straggler" and not (0 < args.stop_pct < 100 and args.period_ms >= 20):
+        die("--stop-pct must be in (0, 100) and --period-ms >= 20")
+    if k == "mempressure" and (args.mem_floor_mb and args.mem_floor_mb < 256 or args.mem_rate_mb < 64):
+        die("--mem-floor-mb must be >= 256 and --mem-rate-mb >= 64")
+    if k == "cachedrop" and args.drop_every < 0.1:
+        die("--drop-every must be >= 0.1")
+    if k == "cachedrop" and not os.access("/proc/sys/vm/drop_caches", os.W_OK):
+        die("cachedrop needs root (/proc/sys/vm/drop_caches)", 1)
+    if k in ("quota",) and not 1 <= args.quota_pct <= 100:
+        die("--quota-pct must be in [1, 100]")
+    return inject(args)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
         self.exit(2, f"faults.py: {message}\n")
@@ -676,7 +722,7 @@ def main():
     if len(sys.argv) > 1 and sys.argv[1] == "_mempressure":
         return mempressure_main(int(sys.argv[2]), int(sys.argv[3]))
     if len(sys.argv) > 1 and sys.argv[1] == "_ionoisy":
-        return ionoisy_main(sys.argv[2])
+        return ionoisy_main(sys.argv[2], int(sys.argv[3]))
     p = _Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
     sub.add_parser("list")
@@ -696,12 +742,14 @@ def main():
                    help="mtu, linkdeg, linkloss: a link (NS:DEV inside a namespace); repeatable")
     i.add_argument("--rate-mbit", type=float, default=30.0, help="linkdeg: tbf rate")
     i.add_argument("--loss-pct", type=float, default=3.0, help="linkloss: drop probability per packet and direction")
-    i.add_argument("--workers", type=int, default=0, help="forkstorm, ctxswitch: stress-ng workers (default 2)")
+    i.add_argument("--workers", type=int, default=0, help="forkstorm, ctxswitch: stress-ng workers; ionoisy: random-I/O threads (default 2)")
+    i.add_argument("--switch-freq", type=int, default=25000,
+                   help="ctxswitch: stress-ng --switch-freq per worker (0: unlimited)")
     i.add_argument("--stop-pct", type=float, default=60.0, help="straggler: % of each period stopped")
     i.add_argument("--period-ms", type=float, default=250.0, help="straggler: duty-cycle period")
     i.add_argument("--mem-floor-mb", type=int, default=0,
                    help="mempressure: MemAvailable to leave (default max(5 %% of MemTotal, 1024))")
-    i.add_argument("--mem-rate-mb", type=int, default=2048, help="mempressure: allocation rate, MiB/s")
+    i.add_argument("--mem-rate-mb", type=int, default=512, help="mempressure: allocation rate, MiB/s (at most)")
     i.add_argument("--drop-every", type=float, default=2.0, help="cachedrop: seconds between drops")
     for name in ("netns-up", "netns-down"):
         n = sub.add_parser(name)
@@ -714,44 +762,12 @@ def main():
             print(f"{k}\t{s}\t{w}")
         return 0
     if args.cmd == "inject":
-        k = args.kind
-        if k not in KINDS:
-            die(f"unknown fault {k!r} (known: {', '.join(KINDS)})")
-        if args.duration <= 0:
-            die("--duration must be > 0")
-        if k in STRESS_KINDS and not shutil.which("stress-ng"):
-            die("stress-ng missing: run scripts/setup.sh", 1)
-        if k in ("disk", "iometa", "ionoisy") and args.tmpdir is not None and not os.path.isdir(args.tmpdir):
-            die(f"--tmpdir {args.tmpdir}: no such directory")
-        if k in LINK_KINDS:
-            if not args.dev:
-                die(f"{k} needs --dev DEV (a veth end; NS:DEV inside a namespace), once per link")
-            for dev in args.dev:
-                check_dev(dev)
-        elif args.dev:
-            die(f"--dev is for {', '.join(LINK_KINDS)}")
-        if k == "linkdeg" and not 0.01 <= args.rate_mbit <= 100000:
-            die("--rate-mbit must be in [0.01, 100000]")
-        if k == "linkloss":
-            if not 0 < args.loss_pct <= 100:
-                die("--loss-pct must be in (0, 100]")
-            if not shutil.which("nft"):
-                die("nft missing (Debian nftables): run scripts/setup.sh", 1)
-        if k == "mtu" and not 68 <= args.mtu <= 65535:
-            die("--mtu must be in [68, 65535]")
-        if not 0 <= args.workers <= 64:
-            die("--workers must be in [0, 64]")
-        if k == "straggler" and not (0 < args.stop_pct < 100 and args.period_ms >= 20):
-            die("--stop-pct must be in (0, 100) and --period-ms >= 20")
-        if k == "mempressure" and (args.mem_floor_mb and args.mem_floor_mb < 256 or args.mem_rate_mb < 64):
-            die("--mem-floor-mb must be >= 256 and --mem-rate-mb >= 64")
-        if k == "cachedrop" and args.drop_every < 0.1:
-            die("--drop-every must be >= 0.1")
-        if k == "cachedrop" and not os.access("/proc/sys/vm/drop_caches", os.W_OK):
-            die("cachedrop needs root (/proc/sys/vm/drop_caches)", 1)
-        if k in ("quota",) and not 1 <= args.quota_pct <= 100:
-            die("--quota-pct must be in [1, 100]")
-        return inject(args)
+        signal.signal(signal.SIGTERM, _on_signal)  # from here on a stop is orderly
+        signal.signal(signal.SIGINT, _on_signal)
+        try:
+            return inject_checked(args)
+        except Stop:  # before the fault began: nothing applied, no label
+            die("stopped before the fault began", 1)
     if args.cmd == "netns-up":
         _check_id(args.id)
         if not 0 <= args.octet <= 255:

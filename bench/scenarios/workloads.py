@@ -370,7 +370,8 @@ SHAPES = {
 
 
 class LoaderCNN(nn.Module):
-    """The dataloader_train model: 4 strided 3x3 convs (16-128 channels) over 3x128x128 uint8 images."""
+    """The dataloader_train model: 3x128x128 uint8 images, 2x2 average-pooled, then 4 strided 3x3
+    convs (16-128 channels)."""
 
     def __init__(self, classes=10):
         super().__init__()
@@ -382,10 +383,12 @@ class LoaderCNN(nn.Module):
         self.head = nn.Linear(cin, classes)
 
     def forward(self, x):
-        return self.head(F.adaptive_avg_pool2d(self.net(x.float().div_(255.0)), 1).flatten(1))
+        return self.head(F.adaptive_avg_pool2d(self.net(F.avg_pool2d(x.float().div_(255.0), 2)), 1).flatten(1))
 
 
-# named workloads: name -> (family, shape, base model, option defaults)
+# named workloads: name -> (family, shape, base model, option defaults). dataloader_train and
+# infer_server default to 1 intra-op thread (the loader workers and the load client need the other
+# core; on a busy 2-core host, 2 OpenMP threads made their steps and requests 10-30x slower).
 WORKLOADS = {
     "transformer_ckpt": ("language", "transformer + a checkpoint (model + AdamW state, ~11 MB, fsync) every "
                          "60 s and a 20-batch eval pass every 45 s", "transformer",
@@ -395,10 +398,10 @@ WORKLOADS = {
     "dataloader_train": ("vision", "4-conv CNN, batch 32 of 3x128x128 uint8 sample files (48 KiB each, "
                          "384 MiB dataset under --workdir) read by 2 DataLoader workers, page cache dropped "
                          "after each read; eval over the held-out 5 % every 60 s", "_loader",
-                         {"eval_every": 60.0}),
+                         {"eval_every": 60.0, "threads": 1}),
     "infer_server": ("serving", "resnet18 served over 127.0.0.1 TCP (dynamic batching of up to 8 requests "
-                     "of 4 images) to a Poisson load client whose rate steps or ramps between 2 and 40 "
-                     "req/s every 30-90 s (seeded)", "_server", {}),
+                     "of 4 images) to a Poisson load client whose rate steps or ramps between 2 and 30 "
+                     "req/s every 30-90 s (seeded)", "_server", {"threads": 1}),
 }
 
 
@@ -586,9 +589,10 @@ def run_rank(rank, args):
         eval_loader = torch.utils.data.DataLoader(FileDataset(eval_files[rank::world]), batch_size=32)
         import multiprocessing
 
-        def end_workers():
+        def end_workers():  # on a signal (the main thread is left as it is): kill them
             for p in multiprocessing.active_children():
                 p.kill()
+                p.join(5)
         life.cleanups.append(end_workers)
         model, kind = LoaderCNN(), "ce"
         epoch = [0]
@@ -692,6 +696,8 @@ def run_rank(rank, args):
             if step == 1:
                 life.phase("train")  # after the warm-up step (lazy initialisation, first batches)
     finally:
+        if loader is not None:
+            it.close()  # the DataLoader iterator goes: its workers are shut down in order
         life.finish()
     if log:
         log.close()
@@ -937,7 +943,7 @@ def main():
                    help="with --ddp N: veth pair reveal-scen-ID (rvsIDa here, rvsIDb in the netns); rank 0 "
                         "here, ranks 1.. in the namespace; the pair is removed at the end")
     p.add_argument("--octet", type=int, default=0, help="with --netns: addresses 10.201.OCTET.1/.2")
-    p.add_argument("--threads", type=int, default=0, help="intra-op threads per rank (0: 1 under DDP, else 2)")
+    p.add_argument("--threads", type=int, default=0, help="intra-op threads per rank (0: 1 under DDP, for dataloader_train and infer_server, else 2)")
     p.add_argument("--step-log", default="")
     p.add_argument("--phase-log", default="", help="append '<unix_time> <phase>' lines")
     p.add_argument("--workdir", default="/var/tmp/reveal-workloads",
@@ -955,7 +961,7 @@ def main():
     p.add_argument("--request-batch", type=int, default=4, help="infer_server: samples per request")
     p.add_argument("--max-batch", type=int, default=8, help="infer_server: requests merged per forward pass")
     p.add_argument("--rate-low", type=float, default=2.0, help="infer_server: lowest request rate, req/s")
-    p.add_argument("--rate-high", type=float, default=40.0, help="infer_server: highest request rate, req/s")
+    p.add_argument("--rate-high", type=float, default=30.0, help="infer_server: highest request rate, req/s")
     p.add_argument("--serve-conns", type=int, default=4, help="infer_server: client connections")
     p.add_argument("--serve-port", type=int, default=0, help="infer_server: port on 127.0.0.1 (0: a free one)")
     p.add_argument("--seed", type=int, default=0, help="infer_server: seed of the rate schedule and arrivals")
@@ -1025,7 +1031,7 @@ def main():
         if not os.access(d, os.W_OK):
             err(f"{d} is not writable")
     if args.threads <= 0:
-        args.threads = 1 if args.ddp > 1 else 2
+        args.threads = defaults.get("threads", 1 if args.ddp > 1 else 2)
     if args.step_log and os.path.exists(args.step_log) and args.rank <= 0:
         os.remove(args.step_log)
     if args.base == "_server":
