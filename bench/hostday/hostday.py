@@ -53,6 +53,14 @@ DDP_KINDS = {"straggler"}
 EVENT_NEAR_S = 30.0  # a false incident starting within this of a workload event is "at an event"
 STEP_BEFORE_S = 60.0  # step time before a fault: the victim's steps of the 60 s before it
 SETTLE_S = 10.0  # `reveal detect`'s default --settle: no incident can end inside it
+# Starts the commands of argv[1] (JSON) as its children, in its own session and process group (so a
+# job of several processes, e.g. one rank here and one under `ip netns exec`, is one group), and
+# exits with the first non-zero status.
+GROUP_LAUNCHER = """import json, subprocess, sys
+ps = [subprocess.Popen(c) for c in json.loads(sys.argv[1])]
+rc = [p.wait() for p in ps]
+sys.exit(next((r for r in rc if r), 0))
+"""
 
 
 class Interrupted(Exception):
@@ -478,17 +486,25 @@ class Day:
             with open(os.path.join(self.out, "live_incidents.jsonl"), "a") as f:
                 for line in lines:
                     f.write(json.dumps(line) + "\n")
-        # Workload changes are not incidents: any such list is logged on its own.
+        # Workload changes (active_workload_change, workload_changes) are not incidents: any other key
+        # holding an object or a list of them is logged on its own, never as incidents.
         known = {"schema", "host", "active", "recent", "active_absences", "recent_absences"}
         for k, v in j.items():
-            if k in known or not isinstance(v, list):
+            if k in known or not isinstance(v, (list, dict)):
                 continue
             new = []
-            for item in v:
+            for item in (v if isinstance(v, list) else [v]):
+                if not isinstance(item, dict):
+                    continue
                 s = json.dumps(item, sort_keys=True)
                 if (k, s) not in self.changes_seen:
                     self.changes_seen.add((k, s))
-                    new.append({"polled_unix_ns": now, "key": k, "item": item})
+                    if not any(k2 == k and json.loads(s2).get("start_unix_ns") == item.get("start_unix_ns")
+                               for k2, s2 in self.changes_seen if (k2, s2) != (k, s)):
+                        self.say(f"agent reported a workload change ({k}): {item.get('subsystem', '?')} from "
+                                 f"{time.strftime('%H:%M:%S', time.localtime(item.get('start_unix_ns', 0) / 1e9))}")
+                    new.append({"polled_unix_ns": now, "key": k,
+                                "state": "active" if k.startswith("active") else "closed", "item": item})
             if new:
                 with open(os.path.join(self.out, "live_workload_changes.jsonl"), "a") as f:
                     for line in new:
@@ -538,12 +554,11 @@ class Day:
                 s.bind((n["ADDR_A"], 0))
                 port = s.getsockname()[1]
             common = ["--ddp", "2", "--master-addr", n["ADDR_A"], "--master-port", str(port)] + j["args"]
-            p0 = subprocess.Popen(base + common + ["--rank", "0", "--ifname", n["DEV_A"]] + logs, stdout=log,
-                                  stderr=subprocess.STDOUT, start_new_session=True, env=self.env, cwd=d)
-            p1 = subprocess.Popen(["ip", "netns", "exec", n["NETNS"]] + base + common +
-                                  ["--rank", "1", "--ifname", n["DEV_B"]], stdout=log, stderr=subprocess.STDOUT,
-                                  process_group=p0.pid, env=self.env, cwd=d)
-            st["procs"], st["pgid"] = [p0, p1], p0.pid
+            ranks = [base + common + ["--rank", "0", "--ifname", n["DEV_A"]] + logs,
+                     ["ip", "netns", "exec", n["NETNS"]] + base + common + ["--rank", "1", "--ifname", n["DEV_B"]]]
+            p = subprocess.Popen([PY, "-c", GROUP_LAUNCHER, json.dumps(ranks)], stdout=log, stderr=subprocess.STDOUT,
+                                 start_new_session=True, env=self.env, cwd=d)
+            st["procs"], st["pgid"] = [p], p.pid
             cmdline = base + common + ["--rank", "0|1"]
         else:
             extra = (["--ddp", str(j["ddp"])] if j["ddp"] > 1 else []) + j["args"]
@@ -601,7 +616,8 @@ class Day:
             if force_all or now > deadline:
                 kill_group(st["pgid"])
                 st["status"] = "stopped" if force_all else "killed-at-deadline"
-            if all(p.poll() is not None for p in st["procs"]) or st["status"] != "running":
+            if (all(p.poll() is not None for p in st["procs"]) and not pgid_members(st["pgid"])) \
+                    or st["status"] != "running":
                 for p in st["procs"]:
                     try:
                         p.wait(10)
@@ -985,6 +1001,35 @@ def live_incidents(out, end_ns):
     return sorted(incs, key=lambda i: i["start_unix_ns"])
 
 
+def workload_changes_live(out, end_ns):
+    """The last state of every workload change the agent reported (live_workload_changes.jsonl)."""
+    last = {}
+    path = os.path.join(out, "live_workload_changes.jsonl")
+    if os.path.exists(path):
+        for line in open(path):
+            if line.strip():
+                r = json.loads(line)
+                it = r.get("item") or {}
+                if "start_unix_ns" in it and "end_unix_ns" in it:
+                    c = dict(it)
+                    if r.get("state") == "active":
+                        c["end_unix_ns"] = max(c["end_unix_ns"], min(r["polled_unix_ns"], end_ns))
+                    last[c["start_unix_ns"]] = c
+    return sorted(last.values(), key=lambda c: c["start_unix_ns"])
+
+
+def change_stats(changes, faults, events):
+    """Workload changes (not incidents): how many, how many overlap a fault (a fault taken for a
+    change of workload), how many start within EVENT_NEAR_S of a workload event."""
+    fl = [f for f in faults if f.get("start_unix_ns")]
+    over = [c for c in changes if any(c["start_unix_ns"] <= f["end_unix_ns"] and c["end_unix_ns"] >= f["start_unix_ns"]
+                                      for f in fl)]
+    near = [c for c in changes if any(abs(e["t_unix_ns"] - c["start_unix_ns"]) <= EVENT_NEAR_S * 1e9 for e in events)]
+    return {"n": len(changes), "overlapping_faults": len(over), "at_workload_events": len(near),
+            "faults_overlapped": sum(1 for f in fl if any(c["start_unix_ns"] <= f["end_unix_ns"]
+                                                           and c["end_unix_ns"] >= f["start_unix_ns"] for c in changes))}
+
+
 def store_events(db):
     try:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -1119,14 +1164,18 @@ def cmd_score(a):
         die(f"{out}: labels.json has no run interval (the day never started)")
 
     live_all = live_incidents(out, t1)
-    live = [i for i in live_all if i.get("kind", "anomaly") != "absence"]
+    live = [i for i in live_all if i.get("kind", "anomaly") == "anomaly"]
     live_abs = [i for i in live_all if i.get("kind") == "absence"]
+    live_changes = workload_changes_live(out, t1) + [i for i in live_all if i.get("kind") == "workload_change"]
     ready = run.get("model_ready_unix_ns") or int(t0 + plan["agent_warmup_s"] * 1e9)
     live_scores = score_source(live, faults, events, (max(t0, ready), t1), len(live_abs))
-    off = [i for i in rep["incidents"] if i.get("kind", "anomaly") != "absence"]
+    off = [i for i in rep["incidents"] if i.get("kind", "anomaly") == "anomaly"]
+    off_changes = [i for i in rep["incidents"] if i.get("kind") == "workload_change"]
     st0, st1 = rep["run"]["start_unix_ns"], rep["run"]["end_unix_ns"]
     off_scores = score_source(off, faults, events, (st0 + int(SETTLE_S * 1e9), st1),
-                              len(rep["incidents"]) - len(off))
+                              sum(1 for i in rep["incidents"] if i.get("kind") == "absence"))
+    live_scores["workload_changes"] = change_stats(live_changes, faults, events)
+    off_scores["workload_changes"] = change_stats(off_changes, faults, events)
 
     # the store: does it hold the whole day, and its incident events against the live list
     ev = store_events(db)
@@ -1140,10 +1189,10 @@ def cmd_score(a):
         store["incident_opened_events"] = sum(1 for e in ev if e[1] == "incident_opened")
         store["incident_closed_events"] = sum(1 for e in ev if e[1] == "incident_closed")
         store["absence_opened_events"] = sum(1 for e in ev if e[1] == "absence_opened")
+        store["workload_change_events"] = sum(1 for e in ev if e[1].startswith("workload_change"))
     store["live_incidents"] = len(live)
     store["live_absences"] = len(live_abs)
-    wc_path = os.path.join(out, "live_workload_changes.jsonl")
-    workload_changes = count_lines(wc_path) if os.path.exists(wc_path) else 0
+    workload_changes = live_scores["workload_changes"]["n"]
 
     # per kind, with the step effects
     kinds = sorted({f["kind"] for f in faults})
@@ -1217,7 +1266,10 @@ def render_md(r):
              f"{fmt(L['outlast_median_s'], 1)} / {fmt(L['outlast_p90_s'], 1)} / {fmt(L['outlast_max_s'], 1)}",
              f"{fmt(O['outlast_median_s'], 1)} / {fmt(O['outlast_p90_s'], 1)} / {fmt(O['outlast_max_s'], 1)}"),
             ("longest incident s", fmt(L["longest_incident_s"], 0), fmt(O["longest_incident_s"], 0)),
-            ("absence incidents (not scored)", str(L["absence_incidents"]), str(O["absence_incidents"]))]
+            ("absence incidents (not scored)", str(L["absence_incidents"]), str(O["absence_incidents"])),
+            ("workload changes (not incidents): n, at workload events, overlapping a fault",
+             "{n}, {at_workload_events}, {overlapping_faults}".format(**L["workload_changes"]),
+             "{n}, {at_workload_events}, {overlapping_faults}".format(**O["workload_changes"]))]
     st = r["store"]
     lines = [f"# Compressed host day: scores ({r['dir']})", "",
              f"Day {fmt_s(r['day_s'])}, seed {r['seed']}, commit {r['commit']}, {r['jobs']} jobs of "
@@ -1229,7 +1281,8 @@ def render_md(r):
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     lines += ["", f"Store: {st['samples']} samples over a {fmt_s(st['day_s'])} day (covers it: {fmt(st['covers_day'])}); "
               f"incident events in the store: {st.get('incident_opened_events', '?')} opened, "
-              f"{st.get('incident_closed_events', '?')} closed; live incidents polled: {st['live_incidents']}.", "",
+              f"{st.get('incident_closed_events', '?')} closed, {st.get('workload_change_events', '?')} workload-change events; "
+              f"live incidents polled: {st['live_incidents']}.", "",
               "| kind | true subsystem | faults | step effect % | live caught | live TTD s | live subsystem | "
               "offline caught | offline TTD s | offline subsystem |", "|---|---|---|---|---|---|---|---|---|---|"]
     for k in r["per_kind"]:
