@@ -745,7 +745,7 @@ def main():
     i.add_argument("--workers", type=int, default=0, help="forkstorm, ctxswitch: stress-ng workers; ionoisy: random-I/O threads (default 2)")
     i.add_argument("--switch-freq", type=int, default=25000,
                    help="ctxswitch: stress-ng --switch-freq per worker (0: unlimited)")
-    i.add_argument("--stop-pct", type=float, default=60.0, help="straggler: % of each period stopped")
+    i.add_argument("--stop-pct", type=float, default=60.0, help="straggler: %% of each period stopped")
     i.add_argument("--period-ms", type=float, default=250.0, help="straggler: duty-cycle period")
     i.add_argument("--mem-floor-mb", type=int, default=0,
                    help="mempressure: MemAvailable to leave (default max(5 %% of MemTotal, 1024))")
