@@ -19,6 +19,7 @@ users' processes, cachedrop.
 """
 import argparse
 import contextlib
+import ctypes
 import json
 import mmap
 import os
@@ -119,15 +120,20 @@ def tids_of(pid):
         return []
 
 
-def _unblock():
+def _child_setup():
+    """In a spawned child before exec: signals unblocked (spawn runs inside critical()), and a
+    SIGTERM when the injector dies, even by SIGKILL (PR_SET_PDEATHSIG), so nothing outlives it."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGS)
+    try:
+        ctypes.CDLL(None).prctl(1, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def spawn(cmd, **kw):
-    """A child in its own session (killed as a group); started inside critical(), it gets the
-    signals unblocked."""
+    """A child in its own session (killed as a group), ended with the injector."""
     return subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            preexec_fn=_unblock, **kw)
+                            preexec_fn=_child_setup, **kw)
 
 
 def kill_group(p):
