@@ -393,7 +393,7 @@ WORKLOADS = {
     "transformer_ckpt": ("language", "transformer + a checkpoint (model + AdamW state, ~11 MB, fsync) every "
                          "60 s and a 20-batch eval pass every 45 s", "transformer",
                          {"checkpoint_every": 60.0, "eval_every": 45.0}),
-    "dlrm_ckpt": ("recommendation", "dlrm + a checkpoint (~105 MB, fsync) every 90 s and a 100-batch eval "
+    "dlrm_ckpt": ("recommendation", "dlrm + a checkpoint (~100 MB, fsync) every 90 s and a 20-batch eval "
                   "pass every 60 s", "dlrm", {"checkpoint_every": 90.0, "eval_every": 60.0}),
     "dataloader_train": ("vision", "4-conv CNN, batch 32 of 3x128x128 uint8 sample files (48 KiB each, "
                          "384 MiB dataset under --workdir) read by 2 DataLoader workers, page cache dropped "
