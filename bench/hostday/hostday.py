@@ -352,6 +352,7 @@ class Day:
         self.netns_id = f"hd{os.getpid() % 100000}"
         self.seen = {}  # incident key -> (state, end)
         self.changes_seen = set()
+        self.change_starts = set()
         self.t0 = None
         self.run_info = {"complete": False, "agent_restarts": 0, "healthz_failures": 0, "polls": 0,
                          "poll_failures": 0, "model_ready_unix_ns": None, "notes": []}
@@ -499,8 +500,8 @@ class Day:
                 s = json.dumps(item, sort_keys=True)
                 if (k, s) not in self.changes_seen:
                     self.changes_seen.add((k, s))
-                    if not any(k2 == k and json.loads(s2).get("start_unix_ns") == item.get("start_unix_ns")
-                               for k2, s2 in self.changes_seen if (k2, s2) != (k, s)):
+                    if item.get("start_unix_ns") not in self.change_starts:
+                        self.change_starts.add(item.get("start_unix_ns"))
                         self.say(f"agent reported a workload change ({k}): {item.get('subsystem', '?')} from "
                                  f"{time.strftime('%H:%M:%S', time.localtime(item.get('start_unix_ns', 0) / 1e9))}")
                     new.append({"polled_unix_ns": now, "key": k,
@@ -1056,6 +1057,8 @@ def score_source(incidents, faults, events, span, absences=0):
         r = {"id": f["id"], "kind": f["kind"], "subsystem": f["subsystem"], "caught": bool(ov),
              "step_effect_pct": f.get("step_effect_pct")}
         if ov:
+            if ov[0].get("opened_unix_ns"):
+                r["ttr_s"] = (ov[0]["opened_unix_ns"] - f["start_unix_ns"]) / 1e9
             r.update(ttd_s=(ov[0]["start_unix_ns"] - f["start_unix_ns"]) / 1e9, detected_subsystem=ov[0]["subsystem"],
                      subsystem_ok=ov[0]["subsystem"] == f["subsystem"],
                      outlast_s=(max(i["end_unix_ns"] for i in ov) - f["end_unix_ns"]) / 1e9, incidents=len(ov),
@@ -1092,6 +1095,7 @@ def score_source(incidents, faults, events, span, absences=0):
         else:
             elsewhere.append(i)
     ttd = [r["ttd_s"] for r in caught]
+    ttr = [r["ttr_s"] for r in caught if "ttr_s" in r]
     outl = [r["outlast_s"] for r in caught]
     longest = max(incs, key=lambda i: i["end_unix_ns"] - i["start_unix_ns"], default=None)
     per_day = (lambda n: n / free_h * 24 if free_h > 0 else None)
@@ -1111,6 +1115,7 @@ def score_source(incidents, faults, events, span, absences=0):
         "subsystem_top1": sum(r["subsystem_ok"] for r in caught) / len(caught) if caught else None,
         "subsystem_top1_of_all_faults": sum(r["subsystem_ok"] for r in caught) / len(fl) if fl else None,
         "ttd_median_s": statistics.median(ttd) if ttd else None, "ttd_p90_s": pct(ttd, 0.9),
+        "ttr_median_s": statistics.median(ttr) if ttr else None, "ttr_p90_s": pct(ttr, 0.9),
         "outlast_median_s": statistics.median(outl) if outl else None, "outlast_p90_s": pct(outl, 0.9),
         "outlast_max_s": max(outl) if outl else None,
         "longest_incident_s": (longest["end_unix_ns"] - longest["start_unix_ns"]) / 1e9 if longest else None,
@@ -1168,17 +1173,24 @@ def cmd_score(a):
     live_abs = [i for i in live_all if i.get("kind") == "absence"]
     live_changes = workload_changes_live(out, t1) + [i for i in live_all if i.get("kind") == "workload_change"]
     ready = run.get("model_ready_unix_ns") or int(t0 + plan["agent_warmup_s"] * 1e9)
-    live_scores = score_source(live, faults, events, (max(t0, ready), t1), len(live_abs))
     off = [i for i in rep["incidents"] if i.get("kind", "anomaly") == "anomaly"]
     off_changes = [i for i in rep["incidents"] if i.get("kind") == "workload_change"]
     st0, st1 = rep["run"]["start_unix_ns"], rep["run"]["end_unix_ns"]
     off_scores = score_source(off, faults, events, (st0 + int(SETTLE_S * 1e9), st1),
                               sum(1 for i in rep["incidents"] if i.get("kind") == "absence"))
-    live_scores["workload_changes"] = change_stats(live_changes, faults, events)
     off_scores["workload_changes"] = change_stats(off_changes, faults, events)
 
     # the store: does it hold the whole day, and its incident events against the live list
     ev = store_events(db)
+    if not isinstance(ev, str):  # when the agent decided: its incident_opened events, in order
+        opened = sorted(t for t, kind, _ in ev if kind == "incident_opened")
+        k = 0
+        for inc in live:
+            while k < len(opened) and opened[k] < inc["start_unix_ns"] - 1e9:
+                k += 1
+            if k < len(opened) and opened[k] <= inc["end_unix_ns"] + 60e9:
+                inc["opened_unix_ns"] = opened[k]
+                k += 1
     store = {"start_unix_ns": st0, "end_unix_ns": st1, "samples": rep["run"]["samples"],
              "day_s": (t1 - t0) / 1e9, "covers_day": st0 <= t0 and st1 >= t1 - 5e9,
              "coverage": min(1.0, rep["run"]["samples"] / max(1.0, (t1 - t0) / 1e9)),
@@ -1190,6 +1202,8 @@ def cmd_score(a):
         store["incident_closed_events"] = sum(1 for e in ev if e[1] == "incident_closed")
         store["absence_opened_events"] = sum(1 for e in ev if e[1] == "absence_opened")
         store["workload_change_events"] = sum(1 for e in ev if e[1].startswith("workload_change"))
+    live_scores = score_source(live, faults, events, (max(t0, ready), t1), len(live_abs))
+    live_scores["workload_changes"] = change_stats(live_changes, faults, events)
     store["live_incidents"] = len(live)
     store["live_absences"] = len(live_abs)
     workload_changes = live_scores["workload_changes"]["n"]
@@ -1229,6 +1243,7 @@ def cmd_score(a):
                                         "(at_start_stop) or else of a phase change (at_phase_change)",
                   "subsystem_top1": "caught faults whose first overlapping incident names the true subsystem",
                   "ttd": "first overlapping incident start − fault start",
+                  "ttr": "live only: when the agent opened that incident (its store's incident_opened event) − fault start",
                   "outlast": "last end of the incidents overlapping a fault − fault end",
                   "live_span": "from the agent's first model fit to the end of the day",
                   "offline_span": f"the store's whole recording after detect's {SETTLE_S:.0f} s settle"}}
@@ -1262,6 +1277,8 @@ def render_md(r):
             ("subsystem top-1 (of caught)", fmt(L["subsystem_top1"]), fmt(O["subsystem_top1"])),
             ("TTD median / p90 s", f"{fmt(L['ttd_median_s'], 1)} / {fmt(L['ttd_p90_s'], 1)}",
              f"{fmt(O['ttd_median_s'], 1)} / {fmt(O['ttd_p90_s'], 1)}"),
+            ("time to report (the agent's incident_opened event − fault start): median / p90 s",
+             f"{fmt(L['ttr_median_s'], 1)} / {fmt(L['ttr_p90_s'], 1)}", "–"),
             ("incident outlasts fault: median / p90 / max s",
              f"{fmt(L['outlast_median_s'], 1)} / {fmt(L['outlast_p90_s'], 1)} / {fmt(L['outlast_max_s'], 1)}",
              f"{fmt(O['outlast_median_s'], 1)} / {fmt(O['outlast_p90_s'], 1)} / {fmt(O['outlast_max_s'], 1)}"),
