@@ -14,8 +14,9 @@ BUILD_PKGS=(build-essential cmake pkg-config
 # (tests/detectors/iforest_sklearn_test.py), its speed comparison (bench/pipeline) and, with
 # python3-numpy, the SMD benchmark (bench/smd/eval.py) and its IsolationForest / PCA baselines.
 # groff-base and man-db: the man page test (tests/cli/cli_docs_test.sh renders docs/reveal.1).
+# nftables: the labelled fault suite's linkloss kind (bench/scenarios/faults.py; numgen random drop).
 RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl
-          groff-base man-db)
+          groff-base man-db nftables)
 # The HTML report's browser check (tests/report/browser_check.mjs): Debian's headless-capable
 # Chromium (playwright-core drives it by executablePath; no browser download) and a font for
 # the full-page screenshot.
