@@ -131,7 +131,9 @@ def client_main(argv):
         bp = t0 + sched[i + 1][0] if i + 1 < len(sched) else float("inf")
         gap = rng.expovariate(sched[i][1])
         if t + gap >= bp:
-            t = bp
+            # Next segment. Advance i here: (t0 + x) - t0 may come out below x in floating
+            # point, and the loop above would then never move past this breakpoint.
+            t, i = bp, i + 1
             continue
         t += gap
         delay = t - time.time()
