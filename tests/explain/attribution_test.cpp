@@ -146,19 +146,20 @@ double share_of(const Incident& inc, Subsystem s) {
 TEST(AttributeWeights, AForkStormsPageCountersAreLoadAndDoNotNameMemory) {
   Channels c;
   c.add("proc.pressure:cpu_some_total", "us", Subsystem::cpu, 1000);   // symptom
-  c.add("proc.stat:processes", "count", Subsystem::cpu, 2);            // load
+  c.add("proc.stat:processes", "count", Subsystem::cpu, 2);            // symptom (process creation)
   c.add("derived:cpu_busy_pct", "%", Subsystem::cpu, 10);              // load
   c.add("proc.vmstat:pgalloc_normal", "pages", Subsystem::memory, 4000);
   c.add("proc.vmstat:pgfree", "pages", Subsystem::memory, 4000);
   c.add("proc.vmstat:pgfault", "count", Subsystem::memory, 5000);
   ASSERT_EQ(channel_role("proc.pressure:cpu_some_total"), ChannelRole::symptom);
-  for (std::size_t j = 1; j < c.info.size(); ++j) ASSERT_EQ(channel_role(c.info[j].name), ChannelRole::load);
+  ASSERT_EQ(channel_role("proc.stat:processes"), ChannelRole::symptom);
+  for (std::size_t j = 2; j < c.info.size(); ++j) ASSERT_EQ(channel_role(c.info[j].name), ChannelRole::load);
   const std::vector<double> zbar{40, 60, 9, 80, 75, 70};
   const std::vector<double> mean{400000, 2000, 90, 600000, 600000, 800000};  // ≥ 100×: capped effect, except busy %
   Incident inc;
   attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
   const double cap = std::log(100.0), busy = std::log((90.0 + 5) / (10.0 + 5));
-  const double cpu = cap * 1.0 + cap * 0.5 + busy * 0.5, memory = 3 * cap * 0.5;
+  const double cpu = cap * 1.0 + cap * 1.0 + busy * 0.5, memory = 3 * cap * 0.5;
   EXPECT_EQ(inc.subsystem, Subsystem::cpu) << "memory " << share_of(inc, Subsystem::memory);
   EXPECT_NEAR(inc.confidence, cpu / (cpu + memory), 1e-9);
   EXPECT_NEAR(share_of(inc, Subsystem::memory), memory / (cpu + memory), 1e-9);
