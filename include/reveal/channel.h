@@ -57,7 +57,8 @@ struct ChannelInfo {
 //            steal and I/O wait, direct reclaim, major faults, swapping, OOM kills, CPU
 //            throttling (cgroup quota, thermal), TCP retransmits and timeouts, drops, errors,
 //            overruns, I/O queue time, GPU/RDMA error and throttle counters, the sampler
-//            running late. A symptom moving is evidence of a fault.
+//            running late (every channel of source "reveal.sampler"). A symptom moving is
+//            evidence of a fault.
 //   load:    how much work runs — utilisation, throughput, activity counts (bytes, packets,
 //            ticks, context switches, page allocations, minor faults), memory levels. These
 //            move whenever a job starts, stops or changes phase.

@@ -159,6 +159,7 @@ TEST(Exposition, FamiliesTypesAndValues) {
       {"reveal_absence_incidents_total", "counter"},
       {"reveal_samples_total", "counter"},
       {"reveal_samples_skipped_total", "counter"},
+      {"reveal_sampler_realtime", "gauge"},
       {"reveal_last_sample_timestamp_seconds", "gauge"},
       {"reveal_probe_up", "gauge"},
       {"reveal_probe_duration_seconds", "gauge"},
