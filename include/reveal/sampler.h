@@ -14,7 +14,7 @@
 //
 // Priority (issue #17). On a saturated host a sampler thread at normal priority can wait
 // seconds past its tick: measured on the 2-core development VM during `stress-ng --switch 2
-// --cpu 2`, gaps of 5–8 s between samples, the thread's timer long expired (clock_nanosleep
+// --cpu 2`, gaps of 2.5–8 s between samples, the thread's timer long expired (clock_nanosleep
 // returned 4.5 s late) while no probe and no store write blocked. A nice value does not help
 // (nice −10 gave the same gaps): it weighs a thread only against threads of its own scheduling
 // group, and the hog runs in another session (autogroup) or cgroup. set_priority() with
@@ -25,11 +25,12 @@
 // (reading the probes and the callback; CLOCK_THREAD_CPUTIME_ID). Normal use is far below it
 // (about 1 ms a tick at 1 Hz, docs/BENCHMARKS.md); a thread that empties it returns to normal
 // priority for the rest of the run, with one line to `note`. Work that may take long and can
-// wait (the agent's model refit) runs inside at_normal_priority(), outside the budget. The
+// wait (the agent's model refit) runs inside an AtNormalPriority scope, outside the budget. The
 // kernel's real-time throttling (sched_rt_runtime_us, 95 % by default) bounds any real-time
 // thread besides. The raise needs CAP_SYS_NICE or RLIMIT_RTPRIO ≥ 1 (systemd: LimitRTPRIO=1);
 // without it sampling goes on at normal priority after one line to `note`, never an error.
 // SCHED_RESET_ON_FORK: a process or thread started from the sampling thread is never real-time.
+// A thread that is real-time already (chrt) is left as it is, without a budget.
 #pragma once
 
 #include <atomic>
@@ -48,8 +49,7 @@
 namespace reveal {
 
 namespace telemetry {
-struct SampleTiming;
-class SamplerProbe;
+struct SampleTiming;  // src/telemetry/self/sampler_probe.h
 }  // namespace telemetry
 
 // How run() schedules the thread that calls it (see the header comment, "Priority").

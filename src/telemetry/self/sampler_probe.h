@@ -1,6 +1,6 @@
 // reveal.sampler — the sampler's own timeliness, so that a sampling gap is evidence rather than
-// a blind spot (issue #17: on a saturated host a sampler thread at normal priority woke 5–8 s
-// past its tick; the host's trouble then hid its own record).
+// a blind spot (issue #17: on a saturated host a sampler thread at normal priority woke seconds
+// past its tick, gaps of up to 8 s between samples; the host's trouble then hid its own record).
 //
 // Channels (Subsystem::cpu; channel_role() classifies source "reveal.sampler" as symptom):
 //   reveal.sampler:delay_seconds  gauge   "s"      how late this sample's reading began against
