@@ -36,7 +36,7 @@ _reveal() {
       ;;
     'record')
       subs=''
-      flags='-h --help -o --output --interval --duration --root --probes --exclude --config-interval -q --quiet'
+      flags='-h --help -o --output --interval --duration --root --probes --exclude --config-interval --sampling-priority -q --quiet'
       positional=command
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -46,6 +46,7 @@ _reveal() {
         --probes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --exclude) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --config-interval) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --sampling-priority) COMPREPLY=($(compgen -W 'realtime normal' -- "$cur")); return ;;
       esac
       ;;
     'detect')
@@ -207,7 +208,7 @@ _reveal() {
       ;;
     'agent')
       subs=''
-      flags='-h --help --config --check-config --listen --store --store-max-size --store-max-age --interval --root --probes --exclude --replay --exit-after-replay -q --quiet'
+      flags='-h --help --config --check-config --listen --store --store-max-size --store-max-age --interval --root --probes --exclude --sampling-priority --replay --exit-after-replay -q --quiet'
       positional=files
       case $prev in
         --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -219,6 +220,7 @@ _reveal() {
         --root) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --probes) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --exclude) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --sampling-priority) COMPREPLY=($(compgen -W 'realtime normal' -- "$cur")); return ;;
         --replay) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;

@@ -47,6 +47,8 @@
 //     reveal_build_info{version,mode}      gauge 1 (mode "live" or "replay")
 //     reveal_samples_total                 counter samples taken
 //     reveal_samples_skipped_total         counter ticks missed because the host stalled
+//     reveal_sampler_realtime              gauge 1 while the sampling thread runs at real-time
+//                                          priority (sampling_priority; reveal/sampler.h)
 //     reveal_last_sample_timestamp_seconds gauge
 //     reveal_probe_up{probe}               gauge 1 when the probe's last read gave at least one value
 //     reveal_probe_duration_seconds{probe} gauge duration of the probe's last read
@@ -99,6 +101,7 @@ struct AgentSnapshot {
   std::vector<double> values;         // last raw sample, NaN = gap
   std::int64_t last_sample_unix_ns = 0;
   std::uint64_t samples_total = 0, samples_skipped_total = 0, windows_scored_total = 0;
+  bool sampler_realtime = false;  // Sampler::realtime() at the last sample
   bool model_ready = false;
   std::size_t reference_windows = 0;
   double model_fit_unix_s = 0;

@@ -9,6 +9,12 @@
 //   probes = ["proc.*", "sys.net"]     # only these probes (default: all enabled by default)
 //   exclude = ["perf.uncore"]          # skip these probes
 //   config_interval = "60s"            # host configuration re-read period
+//   sampling_priority = "realtime"     # "realtime": the sampling thread at SCHED_RR priority 1
+//                                      # when permitted (CAP_SYS_NICE or RLIMIT_RTPRIO >= 1; else
+//                                      # one line on stderr and normal priority), within a CPU
+//                                      # budget of 10 % of a core (bursts up to 500 ms), model
+//                                      # refits at normal priority (reveal/sampler.h, "Priority");
+//                                      # "normal": the thread as started
 //   [store]
 //   path = "/var/lib/reveal/agent.db"  # rolling store; the previous one is kept as <path>.prev
 //   max_age = "24h"                    # (reload) drop samples older than this
@@ -53,6 +59,7 @@ struct AgentConfig {
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   std::vector<std::string> probes, exclude;
   std::chrono::nanoseconds config_interval = std::chrono::seconds(60);
+  bool realtime_sampling = true;  // sampling_priority: "realtime" (true) or "normal"
 
   std::string store_path = "/var/lib/reveal/agent.db";
   std::chrono::nanoseconds store_max_age = std::chrono::hours(24);
@@ -81,7 +88,7 @@ class ConfigError : public std::runtime_error {
 // Reads `path` over `base` (keys absent from the file keep base's value). Throws ConfigError
 // for a missing/unreadable file, TOML syntax errors, unknown keys, wrong types, bad durations
 // or sizes, and values out of range (interval < 1ms, window < 2, stride < 1, listen without a
-// port, max_size < 1 MiB).
+// port, max_size < 1 MiB, sampling_priority other than "realtime" or "normal").
 AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConfig& base = {});
 
 // "listen" split into host and port; nullopt when malformed (no ':', port not 1..65535).

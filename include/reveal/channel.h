@@ -57,7 +57,8 @@ struct ChannelInfo {
 //            steal and I/O wait, direct reclaim, major faults, swapping, OOM kills, CPU
 //            throttling (cgroup quota, thermal), TCP retransmits and timeouts, drops, errors,
 //            overruns, I/O latency per request (derived:disk_await_ms), GPU/RDMA error and
-//            throttle counters. A symptom moving is evidence of a fault.
+//            throttle counters, the sampler running late (every channel of source
+//            "reveal.sampler"). A symptom moving is evidence of a fault.
 //   load:    how much work runs — utilisation, throughput, activity counts (bytes, packets,
 //            ticks, context switches, page allocations, minor faults, disk time totals),
 //            memory levels. These move whenever a job starts, stops or changes phase.

@@ -119,6 +119,14 @@ class StreamingDetector {
   void set_history_samples(std::size_t n);
 
   bool model_ready() const { return model_ != nullptr; }
+  // True when the next push() of a new sample will fit the model (the first fit or a refit):
+  // the one push that costs milliseconds to seconds instead of microseconds (the agent runs it
+  // at normal priority, Sampler::AtNormalPriority). A push whose time is not after the last
+  // one's fits nothing even then.
+  bool fit_due() const {
+    return !opts_.baseline && !active_ && pushed_ >= opts_.settle_samples && rows_ + 1 >= opts_.warmup_samples &&
+           (!model_ || rows_ + 1 - rows_at_fit_ >= opts_.refit_samples);
+  }
   std::size_t reference_windows() const { return reference_windows_; }
   std::int64_t last_fit_unix_ns() const { return last_fit_ns_; }
   std::uint64_t windows_scored() const { return windows_scored_; }

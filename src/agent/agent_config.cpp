@@ -223,7 +223,8 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
   Loader in(file);
   AgentConfig c = base;
   in.check_keys(doc, "",
-                {"listen", "root", "interval", "probes", "exclude", "config_interval", "store", "metrics", "detect"});
+                {"listen", "root", "interval", "probes", "exclude", "config_interval", "sampling_priority", "store",
+                 "metrics", "detect"});
   in.string(doc, "", "listen", c.listen);
   if (const toml::node* n = doc.get("listen"); n && !parse_listen(c.listen))
     in.fail(n->source(), fmt::format("'listen': bad address \"{}\" (want host:port with a port in 1..65535, "
@@ -234,6 +235,13 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
   in.strings(doc, "", "probes", c.probes);
   in.strings(doc, "", "exclude", c.exclude);
   in.duration(doc, "", "config_interval", c.config_interval, nanoseconds(1), "above 0s");
+  if (const toml::node* n = doc.get("sampling_priority")) {
+    std::string v;
+    in.string(doc, "", "sampling_priority", v);
+    if (v != "realtime" && v != "normal")
+      in.fail(n->source(), fmt::format("'sampling_priority': \"{}\" is neither \"realtime\" nor \"normal\"", v));
+    c.realtime_sampling = v == "realtime";
+  }
 
   if (const toml::table* t = in.table(doc, "store")) {
     in.check_keys(*t, "store.", {"path", "max_age", "max_size"});
@@ -303,6 +311,7 @@ std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentC
   check(a.probes != b.probes, "probes");
   check(a.exclude != b.exclude, "exclude");
   check(a.config_interval != b.config_interval, "config_interval");
+  check(a.realtime_sampling != b.realtime_sampling, "sampling_priority");
   check(a.store_path != b.store_path, "store.path");
   check(a.window != b.window, "detect.window");
   check(a.stride != b.stride, "detect.stride");

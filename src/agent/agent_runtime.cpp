@@ -176,12 +176,17 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   }
   last_t_ = t;
   const std::int64_t d0 = monotonic_ns();
+  // A (re)fit takes milliseconds to seconds of CPU and can wait: at normal priority, outside
+  // the real-time sampler's budget (reveal/sampler.h, "Priority").
+  std::optional<Sampler::AtNormalPriority> refit_at_normal;
+  if (src_.sampler && detector_.fit_due()) refit_at_normal.emplace(*src_.sampler);
   const StreamUpdate& u = detector_.push(t, row);
+  refit_at_normal.reset();
   const AbsenceUpdate& au = absences_.push(t, row);
   const double detect_s = double(monotonic_ns() - d0) * 1e-9;
   ++samples_;
   note_incidents(t, u, au);
-  std::lock_guard<std::mutex> lock(shared_.mu);
+  std::lock_guard<PiMutex> lock(shared_.mu);
   update_snapshot(shared_.snap, {t, row, samples_, detect_s}, detector_, u, absences_, au, src_.sampler.get(),
                   store_path_);
 }
@@ -247,7 +252,7 @@ void SampleLoop::apply_reload() {
     detector_.set_false_per_day(cfg_.false_per_day);
     detector_.set_history_samples(samples_in(cfg_.history, cfg_.interval));
     {
-      std::lock_guard<std::mutex> lock(shared_.mu);
+      std::lock_guard<PiMutex> lock(shared_.mu);
       shared_.snap.exported = export_mask(src_.channels, cfg_.metric_channels);
       shared_.snap.store_max_bytes = cfg_.store_max_bytes;
       shared_.rendered_seq = ~0ull;
@@ -319,6 +324,10 @@ int run(const RunOptions& opts) {
   if (src.sampler) {
     // Sampler::run checks the stop flag after every tick; reloads are applied between ticks.
     Sampler& sampler = *src.sampler;
+    SamplingPriority priority;
+    priority.realtime = cfg.realtime_sampling;
+    priority.note = [&opts](const std::string& line) { log_line(opts.quiet, line); };
+    sampler.set_priority(std::move(priority));
     sampler.run(cfg.interval, 0, g_stop, [&](std::int64_t t, std::span<const double> row) {
       if (g_reload.load()) loop.apply_reload();
       loop.on_sample(t, row, sampler.events());
@@ -328,7 +337,7 @@ int run(const RunOptions& opts) {
         src.replay, g_stop, [&] { if (g_reload.load()) loop.apply_reload(); },
         [&](std::int64_t t, std::span<const double> row, std::span<const Event> events) { loop.on_sample(t, row, events); });
     {
-      std::lock_guard<std::mutex> lock(shared.mu);
+      std::lock_guard<PiMutex> lock(shared.mu);
       shared.replay_done = true;
     }
     if (!g_stop.load()) log_line(opts.quiet, "replay finished after " + std::to_string(loop.samples()) + " samples");

@@ -1,7 +1,9 @@
 // The `reveal agent` daemon loop: a sample source (live probes, or a recording replayed in real
 // time), the rolling store, the streaming detector and the HTTP server (reveal/agent.h).
 //
-// Threads: the caller's thread samples, stores and scores; one thread serves HTTP; one waits
+// Threads: the caller's thread samples, stores and scores (at real-time priority 1 with
+// sampling_priority = "realtime", within the sampler's CPU budget; model refits at normal
+// priority: reveal/sampler.h, "Priority"); one thread serves HTTP; one waits
 // for signals (SIGTERM/SIGINT: stop, flush the store, exit 0; SIGHUP: reload the
 // configuration through `reload`). HTTP handlers read the snapshot under a mutex held only to
 // copy (sampling side) or render (HTTP side); /metrics renders at most once per sample and

@@ -250,6 +250,9 @@ std::string render_metrics(const AgentSnapshot& s) {
   single(out, "reveal_samples_total", "counter", "Samples taken", double(s.samples_total));
   single(out, "reveal_samples_skipped_total", "counter", "Sampling ticks missed because the host stalled",
          double(s.samples_skipped_total));
+  single(out, "reveal_sampler_realtime", "gauge",
+         "1 while the sampling thread runs at real-time priority (sampling_priority), else 0",
+         s.sampler_realtime ? 1.0 : 0.0);
   single(out, "reveal_last_sample_timestamp_seconds", "gauge", "Unix time of the last sample",
          double(s.last_sample_unix_ns) / 1e9);
   struct ProbeFamily {

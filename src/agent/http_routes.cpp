@@ -40,7 +40,7 @@ void read_process(double& cpu_s, double& rss_bytes) {
 
 void add_routes(httplib::Server& server, SharedState& shared) {
   server.Get("/metrics", [&shared](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(shared.mu);
+    std::lock_guard<PiMutex> lock(shared.mu);
     if (shared.rendered_seq != shared.snap.samples_total) {
       read_process(shared.snap.process_cpu_seconds, shared.snap.process_resident_bytes);
       shared.metrics_text = render_metrics(shared.snap);
@@ -49,11 +49,11 @@ void add_routes(httplib::Server& server, SharedState& shared) {
     res.set_content(shared.metrics_text, "text/plain; version=0.0.4; charset=utf-8");
   });
   server.Get("/incidents", [&shared](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(shared.mu);
+    std::lock_guard<PiMutex> lock(shared.mu);
     res.set_content(render_incidents_json(shared.snap), "application/json");
   });
   server.Get("/healthz", [&shared](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(shared.mu);
+    std::lock_guard<PiMutex> lock(shared.mu);
     const std::int64_t age = realtime_ns() - shared.snap.last_sample_unix_ns;
     if (shared.replay_done || (shared.snap.samples_total > 0 && age < 3 * shared.interval_ns + 2'000'000'000)) {
       res.set_content("ok\n", "text/plain");

@@ -88,6 +88,7 @@ void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const Streamin
   s.detect_duration_s = sample.detect_s;
   if (sampler) {
     s.samples_skipped_total = sampler->skipped_ticks();
+    s.sampler_realtime = sampler->realtime();
     const auto& ps = sampler->probe_stats();
     std::size_t k = 0;
     for (auto& h : s.probes) {

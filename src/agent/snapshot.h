@@ -3,8 +3,13 @@
 //
 // Locking: every field of SharedState is read and written under `mu`. The sampling thread
 // holds it only to copy one sample's results in (update_snapshot), the handlers only to
-// render (http_routes.h).
+// render (http_routes.h). `mu` inherits priority: the sampling thread may run at real-time
+// priority (reveal/sampler.h, "Priority"), and a handler at normal priority that holds `mu`
+// when the host is saturated would otherwise keep the sampler waiting as long as the handler
+// itself waits for a CPU (priority inversion).
 #pragma once
+
+#include <pthread.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -21,8 +26,30 @@
 
 namespace reveal::agent {
 
+// A mutex with priority inheritance (PTHREAD_PRIO_INHERIT; BasicLockable, for
+// std::lock_guard): while a higher-priority thread waits for it, its holder runs at that
+// priority.
+class PiMutex {
+ public:
+  PiMutex() {
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+    pthread_mutex_init(&m_, &a);
+    pthread_mutexattr_destroy(&a);
+  }
+  ~PiMutex() { pthread_mutex_destroy(&m_); }
+  PiMutex(const PiMutex&) = delete;
+  PiMutex& operator=(const PiMutex&) = delete;
+  void lock() { pthread_mutex_lock(&m_); }
+  void unlock() { pthread_mutex_unlock(&m_); }
+
+ private:
+  pthread_mutex_t m_;
+};
+
 struct SharedState {
-  std::mutex mu;
+  PiMutex mu;
   AgentSnapshot snap;
   std::uint64_t rendered_seq = ~0ull;  // samples_total the cached /metrics text was rendered at
   std::string metrics_text;            // the cached /metrics text

@@ -16,7 +16,7 @@ namespace reveal::cli {
 
 Action add_agent(CLI::App& app) {
   struct Opts {
-    std::string config, listen, store, replay, interval, root, store_max_size, store_max_age;
+    std::string config, listen, store, replay, interval, root, store_max_size, store_max_age, priority;
     std::vector<std::string> probes, exclude;
     bool check_config = false, exit_after_replay = false, quiet = false;
   };
@@ -39,6 +39,9 @@ Action add_agent(CLI::App& app) {
   sub->add_option("--root", o->root, "Read /proc and /sys under this directory (e.g. /host)");
   sub->add_option("--probes", o->probes, "Only these probes (names, or prefixes ending in *)")->delimiter(',');
   sub->add_option("--exclude", o->exclude, "Skip these probes")->delimiter(',');
+  sub->add_option("--sampling-priority", o->priority,
+                  "realtime (default) or normal: the sampling thread's scheduling (sampling_priority)")
+      ->check(CLI::IsMember({"realtime", "normal"}));
   sub->add_option("--replay", o->replay, "Serve this recording in real time, as if live, instead of sampling the host");
   sub->add_flag("--exit-after-replay", o->exit_after_replay, "With --replay: exit once the last sample is served");
   sub->add_flag("-q,--quiet", o->quiet, "Print nothing but errors");
@@ -74,6 +77,7 @@ Action add_agent(CLI::App& app) {
       if (!o->root.empty()) c.root = o->root;
       if (!o->probes.empty()) c.probes = o->probes;
       if (!o->exclude.empty()) c.exclude = o->exclude;
+      if (!o->priority.empty()) c.realtime_sampling = o->priority == "realtime";
       return c;
     };
     AgentConfig cfg;

@@ -82,7 +82,7 @@ pid_t spawn(const std::vector<std::string>& cmd) {
 
 Action add_record(CLI::App& app) {
   struct Opts {
-    std::string out, root = "/", interval = "1s", duration, config_interval = "60s";
+    std::string out, root = "/", interval = "1s", duration, config_interval = "60s", priority = "realtime";
     std::vector<std::string> include, exclude, command;
     bool quiet = false;
   };
@@ -102,6 +102,11 @@ Action add_record(CLI::App& app) {
   sub->add_option("--exclude", o->exclude, "Skip these probes")->delimiter(',');
   sub->add_option("--config-interval", o->config_interval,
                   "Re-read the host configuration this often (about 1.5 ms of CPU each); a change is recorded as an event")
+      ->capture_default_str();
+  sub->add_option("--sampling-priority", o->priority,
+                  "realtime: sample at real-time priority 1 when permitted, within a CPU budget, so that samples "
+                  "keep coming on a saturated host (else one line, and normal priority); normal: as started")
+      ->check(CLI::IsMember({"realtime", "normal"}))
       ->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "Print nothing but errors");
   sub->add_option("command", o->command, "Command to run and record (after --)");
@@ -164,6 +169,12 @@ Action add_record(CLI::App& app) {
         duration.count() ? std::size_t(duration.count() / interval.count()) + 1 : 0;
     std::int64_t last_t = meta.start_unix_ns;
     std::string write_error;
+    SamplingPriority priority;
+    priority.realtime = o->priority == "realtime";
+    priority.note = [quiet = o->quiet](const std::string& line) {
+      if (!quiet) std::fprintf(stderr, "reveal: %s\n", line.c_str());
+    };
+    sampler.set_priority(std::move(priority));
     sampler.run(interval, max_samples, g_stop, [&](std::int64_t t, std::span<const double> row) {
       if (!write_error.empty()) return;
       try {

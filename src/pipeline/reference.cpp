@@ -15,6 +15,9 @@ constexpr int kSelfPasses = 3;
 constexpr double kNaN = __builtin_nan("");
 // Fraction of the host's RAM below which a memory level shift is not scored.
 constexpr double kRamFloorFraction = 0.005;
+// The sampler's own lateness (reveal.sampler): a delay under this fraction of the sampling
+// interval, or this fraction of the ticks missed, is scheduling noise, less than a robust SD.
+constexpr double kSamplerLatenessFraction = 0.1;
 
 // The smallest deviation worth a robust SD, by unit: below it a change is noise however
 // quiet the reference was (a channel idle at 0 that moves by 1 page is not an incident).
@@ -69,6 +72,19 @@ std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols
       floors[j] = std::max(floors[j], kb * scale);
     }
   }
+  // The sampler's lateness in units of its interval (the median spacing of the samples): a
+  // real-time sampler is typically late by well under a millisecond with a MAD of microseconds,
+  // so without a floor a 10 ms hiccup would be a hundred robust SDs.
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < s.t_s.size(); ++i)
+    if (const double d = s.t_s[i] - s.t_s[i - 1]; d > 0) gaps.push_back(d);
+  const double interval = gaps.empty() ? kNaN : median_of(gaps);
+  if (interval > 0)
+    for (std::size_t j = 0; j < cols.size(); ++j) {
+      const std::string& name = s.channels[cols[j]].name;
+      if (name == "reveal.sampler:delay_seconds") floors[j] = kSamplerLatenessFraction * interval;
+      if (name == "reveal.sampler:ticks_missed") floors[j] = kSamplerLatenessFraction / interval;  // not count/s's 1
+    }
   return floors;
 }
 

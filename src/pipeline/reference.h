@@ -21,7 +21,9 @@ std::vector<double> finite_column(const Matrix& m, std::size_t c);
 std::vector<int> varying_columns(const Series& s);
 
 // Per scored column, the smallest deviation worth a robust SD (unit resolution; memory-sized
-// levels at least 0.5 % of the host's RAM when proc.meminfo:MemTotal is in `s`).
+// levels at least 0.5 % of the host's RAM when proc.meminfo:MemTotal is in `s`; the sampler's
+// lateness in units of the sampling interval Δ, the median spacing of `s`, instead of its
+// unit's: reveal.sampler:delay_seconds 0.1·Δ, the rate of reveal.sampler:ticks_missed 0.1/Δ).
 std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols);
 
 // A recording's first `settle_windows` windows (its start-up) in a reference of `windows`:

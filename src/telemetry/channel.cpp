@@ -71,6 +71,9 @@ ChannelRole channel_role(std::string_view name) {
   std::string field = lower(name.substr(colon + 1));
   // The index (".cpu3", ".eth0") is not part of the field, except for derived channels whose
   // names may hold dots of their own; the fragments below never contain a dot.
+  // The sampler running late (reveal.sampler:delay_seconds, ticks_missed): the host is so short
+  // of CPU that even a real-time sampler waited, or it was stalled outright.
+  if (source == "reveal.sampler") return ChannelRole::symptom;
   if (source == "proc.pressure" || source.find("pressure") != std::string::npos) return ChannelRole::symptom;
   if (source == "derived" && field.rfind("psi_", 0) == 0) return ChannelRole::symptom;
   if (field.rfind("steal", 0) == 0 || field.rfind("iowait", 0) == 0) return ChannelRole::symptom;

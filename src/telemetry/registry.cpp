@@ -16,6 +16,7 @@ const std::vector<ProbeFactory>& probe_registry() {
     add_cgroup_probes(r);
     add_nvml_probes(r);
     add_perf_probes(r);
+    add_self_probes(r);  // last: its channels come after those of the host
     return r;
   }();
   return registry;

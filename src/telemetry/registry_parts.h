@@ -16,6 +16,7 @@ void add_rdma_probes(std::vector<ProbeFactory>& out);    // src/telemetry/rdma/r
 void add_cgroup_probes(std::vector<ProbeFactory>& out);  // src/telemetry/cgroup/register.cpp
 void add_nvml_probes(std::vector<ProbeFactory>& out);    // src/telemetry/nvml/register.cpp
 void add_perf_probes(std::vector<ProbeFactory>& out);    // src/telemetry/perf/register.cpp
+void add_self_probes(std::vector<ProbeFactory>& out);    // src/telemetry/self/register.cpp
 
 template <class P>
 ProbeFactory registry_entry(std::string name, bool enabled_by_default = true) {

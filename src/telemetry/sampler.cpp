@@ -1,16 +1,42 @@
 #include "reveal/sampler.h"
 
+#include <sched.h>
 #include <time.h>
 
 #include <cerrno>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include "reveal/glob.h"
 #include "reveal/registry.h"
+#include "telemetry/self/sampler_probe.h"
 
 namespace reveal {
+namespace {
+
+std::int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The calling thread's policy (pid 0 = this thread), with SCHED_RESET_ON_FORK.
+int set_policy(int policy, int priority) {
+  sched_param sp{};
+  sp.sched_priority = priority;
+  return sched_setscheduler(0, policy | SCHED_RESET_ON_FORK, &sp) == 0 ? 0 : errno;
+}
+
+std::string ms(double ns) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f ms", ns * 1e-6);
+  return b;
+}
+
+}  // namespace
 
 std::int64_t realtime_ns() {
   timespec ts;
@@ -49,9 +75,86 @@ Sampler::Sampler(std::vector<std::unique_ptr<Probe>> probes, const std::filesyst
   }
   row_.assign(channels_.size(), std::nan(""));
   for (const auto& s : slots_) stats_.push_back({std::string(s.probe->name()), s.count, 0, 0, 0});
+  timing_ = std::make_unique<telemetry::SampleTiming>();
+  for (auto& s : slots_)
+    if (auto* self = dynamic_cast<telemetry::SamplerProbe*>(s.probe.get())) self->attach(timing_.get());
+}
+
+Sampler::~Sampler() = default;
+
+void Sampler::set_priority(SamplingPriority p) {
+  if (!(p.cpu_share > 0 && p.cpu_share <= 1))
+    throw std::invalid_argument("sampling priority: cpu_share must be in (0, 1]");
+  if (p.burst.count() <= 0) throw std::invalid_argument("sampling priority: burst must be > 0");
+  priority_ = std::move(p);
+}
+
+bool Sampler::enter_realtime() {
+  const int policy = sched_getscheduler(0);
+  sched_param sp{};
+  sched_getparam(0, &sp);
+  if (policy < 0) return false;
+  saved_policy_ = policy & ~SCHED_RESET_ON_FORK;
+  saved_priority_ = sp.sched_priority;
+  if (saved_policy_ == SCHED_FIFO || saved_policy_ == SCHED_RR) return false;  // already real-time: left as is
+  if (const int err = set_policy(SCHED_RR, 1)) {
+    if (priority_.note)
+      priority_.note(std::string("sampling at normal priority: real-time scheduling refused (") + std::strerror(err) +
+                     (err == EPERM ? "; needs CAP_SYS_NICE or RLIMIT_RTPRIO >= 1" : "") + ")");
+    return false;
+  }
+  rt_active_ = true;
+  budget_ns_ = double(priority_.burst.count());
+  budget_wall_ns_ = monotonic_ns();
+  budget_cpu_ns_ = thread_cpu_ns();
+  normal_cpu_ns_ = 0;
+  return true;
+}
+
+void Sampler::leave_realtime() {
+  if (!rt_active_) return;
+  rt_active_ = false;
+  set_policy(saved_policy_, saved_priority_);
+}
+
+void Sampler::charge_budget(std::int64_t now_ns) {
+  const std::int64_t cpu = thread_cpu_ns();
+  const double used = double(cpu - budget_cpu_ns_ - normal_cpu_ns_);
+  budget_ns_ = std::min(budget_ns_ + double(now_ns - budget_wall_ns_) * priority_.cpu_share,
+                        double(priority_.burst.count())) - used;
+  budget_wall_ns_ = now_ns;
+  budget_cpu_ns_ = cpu;
+  normal_cpu_ns_ = 0;
+  if (budget_ns_ >= 0) return;
+  leave_realtime();
+  if (priority_.note)
+    priority_.note("sampling at normal priority from now on: the sampler used its real-time CPU budget (" +
+                   ms(used) + " in its last tick; " + std::to_string(int(priority_.cpu_share * 100 + 0.5)) +
+                   " % of a core, bursts up to " + ms(double(priority_.burst.count())) + ")");
+}
+
+Sampler::AtNormalPriority::AtNormalPriority(Sampler& s) : s_(&s) {
+  if (!s_->rt_active_) {
+    s_ = nullptr;
+    return;
+  }
+  cpu0_ns_ = thread_cpu_ns();
+  set_policy(s_->saved_policy_, s_->saved_priority_);
+}
+
+Sampler::AtNormalPriority::~AtNormalPriority() {
+  if (!s_) return;
+  s_->normal_cpu_ns_ += thread_cpu_ns() - cpu0_ns_;
+  if (const int err = set_policy(SCHED_RR, 1)) {
+    s_->rt_active_ = false;
+    if (s_->priority_.note)
+      s_->priority_.note(std::string("sampling at normal priority from now on: real-time scheduling refused (") +
+                         std::strerror(err) + ")");
+  }
 }
 
 std::span<const double> Sampler::sample_once(std::int64_t t_unix_ns) {
+  timing_->ticks_missed = skipped_;
   std::span<double> row(row_);
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     auto& s = slots_[i];
@@ -76,6 +179,14 @@ std::span<const double> Sampler::sample_once(std::int64_t t_unix_ns) {
 
 std::size_t Sampler::run(std::chrono::nanoseconds interval, std::size_t max_samples,
                          const std::atomic<bool>& stop, const Callback& on_sample) {
+  if (priority_.realtime) enter_realtime();
+  struct Leave {  // every way out of run(), exceptions from on_sample included
+    Sampler& s;
+    ~Leave() {
+      s.leave_realtime();
+      s.timing_->delay_s = std::nan("");
+    }
+  } leave{*this};
   const std::int64_t step = interval.count();
   const std::int64_t t0 = monotonic_ns();
   const std::int64_t wall0 = realtime_ns();
@@ -89,7 +200,9 @@ std::size_t Sampler::run(std::chrono::nanoseconds interval, std::size_t max_samp
       if (stop.load(std::memory_order_relaxed)) return taken;
     }
     if (stop.load(std::memory_order_relaxed)) break;
-    const std::int64_t t = wall0 + (monotonic_ns() - t0);
+    const std::int64_t woke = monotonic_ns();
+    const std::int64_t t = wall0 + (woke - t0);
+    timing_->delay_s = double(std::max<std::int64_t>(0, woke - due)) * 1e-9;
     auto row = sample_once(t);
     on_sample(t, row);
     ++taken;
@@ -98,6 +211,7 @@ std::size_t Sampler::run(std::chrono::nanoseconds interval, std::size_t max_samp
     const std::int64_t next = std::max<std::int64_t>(k + 1, (now - t0) / step + 1);
     skipped_ += std::uint64_t(next - k - 1);
     k = next;
+    if (rt_active_) charge_budget(now);
   }
   return taken;
 }

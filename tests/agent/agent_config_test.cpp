@@ -59,6 +59,7 @@ void expect_defaults(const AgentConfig& c) {
   EXPECT_TRUE(c.probes.empty());
   EXPECT_TRUE(c.exclude.empty());
   EXPECT_EQ(c.config_interval, nanoseconds(60s));
+  EXPECT_TRUE(c.realtime_sampling);
   EXPECT_EQ(c.store_path, "/var/lib/reveal/agent.db");
   EXPECT_EQ(c.store_max_age, nanoseconds(24h));
   EXPECT_EQ(c.store_max_bytes, 256ull << 20);
@@ -91,6 +92,7 @@ interval = "500ms"
 probes = ["proc.*", "sys.net"]
 exclude = ["perf.uncore"]
 config_interval = "2m"
+sampling_priority = "normal"
 [store]
 path = "/tmp/a.db"
 max_age = "6h"
@@ -114,6 +116,7 @@ seed = 7
   EXPECT_EQ(c.probes, (std::vector<std::string>{"proc.*", "sys.net"}));
   EXPECT_EQ(c.exclude, std::vector<std::string>{"perf.uncore"});
   EXPECT_EQ(c.config_interval, nanoseconds(120s));
+  EXPECT_FALSE(c.realtime_sampling);
   EXPECT_EQ(c.store_path, "/tmp/a.db");
   EXPECT_EQ(c.store_max_age, nanoseconds(6h));
   EXPECT_EQ(c.store_max_bytes, 1ull << 30);
@@ -243,6 +246,11 @@ TEST_F(AgentConfigTest, RangeChecks) {
             "DIR/agent.toml:2:12: 'store.max_size' = 1047552 bytes must be at least 1MiB");
   EXPECT_EQ(load("[store]\nmax_size = \"1MiB\"\n").store_max_bytes, 1u << 20);
   EXPECT_EQ(error("[store]\nmax_age = \"0s\"\n"), "DIR/agent.toml:2:11: 'store.max_age' = \"0s\" must be above 0s");
+  EXPECT_EQ(error("sampling_priority = \"high\"\n"),
+            "DIR/agent.toml:1:21: 'sampling_priority': \"high\" is neither \"realtime\" nor \"normal\"");
+  EXPECT_EQ(error("sampling_priority = true\n"), "DIR/agent.toml:1:21: 'sampling_priority' must be a string, not a boolean");
+  EXPECT_TRUE(load("sampling_priority = \"realtime\"\n").realtime_sampling);
+  EXPECT_FALSE(load("sampling_priority = \"normal\"\n").realtime_sampling);
 }
 
 TEST(AgentConfig, ParseListen) {
@@ -276,6 +284,7 @@ TEST(AgentConfig, RestartOnlyChanges) {
   b.probes = {"proc.*"};
   b.exclude = {"perf.*"};
   b.config_interval = 10s;
+  b.realtime_sampling = false;
   b.store_path = "/tmp/x.db";
   b.window = 4;
   b.stride = 2;
@@ -283,7 +292,7 @@ TEST(AgentConfig, RestartOnlyChanges) {
   b.seed = 1;
   EXPECT_EQ(restart_only_changes(a, b),
             (std::vector<std::string>{"listen", "root", "interval", "probes", "exclude", "config_interval",
-                                      "store.path", "detect.window", "detect.stride", "detect.warmup",
+                                      "sampling_priority", "store.path", "detect.window", "detect.stride", "detect.warmup",
                                       "detect.seed"}));
   AgentConfig c = a;
   c.window = 5;
@@ -300,6 +309,7 @@ TEST(AgentConfig, DeployExampleIsTheDefaults) {
   sentinel.root = "/nonexistent";
   sentinel.interval = 7s;
   sentinel.config_interval = 7s;
+  sentinel.realtime_sampling = false;
   sentinel.store_path = "/nonexistent.db";
   sentinel.store_max_age = 7s;
   sentinel.store_max_bytes = 7ull << 20;

@@ -161,6 +161,7 @@ TEST(Exposition, FamiliesTypesAndValues) {
       {"reveal_regimes_remembered", "gauge"},
       {"reveal_samples_total", "counter"},
       {"reveal_samples_skipped_total", "counter"},
+      {"reveal_sampler_realtime", "gauge"},
       {"reveal_last_sample_timestamp_seconds", "gauge"},
       {"reveal_probe_up", "gauge"},
       {"reveal_probe_duration_seconds", "gauge"},

@@ -162,3 +162,35 @@ TEST(StreamingDetector, SettleSamplesStayOutOfTheReference) {
 
 }  // namespace
 }  // namespace reveal
+
+namespace reveal {
+namespace {
+
+// fit_due() names exactly the pushes that fit the model (first fit and refits), so that the
+// agent can run them at normal priority: with settle samples, warm-up, refits, and an incident
+// (no refit while one is open).
+TEST(StreamingDetector, FitDueNamesExactlyThePushesThatFit) {
+  Synth syn(5);
+  RunMetadata meta;
+  meta.cores = 4;
+  StreamingOptions o;
+  o.settle_samples = 3;
+  o.warmup_samples = 40;
+  o.refit_samples = 25;
+  o.history_samples = 200;
+  StreamingDetector d(meta, syn.channels, o);
+  std::size_t fits = 0, during_incident = 0;
+  for (std::size_t i = 0; i < 240; ++i) {
+    const bool due = d.fit_due();
+    const bool was_active = d.active().has_value();
+    const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(i >= 120 && i < 150, 15.0));
+    EXPECT_EQ(due, u.refitted) << "sample " << i;
+    fits += u.refitted;
+    during_incident += was_active;
+  }
+  EXPECT_GE(fits, 5u);
+  EXPECT_GT(during_incident, 10u) << "the stream must hold an incident (no refit during it)";
+}
+
+}  // namespace
+}  // namespace reveal

@@ -16,7 +16,8 @@ TEST(ChannelRole, ShortageAndFailureChannelsAreSymptoms) {
                            "derived:tcp_retrans_pct", "derived:disk_await_ms.nvme0n1", "ethtool:rx_drops.eth0", "sys.net:rx_crc_errors.eth0",
                            "cgroup:cpu.stat.nr_throttled.kubepods", "nvml:clocks_event_reasons_hw_thermal_slowdown.gpu0",
                            "rdma:port_rcv_errors.mlx5_0.1", "rdma:link_downed.mlx5_0.1", "nvml:xid_events_total.gpu0",
-                           "nvml:row_remap_pending.gpu0", "nvml:clocks_throttle_reasons_sw_power_cap.gpu0", "PROC.PRESSURE:CPU_SOME_TOTAL"})
+                           "nvml:row_remap_pending.gpu0", "nvml:clocks_throttle_reasons_sw_power_cap.gpu0", "PROC.PRESSURE:CPU_SOME_TOTAL",
+                           "reveal.sampler:delay_seconds", "reveal.sampler:ticks_missed"})
     EXPECT_EQ(channel_role(name), ChannelRole::symptom) << name;
 }
 
@@ -28,7 +29,7 @@ TEST(ChannelRole, WorkAndLevelsAreLoad) {
                            "derived:net_tx_bytes_per_s", "proc.diskstats:sectors_written.vda",
                            "proc.diskstats:discards_completed.vda", "proc.diskstats:weighted_io_time_ms.nvme0n1",
                            "proc.diskstats:write_time_ms.vda", "proc.meminfo:MemAvailable",
-                           "sys.cpuidle:time.state1.cpu0", "nvml:utilization_gpu.gpu0", "no_colon_at_all", ""})
+                           "sys.cpuidle:time.cpu0.C1", "sys.cpuidle:usage.cpu0.C1", "nvml:utilization_gpu.gpu0", "no_colon_at_all", ""})
     EXPECT_EQ(channel_role(name), ChannelRole::load) << name;
 }
 

@@ -14,6 +14,7 @@
 #include "perf_fake.h"
 #include "probe_test_util.h"
 #include "reveal/registry.h"
+#include "reveal/sampler.h"
 #include "reveal/store.h"
 #include "telemetry/ethtool/ethtool.h"
 #include "telemetry/perf/hardware.h"
@@ -166,6 +167,32 @@ TEST(ProbeNoAlloc, SysNetNetlinkOnTheFakeAllocatesNothing) {
   host.kernel.truncate = false;
   EXPECT_EQ(allocations_during_sample(p, out), 0);
   EXPECT_EQ(out[index_of(p, "sys.net:rx_crc_errors.eth0")], 212);
+}
+
+// The sampler's loop itself (sleep, lateness, sample_once over real probes and the
+// reveal.sampler probe, the CPU budget when real-time): nothing allocated per sample. Counted
+// from the callback of the first sample to that of the last.
+TEST(SamplerNoAlloc, RunAllocatesNothingPerSample) {
+  for (const bool realtime : {false, true}) {
+    SCOPED_TRACE(realtime ? "realtime" : "normal");
+    Sampler s(make_probes({"proc.*", "reveal.sampler"}, {}), fixture("vm-2cpu"));
+    SamplingPriority p;
+    p.realtime = realtime;  // refused without privilege: then it samples at normal priority
+    s.set_priority(p);
+    std::atomic<bool> stop{false};
+    std::size_t n = 0;
+    long allocs = -1;
+    s.run(std::chrono::milliseconds(2), 8, stop, [&](std::int64_t, std::span<const double>) {
+      if (++n == 1) {
+        g_allocs = 0;
+        t_counting = true;
+      } else if (n == 8) {
+        t_counting = false;
+        allocs = g_allocs.load();
+      }
+    });
+    EXPECT_EQ(allocs, 0);
+  }
 }
 
 // The recorder's other per-sample step: StoreWriter::append (head log record) allocates

@@ -24,7 +24,7 @@ TEST(ProbeRegistry, ListsAllProbesInOrder) {
                      "proc.stat", "proc.meminfo", "proc.vmstat", "proc.pressure", "proc.loadavg",
                      "proc.net.dev", "proc.net.snmp", "proc.diskstats", "sys.cpufreq", "sys.net",
                      "sys.rapl", "sys.hwmon", "sys.thermal", "sys.cpuidle", "ethtool", "rdma", "cgroup",
-                     "nvml", "perf.software", "perf.hardware", "perf.uncore"}));
+                     "nvml", "perf.software", "perf.hardware", "perf.uncore", "reveal.sampler"}));
 }
 
 // Every probe opens on every fixture without throwing; available probes have channels,

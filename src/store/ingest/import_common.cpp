@@ -192,7 +192,8 @@ Subsystem guess_subsystem(std::string_view name) {
       {"sys.rapl", Subsystem::power_thermal},  {"sys.hwmon", Subsystem::power_thermal},
       {"sys.thermal", Subsystem::power_thermal}, {"rdma", Subsystem::interconnect},
       {"nvml", Subsystem::gpu},                {"proc.pressure", Subsystem::system},
-      {"cgroup", Subsystem::system},           {"derived", Subsystem::system}};
+      {"cgroup", Subsystem::system},           {"derived", Subsystem::system},
+      {"reveal.sampler", Subsystem::cpu}};
   const std::size_t colon = name.find(':');
   if (colon != std::string_view::npos) {
     const std::string_view source = name.substr(0, colon);

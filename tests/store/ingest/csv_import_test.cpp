@@ -103,6 +103,7 @@ TEST(ImportSubsystem, GuessesConservatively) {
   EXPECT_EQ(guess_subsystem("sys.cpuidle:time.cpu0.C1"), Subsystem::cpu);
   EXPECT_EQ(guess_subsystem("proc.diskstats:sectors_written.vda"), Subsystem::storage);
   EXPECT_EQ(guess_subsystem("proc.diskstats:sectors_written.zram0"), Subsystem::memory);  // as the probe says
+  EXPECT_EQ(guess_subsystem("reveal.sampler:delay_seconds"), Subsystem::cpu);
   EXPECT_EQ(guess_subsystem("node_cpu_seconds_total"), Subsystem::cpu);
   EXPECT_EQ(guess_subsystem("node_disk_read_bytes_total"), Subsystem::storage);
   EXPECT_EQ(guess_subsystem("DCGM_FI_DEV_GPU_UTIL"), Subsystem::gpu);
