@@ -119,13 +119,14 @@ class StreamingDetector {
   void set_history_samples(std::size_t n);
 
   bool model_ready() const { return model_ != nullptr; }
-  // True when the next push() of a new sample will fit the model (the first fit or a refit):
-  // the one push that costs milliseconds to seconds instead of microseconds (the agent runs it
-  // at normal priority, Sampler::AtNormalPriority). A push whose time is not after the last
-  // one's fits nothing even then.
+  // True when the next push() of a new sample may fit the model: always when it will (the first
+  // fit, a refit), and also while a workload change or an incident is open long enough that
+  // this push may re-learn a regime (whether it does depends on the window it scores). Those
+  // are the pushes that cost milliseconds to seconds instead of microseconds (the agent runs
+  // them at normal priority, Sampler::AtNormalPriority). A push whose time is not after the
+  // last one's fits nothing even then.
   bool fit_due() const {
-    return !opts_.baseline && !active_ && pushed_ >= opts_.settle_samples && rows_ + 1 >= opts_.warmup_samples &&
-           (!model_ || rows_ + 1 - rows_at_fit_ >= opts_.refit_samples);
+    return pushed_ >= opts_.settle_samples && (periodic_fit_due(rows_ + 1) || relearn_possible(rows_ + 1));
   }
   std::size_t reference_windows() const { return reference_windows_; }
   std::int64_t last_fit_unix_ns() const { return last_fit_ns_; }
@@ -153,6 +154,10 @@ class StreamingDetector {
   };
   enum class Episode { none, incident, change };
 
+  // The periodic fit's condition once `rows` derived rows exist (push() and fit_due()).
+  bool periodic_fit_due(std::uint64_t rows) const;
+  // An open episode is old enough for after_window() to re-learn at `rows` rows.
+  bool relearn_possible(std::uint64_t rows) const;
   void fit();
   // Fits the current regime's model on rows [max(r0, oldest kept), rows_); keeps the old model
   // in the regime memory when `remember`.

@@ -124,16 +124,23 @@ const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<co
   derived_->compute(rates_, hist_.row(slot(g)));
   hist_t_[slot(g)] = t_unix_ns;
 
-  if (!opts_.baseline && episode_ == Episode::none && rows_ >= opts_.warmup_samples) {
-    // A young regime is refitted whenever its rows have doubled, then every refit_samples.
-    const std::uint64_t in_regime = rows_ - regime_row0_;
-    if (!model_ || rows_ - rows_at_fit_ >= opts_.refit_samples ||
-        (opts_.workload_changes && in_regime >= 2 * regime_rows_at_fit_ && in_regime < opts_.refit_samples))
-      fit();
-  }
+  if (periodic_fit_due(rows_)) fit();
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
   if (model_ && g + 1 >= L && (g + 1 - L) % stride == 0) score_window();
   return update_;
+}
+
+bool StreamingDetector::periodic_fit_due(std::uint64_t rows) const {
+  if (opts_.baseline || episode_ != Episode::none || rows < opts_.warmup_samples) return false;
+  if (!model_ || rows - rows_at_fit_ >= opts_.refit_samples) return true;
+  // A young regime is refitted whenever its rows have doubled, then every refit_samples.
+  const std::uint64_t in_regime = rows - std::min(regime_row0_, rows);
+  return opts_.workload_changes && in_regime >= 2 * regime_rows_at_fit_ && in_regime < opts_.refit_samples;
+}
+
+bool StreamingDetector::relearn_possible(std::uint64_t rows) const {
+  return opts_.workload_changes && !opts_.baseline && episode_ != Episode::none &&
+         rows >= episode_row0_ + opts_.detect.window.length + opts_.relearn_samples;
 }
 
 void StreamingDetector::fit() { fit_rows(regime_row0_, false); }

@@ -183,13 +183,17 @@ TEST(StreamingDetector, FitDueNamesExactlyThePushesThatFit) {
   for (std::size_t i = 0; i < 240; ++i) {
     const bool due = d.fit_due();
     const bool was_active = d.active().has_value();
+    const bool episode = was_active || d.active_change().has_value();
     const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(i >= 120 && i < 150, 15.0));
-    EXPECT_EQ(due, u.refitted) << "sample " << i;
+    // Every fit was announced; outside an episode exactly the fits were (inside one, a push
+    // old enough to re-learn is announced whether or not its window re-learns).
+    if (u.refitted) EXPECT_TRUE(due) << "sample " << i;
+    if (!episode) EXPECT_EQ(due, u.refitted) << "sample " << i;
     fits += u.refitted;
     during_incident += was_active;
   }
   EXPECT_GE(fits, 5u);
-  EXPECT_GT(during_incident, 10u) << "the stream must hold an incident (no refit during it)";
+  EXPECT_GT(during_incident + d.workload_changes_total(), 0u) << "the stream must hold an episode";
 }
 
 }  // namespace
