@@ -56,8 +56,8 @@ struct ChannelInfo {
 //   symptom: the host is short of something or something failed — pressure stall time (PSI),
 //            steal and I/O wait, direct reclaim, major faults, swapping, OOM kills, CPU
 //            throttling (cgroup quota, thermal), TCP retransmits and timeouts, drops, errors,
-//            overruns, I/O latency per request (derived:disk_await_ms), GPU/RDMA error and
-//            throttle counters, the sampler running late (every channel of source
+//            overruns, I/O latency per request (derived:disk_await_ms, not derived yet),
+//            GPU/RDMA error and throttle counters, the sampler running late (every channel of source
 //            "reveal.sampler"). A symptom moving is evidence of a fault.
 //   load:    how much work runs — utilisation, throughput, activity counts (bytes, packets,
 //            ticks, context switches, page allocations, minor faults, disk time totals),

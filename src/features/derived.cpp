@@ -179,7 +179,6 @@ void derive_disk(Builder& b, const Series& s) {
     const int sr = b.col("proc.diskstats:sectors_read" + sfx), sw = b.col("proc.diskstats:sectors_written" + sfx);
     const int rc = b.col("proc.diskstats:reads_completed" + sfx), wc = b.col("proc.diskstats:writes_completed" + sfx);
     const int io = b.col("proc.diskstats:io_time_ms" + sfx);
-    const int rt = b.col("proc.diskstats:read_time_ms" + sfx), wt = b.col("proc.diskstats:write_time_ms" + sfx);
     b.add("disk_read_bytes_per_s" + sfx, "bytes/s", Subsystem::storage, "bytes read from " + dev,
           [&b, sr](std::size_t r) { return b.v(sr, r) * 512.0; });
     b.add("disk_write_bytes_per_s" + sfx, "bytes/s", Subsystem::storage, "bytes written to " + dev,
@@ -188,16 +187,6 @@ void derive_disk(Builder& b, const Series& s) {
           [&b, rc, wc](std::size_t r) { return b.v(rc, r) + b.v(wc, r); });
     b.add("disk_util_pct" + sfx, "%", Subsystem::storage, "share of time " + dev + " had I/O in flight",
           [&b, io](std::size_t r) { double x = b.v(io, r) / 10.0; return std::isfinite(x) ? std::min(x, 100.0) : kNaN; });
-    // Latency, not work: the time reads and writes took per completed request (iostat's r_await
-    // and w_await combined). It stays put when only the amount of I/O changes, and rises when
-    // the device or a neighbour slows every request down. 0 when nothing completed.
-    b.add("disk_await_ms" + sfx, "ms/op", Subsystem::storage,
-          "mean time per completed read or write on " + dev + " (queue + service), 0 when idle",
-          [&b, rt, wt, rc, wc](std::size_t r) {
-            const double ops = b.v(rc, r) + b.v(wc, r), ms = b.v(rt, r) + b.v(wt, r);
-            if (!std::isfinite(ops) || !std::isfinite(ms)) return kNaN;
-            return ops > 0 ? std::max(ms, 0.0) / ops : 0.0;
-          });
     b.drop(sr);
     b.drop(sw);
   }

@@ -27,7 +27,6 @@ double unit_floor(const std::string& unit) {
       {"bytes/s", 65536.0}, {"kB/s", 64.0},        {"pages/s", 16.0},     {"sectors/s", 128.0},
       {"ticks/s", 1.0},     {"us/s", 1000.0},      {"ms/s", 5.0},         {"count", 0.5},
       {"count/s", 1.0},     {"packets/s", 10.0},   {"ops/s", 1.0},        {"kHz", 50000.0},
-      {"ms/op", 0.5},
   };
   auto it = floors.find(unit);
   return it == floors.end() ? 1e-9 : it->second;
