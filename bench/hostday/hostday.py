@@ -38,6 +38,8 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCEN = os.path.join(REPO, "bench", "scenarios")
+sys.path.insert(0, SCEN)
+from score import pct  # noqa: E402  (percentiles as the suite's scorer computes them)
 WORKLOADS = os.path.join(SCEN, "workloads.py")
 FAULTS = os.path.join(SCEN, "faults.py")
 PY = "/usr/bin/python3"
@@ -974,49 +976,35 @@ def cmd_run(a):
 
 
 # ------------------------------------------------------------------------------------ scoring
-def pct(xs, q):
-    if not xs:
-        return None
-    xs = sorted(xs)
-    k = (len(xs) - 1) * q
-    lo, hi = math.floor(k), math.ceil(k)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+def last_states(path, item_of, key_of, end_ns):
+    """The last polled state of every item in a poll log (JSON lines with `state` and
+    `polled_unix_ns`): an item still active at its last poll lasted at least until then."""
+    last = {}
+    if os.path.exists(path):
+        for line in open(path):
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            it = item_of(r) or {}
+            if "start_unix_ns" not in it or "end_unix_ns" not in it:
+                continue
+            it = dict(it)
+            it["_state"] = r.get("state")
+            if r.get("state") == "active":
+                it["end_unix_ns"] = max(it["end_unix_ns"], min(r["polled_unix_ns"], end_ns))
+            last[key_of(r, it)] = it
+    return sorted(last.values(), key=lambda i: i["start_unix_ns"])
 
 
 def live_incidents(out, end_ns):
     """The last state of every incident the agent reported, from live_incidents.jsonl."""
-    last = {}
-    path = os.path.join(out, "live_incidents.jsonl")
-    if os.path.exists(path):
-        for line in open(path):
-            if line.strip():
-                r = json.loads(line)
-                last[r["key"]] = r
-    incs = []
-    for r in last.values():
-        inc = dict(r["incident"])
-        inc["_state"] = r["state"]
-        if r["state"] == "active":  # still open at the last poll: it lasted at least until then
-            inc["end_unix_ns"] = max(inc["end_unix_ns"], min(r["polled_unix_ns"], end_ns))
-        incs.append(inc)
-    return sorted(incs, key=lambda i: i["start_unix_ns"])
+    return last_states(os.path.join(out, "live_incidents.jsonl"), lambda r: r["incident"], lambda r, it: r["key"], end_ns)
 
 
 def workload_changes_live(out, end_ns):
     """The last state of every workload change the agent reported (live_workload_changes.jsonl)."""
-    last = {}
-    path = os.path.join(out, "live_workload_changes.jsonl")
-    if os.path.exists(path):
-        for line in open(path):
-            if line.strip():
-                r = json.loads(line)
-                it = r.get("item") or {}
-                if "start_unix_ns" in it and "end_unix_ns" in it:
-                    c = dict(it)
-                    if r.get("state") == "active":
-                        c["end_unix_ns"] = max(c["end_unix_ns"], min(r["polled_unix_ns"], end_ns))
-                    last[c["start_unix_ns"]] = c
-    return sorted(last.values(), key=lambda c: c["start_unix_ns"])
+    return last_states(os.path.join(out, "live_workload_changes.jsonl"), lambda r: r.get("item"),
+                       lambda r, it: it["start_unix_ns"], end_ns)
 
 
 def change_stats(changes, faults, events):
