@@ -51,11 +51,12 @@ _reveal() {
       ;;
     'detect')
       subs=''
-      flags='-h --help --html --baseline --peers --prometheus --match --start --end --step --timeout --json --fail-on-incident --no-progress --window --stride --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --top'
+      flags='-h --help --html --baseline --peers --streaming --agent-config --prometheus --match --start --end --step --timeout --json --fail-on-incident --no-progress --window --stride --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --top'
       positional=stores
       case $prev in
         --html) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --baseline) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --agent-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --prometheus) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --match) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --start) COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -15,8 +15,11 @@ agent's /incidents every --poll and appends new or changed incidents to DIR/live
 saves /metrics at the end, stops everything on exit or SIGINT/SIGTERM (the agent last, with
 SIGTERM, so its store is flushed) and writes DIR/labels.json (fault intervals with their true
 subsystem and step-time effect; workload events — NOT faults) and DIR/run.json.
-score: scores the live incidents and `reveal detect DIR/agent.db --json` (self-referenced; the
-report is kept as DIR/detect.json) against the labels; writes DIR/scores.md and DIR/scores.json.
+score: scores the live incidents, `reveal detect DIR/agent.db --json` (self-referenced; the
+report is kept as DIR/detect.json) and the agent's detector replayed over the store (`reveal
+detect --streaming --agent-config DIR/agent.toml`, kept as DIR/detect_streaming.json: how the
+scoring binary's agent would have done live) against the labels; writes DIR/scores.md and
+DIR/scores.json.
 Needs root, Debian's python3-torch, stress-ng, iproute2. See bench/hostday/README.md.
 """
 import argparse
@@ -1139,18 +1142,22 @@ def cmd_score(a):
     except (OSError, ValueError) as e:
         die(f"{out}: unreadable run files: {e}")
     db = os.path.join(out, "agent.db")
-    rep_path = os.path.join(out, "detect.json")
-    if not (a.reuse and os.path.exists(rep_path) and os.path.getmtime(rep_path) >= os.path.getmtime(db)):
+    agent_toml = os.path.join(out, "agent.toml")
+    streaming = ["--streaming"] + (["--agent-config", agent_toml] if os.path.isfile(agent_toml) else [])
+    detect_s = {}
+    for name, extra in (("detect.json", []), ("detect_streaming.json", streaming)):
+        rep_path = os.path.join(out, name)
+        if a.reuse and os.path.exists(rep_path) and os.path.getmtime(rep_path) >= os.path.getmtime(db):
+            continue
         t = time.time()
-        r = subprocess.run([a.reveal, "detect", db, "--json", "--no-progress"], capture_output=True, text=True)
+        r = subprocess.run([a.reveal, "detect", db, "--json", "--no-progress"] + extra, capture_output=True, text=True)
         if r.returncode != 0:
-            die(f"reveal detect failed on {db}: {(r.stderr.strip().splitlines() or ['?'])[-1]}", 1)
+            die(f"reveal detect {' '.join(extra)} failed on {db}: {(r.stderr.strip().splitlines() or ['?'])[-1]}", 1)
         with open(rep_path, "w") as f:
             f.write(r.stdout)
-        detect_s = time.time() - t
-    else:
-        detect_s = None
-    rep = json.load(open(rep_path))
+        detect_s[name] = time.time() - t
+    rep = json.load(open(os.path.join(out, "detect.json")))
+    rep_st = json.load(open(os.path.join(out, "detect_streaming.json")))
     faults, events = labels["faults"], labels["events"]
     t0, t1 = labels["run_start_unix_ns"], labels["run_end_unix_ns"]
     if not t0 or not t1:
@@ -1182,7 +1189,7 @@ def cmd_score(a):
     store = {"start_unix_ns": st0, "end_unix_ns": st1, "samples": rep["run"]["samples"],
              "day_s": (t1 - t0) / 1e9, "covers_day": st0 <= t0 and st1 >= t1 - 5e9,
              "coverage": min(1.0, rep["run"]["samples"] / max(1.0, (t1 - t0) / 1e9)),
-             "detect_s": detect_s}
+             "detect_s": detect_s.get("detect.json"), "detect_streaming_s": detect_s.get("detect_streaming.json")}
     if isinstance(ev, str):
         store["events_error"] = ev
     else:
@@ -1192,6 +1199,11 @@ def cmd_score(a):
         store["workload_change_events"] = sum(1 for e in ev if e[1].startswith("workload_change"))
     live_scores = score_source(live, faults, events, (max(t0, ready), t1), len(live_abs))
     live_scores["workload_changes"] = change_stats(live_changes, faults, events)
+    # the agent's detector replayed over its store (`reveal detect --streaming`), over the live span
+    rp = [i for i in rep_st["incidents"] if i.get("kind", "anomaly") == "anomaly"]
+    replay_scores = score_source(rp, faults, events, (max(t0, ready), t1),
+                                 sum(1 for i in rep_st["incidents"] if i.get("kind") == "absence"))
+    replay_scores["workload_changes"] = change_stats(rep_st.get("workload_changes", []), faults, events)
     store["live_incidents"] = len(live)
     store["live_absences"] = len(live_abs)
     workload_changes = live_scores["workload_changes"]["n"]
@@ -1201,18 +1213,15 @@ def cmd_score(a):
     per_kind = []
     for k in kinds:
         fk = [f for f in faults if f["kind"] == k]
-        lk = [r for r in live_scores["per_fault"] if r["kind"] == k]
-        ok_ = [r for r in off_scores["per_fault"] if r["kind"] == k]
         eff = [f["step_effect_pct"] for f in fk if f.get("step_effect_pct") is not None]
-        per_kind.append({
-            "kind": k, "subsystem": fk[0]["subsystem"], "faults": len(fk),
-            "step_effect_pct_mean": statistics.mean(eff) if eff else None,
-            "step_effect_pct": eff,
-            "live_caught": sum(r["caught"] for r in lk), "live_ttd_s": [round(r["ttd_s"], 1) for r in lk if r["caught"]],
-            "live_subsystems": [r["detected_subsystem"] for r in lk if r["caught"]],
-            "offline_caught": sum(r["caught"] for r in ok_),
-            "offline_ttd_s": [round(r["ttd_s"], 1) for r in ok_ if r["caught"]],
-            "offline_subsystems": [r["detected_subsystem"] for r in ok_ if r["caught"]]})
+        row = {"kind": k, "subsystem": fk[0]["subsystem"], "faults": len(fk),
+               "step_effect_pct_mean": statistics.mean(eff) if eff else None, "step_effect_pct": eff}
+        for col, S in (("live", live_scores), ("offline", off_scores), ("replay", replay_scores)):
+            rk = [r for r in S["per_fault"] if r["kind"] == k]
+            row[f"{col}_caught"] = sum(r["caught"] for r in rk)
+            row[f"{col}_ttd_s"] = [round(r["ttd_s"], 1) for r in rk if r["caught"]]
+            row[f"{col}_subsystems"] = [r["detected_subsystem"] for r in rk if r["caught"]]
+        per_kind.append(row)
     n_ev = {e: sum(1 for x in events if x["event"] == e) for e in ("start", "stop", "phase")}
     fault_list = [{k: f.get(k) for k in ("id", "kind", "subsystem", "job", "workload", "start_unix_ns", "end_unix_ns",
                                          "step_effect_pct")} for f in faults if f.get("start_unix_ns")]
@@ -1223,7 +1232,8 @@ def cmd_score(a):
               "jobs": len(labels["jobs"]), "workloads": sorted({j["workload"] for j in labels["jobs"]}),
               "faults": len(faults), "faults_skipped": len(labels.get("skipped_faults", [])),
               "workload_events": n_ev, "workload_changes_reported": workload_changes,
-              "live": live_scores, "offline": off_scores, "per_kind": per_kind, "store": store,
+              "live": live_scores, "offline": off_scores, "replay": replay_scores, "per_kind": per_kind,
+              "store": store,
               "definitions": {
                   "hit": "an incident overlapping a fault interval", "caught": "a fault overlapped by any incident",
                   "false_per_day": "incidents overlapping no fault / fault-free hours of the scored span × 24",
@@ -1234,7 +1244,9 @@ def cmd_score(a):
                   "ttr": "live only: when the agent opened that incident (its store's incident_opened event) − fault start",
                   "outlast": "last end of the incidents overlapping a fault − fault end",
                   "live_span": "from the agent's first model fit to the end of the day",
-                  "offline_span": f"the store's whole recording after detect's {SETTLE_S:.0f} s settle"}}
+                  "offline_span": f"the store's whole recording after detect's {SETTLE_S:.0f} s settle",
+                  "replay": "`reveal detect --streaming --agent-config DIR/agent.toml` on the store: the agent's "
+                            "detector of the scoring reveal binary, replayed; scored over the live span"}}
     write_json(os.path.join(out, "scores.json"), result)
     md = render_md(result)
     with open(os.path.join(out, "scores.md"), "w") as f:
@@ -1244,37 +1256,39 @@ def cmd_score(a):
     return 0
 
 
+COLUMNS = (("live", "live (agent /incidents)"), ("offline", "offline (`reveal detect` on the store)"),
+           ("replay", "replay (`reveal detect --streaming`)"))
+
+
 def render_md(r):
-    L, O = r["live"], r["offline"]
-    rows = [("scored span h (fault-free h)", f"{fmt(L['span_h'])} ({fmt(L['fault_free_h'])})",
-             f"{fmt(O['span_h'])} ({fmt(O['fault_free_h'])})"),
-            ("incidents (hits / false)", f"{L['incidents']} ({L['hits']} / {L['false']})",
-             f"{O['incidents']} ({O['hits']} / {O['false']})"),
-            ("faults caught", f"{L['caught']}/{L['faults']}", f"{O['caught']}/{O['faults']}"),
-            ("event precision", fmt(L["precision"]), fmt(O["precision"])),
-            ("event recall", fmt(L["recall"]), fmt(O["recall"])),
-            ("event F1", fmt(L["f1"]), fmt(O["f1"])),
-            ("faults with an incident opened inside them", f"{L['caught_opened_inside']}/{L['faults']}",
-             f"{O['caught_opened_inside']}/{O['faults']}"),
-            ("false incidents per host-day (fault-free time)", fmt(L["false_per_day"], 1), fmt(O["false_per_day"], 1)),
-            ("… of which at workload events: start/stop, phase", f"{L['false_at_start_stop']}, {L['false_at_phase_change']}"
-             f" ({fmt(L['false_per_day_at_events'], 1)}/day)",
-             f"{O['false_at_start_stop']}, {O['false_at_phase_change']} ({fmt(O['false_per_day_at_events'], 1)}/day)"),
-            ("… elsewhere", f"{L['false_elsewhere']} ({fmt(L['false_per_day_elsewhere'], 1)}/day)",
-             f"{O['false_elsewhere']} ({fmt(O['false_per_day_elsewhere'], 1)}/day)"),
-            ("subsystem top-1 (of caught)", fmt(L["subsystem_top1"]), fmt(O["subsystem_top1"])),
-            ("TTD median / p90 s", f"{fmt(L['ttd_median_s'], 1)} / {fmt(L['ttd_p90_s'], 1)}",
-             f"{fmt(O['ttd_median_s'], 1)} / {fmt(O['ttd_p90_s'], 1)}"),
-            ("time to report (the agent's incident_opened event − fault start): median / p90 s",
-             f"{fmt(L['ttr_median_s'], 1)} / {fmt(L['ttr_p90_s'], 1)}", "–"),
-            ("incident outlasts fault: median / p90 / max s",
-             f"{fmt(L['outlast_median_s'], 1)} / {fmt(L['outlast_p90_s'], 1)} / {fmt(L['outlast_max_s'], 1)}",
-             f"{fmt(O['outlast_median_s'], 1)} / {fmt(O['outlast_p90_s'], 1)} / {fmt(O['outlast_max_s'], 1)}"),
-            ("longest incident s", fmt(L["longest_incident_s"], 0), fmt(O["longest_incident_s"], 0)),
-            ("absence incidents (not scored)", str(L["absence_incidents"]), str(O["absence_incidents"])),
-            ("workload changes (not incidents): n, at workload events, overlapping a fault",
-             "{n}, {at_workload_events}, {overlapping_faults}".format(**L["workload_changes"]),
-             "{n}, {at_workload_events}, {overlapping_faults}".format(**O["workload_changes"]))]
+    cols = [(c, t) for c, t in COLUMNS if c in r]
+    S = {c: r[c] for c, _ in cols}
+
+    def row(label, f):
+        return f"| {label} | " + " | ".join(f(S[c]) if f(S[c]) is not None else "–" for c, _ in cols) + " |"
+    wc = "{n}, {at_workload_events}, {overlapping_faults}"
+    rows = [row("scored span h (fault-free h)", lambda x: f"{fmt(x['span_h'])} ({fmt(x['fault_free_h'])})"),
+            row("incidents (hits / false)", lambda x: f"{x['incidents']} ({x['hits']} / {x['false']})"),
+            row("faults caught", lambda x: f"{x['caught']}/{x['faults']}"),
+            row("event precision", lambda x: fmt(x["precision"])),
+            row("event recall", lambda x: fmt(x["recall"])),
+            row("event F1", lambda x: fmt(x["f1"])),
+            row("faults with an incident opened inside them", lambda x: f"{x['caught_opened_inside']}/{x['faults']}"),
+            row("false incidents per host-day (fault-free time)", lambda x: fmt(x["false_per_day"], 1)),
+            row("… of which at workload events: start/stop, phase",
+                lambda x: f"{x['false_at_start_stop']}, {x['false_at_phase_change']} "
+                          f"({fmt(x['false_per_day_at_events'], 1)}/day)"),
+            row("… elsewhere", lambda x: f"{x['false_elsewhere']} ({fmt(x['false_per_day_elsewhere'], 1)}/day)"),
+            row("subsystem top-1 (of caught)", lambda x: fmt(x["subsystem_top1"])),
+            row("TTD median / p90 s", lambda x: f"{fmt(x['ttd_median_s'], 1)} / {fmt(x['ttd_p90_s'], 1)}"),
+            row("time to report (the agent's incident_opened event − fault start): median / p90 s",
+                lambda x: f"{fmt(x['ttr_median_s'], 1)} / {fmt(x['ttr_p90_s'], 1)}" if x is S["live"] else "–"),
+            row("incident outlasts fault: median / p90 / max s",
+                lambda x: f"{fmt(x['outlast_median_s'], 1)} / {fmt(x['outlast_p90_s'], 1)} / {fmt(x['outlast_max_s'], 1)}"),
+            row("longest incident s", lambda x: fmt(x["longest_incident_s"], 0)),
+            row("absence incidents (not scored)", lambda x: str(x["absence_incidents"])),
+            row("workload changes (not incidents): n, at workload events, overlapping a fault",
+                lambda x: wc.format(**x["workload_changes"]))]
     st = r["store"]
     lines = [f"# Compressed host day: scores ({r['dir']})", "",
              f"Day {fmt_s(r['day_s'])}, seed {r['seed']}, commit {r['commit']}, {r['jobs']} jobs of "
@@ -1282,35 +1296,37 @@ def render_md(r):
              f"{r['workload_events']['start']} starts, {r['workload_events']['stop']} stops, "
              f"{r['workload_events']['phase']} phase changes; agent stayed up: {fmt(r['agent_stayed_up'])}; "
              f"workload changes the agent reported (not incidents): {r['workload_changes_reported']}.", "",
-             "| metric | live (agent /incidents) | offline (`reveal detect` on the store) |", "|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+             "| metric | " + " | ".join(t for _, t in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    lines += rows
     lines += ["", f"Store: {st['samples']} samples over a {fmt_s(st['day_s'])} day (covers it: {fmt(st['covers_day'])}); "
               f"incident events in the store: {st.get('incident_opened_events', '?')} opened, "
               f"{st.get('incident_closed_events', '?')} closed, {st.get('workload_change_events', '?')} workload-change events; "
               f"live incidents polled: {st['live_incidents']}.", "",
-              "| kind | true subsystem | faults | step effect % | live caught | live TTD s | live subsystem | "
-              "offline caught | offline TTD s | offline subsystem |", "|---|---|---|---|---|---|---|---|---|---|"]
+              "| kind | true subsystem | faults | step effect % | "
+              + " | ".join(f"{c} caught | {c} TTD s | {c} subsystem" for c, _ in cols) + " |",
+              "|---" * (4 + 3 * len(cols)) + "|"]
     for k in r["per_kind"]:
+        cells = [f"{k[c + '_caught']}/{k['faults']} | {', '.join(map(str, k[c + '_ttd_s'])) or '–'} | "
+                 f"{', '.join(k[c + '_subsystems']) or '–'}" for c, _ in cols if c + "_caught" in k]
         lines.append(f"| {k['kind']} | {k['subsystem']} | {k['faults']} | "
-                     f"{', '.join(f'{e:+.0f}' for e in k['step_effect_pct']) or '–'} | {k['live_caught']}/{k['faults']} | "
-                     f"{', '.join(map(str, k['live_ttd_s'])) or '–'} | {', '.join(k['live_subsystems']) or '–'} | "
-                     f"{k['offline_caught']}/{k['faults']} | {', '.join(map(str, k['offline_ttd_s'])) or '–'} | "
-                     f"{', '.join(k['offline_subsystems']) or '–'} |")
-    lines += ["", "| fault | kind | job (workload) | at | s | step effect % | live: TTD s, subsystem, outlasts s | "
-              "offline: TTD s, subsystem, outlasts s |", "|---|---|---|---|---|---|---|---|"]
+                     f"{', '.join(f'{e:+.0f}' for e in k['step_effect_pct']) or '–'} | " + " | ".join(cells) + " |")
+    lines += ["", "| fault | kind | job (workload) | at | s | step effect % | "
+              + " | ".join(f"{c}: TTD s, subsystem, outlasts s" for c, _ in cols) + " |", "|---" * (6 + len(cols)) + "|"]
     t0 = r["run_start_unix_ns"]
-    for f, lf, of in zip(r["fault_list"], L["per_fault"], O["per_fault"]):
-        def cell(x):
-            return (f"{x['ttd_s']:.1f}, {x['detected_subsystem']}, {x['outlast_s']:.0f}" if x["caught"] else "missed")
+
+    def cell(x):
+        return f"{x['ttd_s']:.1f}, {x['detected_subsystem']}, {x['outlast_s']:.0f}" if x["caught"] else "missed"
+    for i, f in enumerate(r["fault_list"]):
         eff = f.get("step_effect_pct")
         lines.append(f"| {f['id']} | {f['kind']} ({f['subsystem']}) | {f['job']} ({f['workload']}) | "
                      f"+{fmt_s((f['start_unix_ns'] - t0) / 1e9)} | {(f['end_unix_ns'] - f['start_unix_ns']) / 1e9:.0f} | "
-                     f"{'–' if eff is None else f'{eff:+.0f}'} | {cell(lf)} | {cell(of)} |")
-    for name, S in (("live", L), ("offline", O)):
-        if S["false_list"]:
+                     f"{'–' if eff is None else f'{eff:+.0f}'} | "
+                     + " | ".join(cell(S[c]["per_fault"][i]) for c, _ in cols) + " |")
+    for name, _ in cols:
+        if S[name]["false_list"]:
             lines += ["", f"False incidents ({name}): " + ", ".join(
                 f"+{fmt_s((i['start_unix_ns'] - t0) / 1e9)} {(i['end_unix_ns'] - i['start_unix_ns']) / 1e9:.0f} s "
-                f"{i['subsystem']} ({i['at']})" for i in S["false_list"]) + "."]
+                f"{i['subsystem']} ({i['at']})" for i in S[name]["false_list"]) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -1329,7 +1345,7 @@ def main():
     s = sub.add_parser("score", help="score a finished run directory")
     s.add_argument("dir")
     s.add_argument("--reveal", default=os.environ.get("REVEAL", os.path.join(REPO, "build", "reveal")))
-    s.add_argument("--reuse", action="store_true", help="reuse DIR/detect.json when newer than the store")
+    s.add_argument("--reuse", action="store_true", help="reuse DIR/detect.json and DIR/detect_streaming.json when newer than the store")
     a = p.parse_args()
     if a.cmd == "run":
         return cmd_run(a)

@@ -53,6 +53,8 @@
 
 namespace reveal {
 
+struct StreamingOptions;
+
 struct AgentConfig {
   std::string listen = "127.0.0.1:9797";
   std::string root = "/";
@@ -93,6 +95,14 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
 
 // "listen" split into host and port; nullopt when malformed (no ':', port not 1..65535).
 std::optional<std::pair<std::string, int>> parse_listen(std::string_view listen);
+
+// Whole intervals in d (at least 1): a duration key in samples.
+std::size_t samples_in(std::chrono::nanoseconds d, std::chrono::nanoseconds interval);
+
+// The agent's streaming detector options (reveal/streaming.h) for this configuration: its
+// [detect] keys converted to samples at its interval, and the agent's 10 s start-up settle.
+// The one mapping `reveal agent` and `reveal detect --streaming` share.
+StreamingOptions streaming_options(const AgentConfig& c);
 
 // Keys whose value differs between a and b and that only a restart applies (for SIGHUP).
 std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentConfig& b);

@@ -131,6 +131,9 @@ struct DetectResult {
   Matrix window_z;
   std::vector<DetectorTrace> detectors;
   std::vector<Incident> incidents;
+  // detect_streaming() only (reveal/streaming.h): the workload changes the moving reference
+  // told apart from incidents (Incident::kind "workload_change"), oldest first. Empty otherwise.
+  std::vector<Incident> workload_changes;
   std::vector<std::string> notes;
 };
 

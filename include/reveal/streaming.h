@@ -60,6 +60,7 @@ namespace explain {
 class IncidentEvidence;
 }
 class BaselineModel;
+class Progress;
 
 struct StreamingOptions {
   DetectOptions detect;                // window length/stride, cuts, incident rule, seed, top
@@ -233,5 +234,17 @@ class StreamingDetector {
   std::vector<double> regime_z_;
   StreamUpdate update_;
 };
+
+// `reveal detect --streaming`: pushes every sample of `run` through a StreamingDetector (and
+// the agent's AbsenceTracker) with `opts`, as fast as they go, exactly as the agent would have
+// scored them live: the reference moves with the recording (fitted after the warm-up on the
+// history, refitted, re-learned at workload changes). Returns what detect() returns, with
+// mode "streaming" ("baseline" with opts.baseline): per scored window its fused score and top
+// channel (no per-detector traces, no window_z, no channel reference); the incidents (anomaly
+// and absence, by start; one still open at the end is reported up to the last sample, with a
+// note); the workload changes (DetectResult::workload_changes). Seconds count from the first
+// sample. Memory: the detector's history ring and the results, not a copy of the run.
+// Throws DetectError for fewer than 2 samples or options out of range.
+DetectResult detect_streaming(const Recording& run, const StreamingOptions& opts, Progress* progress = nullptr);
 
 }  // namespace reveal

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "reveal/streaming.h"
 #include "reveal/units.h"
 
 namespace reveal {
@@ -321,6 +322,28 @@ std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentC
   check(a.relearn != b.relearn, "detect.relearn");
   check(a.regimes != b.regimes, "detect.regimes");
   return out;
+}
+
+std::size_t samples_in(std::chrono::nanoseconds d, std::chrono::nanoseconds interval) {
+  return std::size_t(std::max<std::int64_t>(1, d.count() / std::max<std::int64_t>(1, interval.count())));
+}
+
+StreamingOptions streaming_options(const AgentConfig& c) {
+  StreamingOptions o;
+  o.detect.window = {c.window, c.stride};
+  o.detect.incident = {c.min_windows, c.end_after};
+  o.detect.seed = c.seed;
+  o.detect.false_per_day = c.false_per_day;
+  o.warmup_samples = samples_in(c.warmup, c.interval);
+  o.refit_samples = samples_in(c.refit, c.interval);
+  o.history_samples = std::max(samples_in(c.history, c.interval), o.warmup_samples);
+  o.workload_changes = c.workload_changes;
+  o.relearn_samples = samples_in(c.relearn, c.interval);
+  o.regimes_kept = c.regimes;
+  // The agent's own start-up (loading, opening probes, the first store pages) is not the
+  // host's normal behaviour: the first 10 s stay out of the reference.
+  o.settle_samples = samples_in(std::chrono::seconds(10), c.interval);
+  return o;
 }
 
 }  // namespace reveal

@@ -31,6 +31,7 @@
 #include "reveal/peers_report.h"
 #include "reveal/report.h"
 #include "reveal/store.h"
+#include "reveal/streaming.h"
 #include "reveal/units.h"
 #include "file_args.h"
 #include "output_file.h"
@@ -39,6 +40,7 @@
 #ifdef REVEAL_WITH_HTTP
 #include "fleet/prometheus_source.h"
 #include "reveal/prometheus_source.h"
+#include "reveal/agent_config.h"
 #endif
 
 namespace reveal::cli {
@@ -77,7 +79,8 @@ struct Opts {
   std::vector<std::string> runs;
   std::vector<std::string> baselines;
   std::string html;
-  bool json = false, peers = false, fail_on_incident = false, no_progress = false;
+  bool json = false, peers = false, fail_on_incident = false, no_progress = false, streaming = false;
+  std::string agent_config;
   DetectOptions d;
   std::size_t window = 3, stride = 1;
   std::string settle = "10s", pca = "report";
@@ -130,6 +133,15 @@ void add_input_options(CLI::App* sub, Opts& o, bool report) {
   sub->add_flag("--peers", o.peers,
                 "Compare hosts of one job with each other (the runs given, or the hosts read with --prometheus) "
                 "and name the odd host");
+  if (!report) {
+    sub->add_flag("--streaming", o.streaming,
+                  "Analyse the store as `reveal agent` would have live: a reference that moves with time (fitted "
+                  "after the warm-up, refitted, re-learned at workload changes), workload changes told apart from "
+                  "incidents; memory bounded by the agent's history");
+    sub->add_option("--agent-config", o.agent_config,
+                    "With --streaming: the agent's configuration file (its [detect] keys; default: the agent's "
+                    "defaults)");
+  }
   sub->add_option("--prometheus", o.prometheus,
                   "Read the agents' raw channels from this Prometheus server (http://host:port), one report per host");
   sub->add_option("--match", o.match, "With --prometheus: series selector, e.g. {job=\"reveal\"}")
@@ -205,6 +217,15 @@ std::vector<std::string> check_options(Opts& o, const CLI::App& sub, bool report
   if (o.peers && !o.baselines.empty())
     throw UsageError("--peers uses the other hosts as the reference; --baseline does not apply");
   if (o.peers && !prom && o.runs.size() < 2) throw UsageError("--peers needs at least two stores");
+  if (!report && sub.count("--agent-config") && !o.streaming) throw UsageError("--agent-config needs --streaming");
+  if (o.streaming) {
+    if (prom || o.peers) throw UsageError("--streaming analyses one store (not --peers or --prometheus)");
+    if (!o.html.empty()) throw UsageError("--html needs the whole-run analysis; it does not combine with --streaming");
+    if (o.d.window_z) throw UsageError("--window-z needs the whole-run analysis; it does not combine with --streaming");
+    for (const char* flag : {"--settle", "--pca", "--pearson-cut"})
+      if (sub.count(flag)) throw UsageError(std::string(flag) + " does not apply to --streaming (the agent's detector)");
+    if (!o.agent_config.empty() || sub.count("--agent-config")) check_input_path("--agent-config", o.agent_config);
+  }
   for (const auto& r : o.runs) check_input_path("run", r);
   for (const auto& b : o.baselines) check_input_path("--baseline", b);
   // The same file twice (./a.db and a.db too) would compare a host with itself.
@@ -336,7 +357,39 @@ struct Run {
   ProgressBar& bar;
   const std::optional<BaselineModel>& model;
 
-  DetectResult detect_host(const Recording& h) const { return model ? detect(h, *model, o.d) : detect(h, {}, o.d); }
+  const CLI::App& sub;
+
+  DetectResult detect_host(const Recording& h) const {
+    if (o.streaming) return detect_streaming(h, agent_options(h), o.d.progress);
+    return model ? detect(h, *model, o.d) : detect(h, {}, o.d);
+  }
+  // --streaming: the agent's detector options (its defaults or --agent-config), at the
+  // recording's interval, with the detector flags given here on top.
+  StreamingOptions agent_options(const Recording& h) const {
+#ifdef REVEAL_WITH_HTTP
+    AgentConfig cfg;
+    if (!o.agent_config.empty()) {
+      try {
+        cfg = load_agent_config(o.agent_config);
+      } catch (const ConfigError& e) {  // a missing, unreadable or malformed file: an input error
+        throw std::runtime_error(std::string("--agent-config: ") + e.what());
+      }
+    }
+    cfg.interval = std::chrono::nanoseconds(std::int64_t(std::max(h.meta.interval_s, 1e-3) * 1e9));
+    if (sub.count("--window")) cfg.window = o.window;
+    if (sub.count("--stride")) cfg.stride = o.stride;
+    if (sub.count("--seed")) cfg.seed = o.d.seed;
+    if (sub.count("--min-windows")) cfg.min_windows = o.d.incident.min_windows;
+    if (sub.count("--end-after")) cfg.end_after = o.d.incident.end_after;
+    if (sub.count("--false-per-day")) cfg.false_per_day = o.d.false_per_day;
+    StreamingOptions so = streaming_options(cfg);
+    so.detect.top_channels = o.d.top_channels;
+    if (model) so.baseline = std::make_shared<const BaselineModel>(*model);
+    return so;
+#else
+    throw UsageError("--streaming: this reveal was built without the agent (REVEAL_STATIC_DEPS=ON)");
+#endif
+  }
   int exit_code(bool incidents) const { return o.fail_on_incident && incidents ? kExitIncidents : kExitOk; }
 };
 
@@ -426,7 +479,7 @@ Action add_detect_like(CLI::App& app, bool report) {
     const bool prom = !o->prometheus.empty();
     const Hosts hosts = prom ? read_prometheus_hosts(*o) : load_stores(*o, *bar);
     const std::optional<BaselineModel> model = reference_model(*o, *sub, hosts.recordings.size(), *bar);
-    const Run run{*o, report, user_window_z, html, *bar, model};
+    const Run run{*o, report, user_window_z, html, *bar, model, *sub};
     if (o->peers) return report_peers(run, hosts);
     if (!prom) return report_store(run, hosts);
     return report_each_host(run, hosts);

@@ -43,6 +43,10 @@ void run_details(const DetectResult& r, std::string& o) {
   if (!m.command.empty()) o += fmt::format("command: {} (exit {})\n", m.command, m.exit_code);
   if (r.mode == "self") {
     o += "reference: self (the run's own robust statistics)";
+  } else if (r.mode == "streaming") {
+    o += fmt::format("reference: moving (the agent's streaming detector; {} workload change{} told apart from "
+                     "incidents)",
+                     r.workload_changes.size(), r.workload_changes.size() == 1 ? "" : "s");
   } else if (!r.baseline_model.empty()) {
     std::vector<std::string> unique;
     for (const auto& h : r.baseline_hosts)

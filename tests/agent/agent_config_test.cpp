@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "reveal/agent_config.h"
+#include "reveal/streaming.h"
 
 namespace reveal {
 namespace {
@@ -251,6 +252,30 @@ TEST_F(AgentConfigTest, RangeChecks) {
   EXPECT_EQ(error("sampling_priority = true\n"), "DIR/agent.toml:1:21: 'sampling_priority' must be a string, not a boolean");
   EXPECT_TRUE(load("sampling_priority = \"realtime\"\n").realtime_sampling);
   EXPECT_FALSE(load("sampling_priority = \"normal\"\n").realtime_sampling);
+}
+
+// The one mapping the agent and `reveal detect --streaming` share: durations in samples at the
+// interval, the 10 s start-up settle, the [detect] keys.
+TEST(AgentConfig, StreamingOptionsInSamplesOfTheInterval) {
+  AgentConfig c;
+  StreamingOptions o = streaming_options(c);
+  EXPECT_EQ(o.warmup_samples, 120u);
+  EXPECT_EQ(o.refit_samples, 300u);
+  EXPECT_EQ(o.history_samples, 3600u);
+  EXPECT_EQ(o.relearn_samples, 30u);
+  EXPECT_EQ(o.settle_samples, 10u);
+  EXPECT_TRUE(o.workload_changes);
+  c.interval = std::chrono::milliseconds(100);
+  c.min_windows = 3;
+  c.false_per_day = 0.5;
+  c.history = std::chrono::seconds(30);  // shorter than the warm-up: the warm-up wins
+  o = streaming_options(c);
+  EXPECT_EQ(o.warmup_samples, 1200u);
+  EXPECT_EQ(o.settle_samples, 100u);
+  EXPECT_EQ(o.history_samples, 1200u);
+  EXPECT_EQ(o.detect.incident.min_windows, 3);
+  EXPECT_DOUBLE_EQ(o.detect.false_per_day, 0.5);
+  EXPECT_EQ(samples_in(std::chrono::milliseconds(50), std::chrono::seconds(1)), 1u) << "at least one sample";
 }
 
 TEST(AgentConfig, ParseListen) {

@@ -1,0 +1,133 @@
+// detect_streaming (`reveal detect --streaming`): a recording replayed through the agent's
+// detector gives what pushing it sample by sample gives, with incidents, workload changes and
+// absences, timed from the recording's first sample.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "reveal/streaming.h"
+
+namespace reveal {
+namespace {
+
+constexpr std::int64_t kT0 = std::int64_t(1'700'000'000) * 1'000'000'000;
+
+// 1 Hz synthetic host: CPU busy % (load), memory used % (load), CPU pressure stall % (symptom),
+// a received-bytes counter (load), and a GPU power gauge that stops reporting at `gpu_lost`.
+Recording host_day(std::size_t n, std::size_t job_at, std::size_t stall_at, std::size_t stall_len, std::size_t gpu_lost) {
+  Recording r;
+  r.meta.hostname = "test";
+  r.meta.cores = 2;
+  r.meta.interval_s = 1.0;
+  r.channels = {{"derived_src:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                {"test:mem_used", "%", Kind::gauge, Subsystem::memory},
+                {"proc.pressure:cpu_some_avg10", "%", Kind::gauge, Subsystem::cpu},
+                {"test:rx_bytes", "bytes", Kind::counter, Subsystem::network},
+                {"nvml:power_usage.gpu0", "W", Kind::gauge, Subsystem::gpu}};
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  r.values = Matrix(n, r.channels.size(), 0.0);
+  double rx = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    r.t_unix_ns.push_back(kT0 + std::int64_t(i) * 1'000'000'000);
+    const bool job = i >= job_at, stall = i >= stall_at && i < stall_at + stall_len;
+    rx += (job ? 2e7 : 5e6) + 2e5 * noise(rng);
+    auto row = r.values.row(i);
+    row[0] = (job ? 75 : 20) + 2 * noise(rng);
+    row[1] = (job ? 55 : 30) + noise(rng);
+    row[2] = std::max(0.0, (stall ? 40 : 0.5) + 0.5 * noise(rng));
+    row[3] = rx;
+    row[4] = i >= gpu_lost ? std::nan("") : 300 + noise(rng);
+  }
+  r.meta.start_unix_ns = r.t_unix_ns.front();
+  r.meta.end_unix_ns = r.t_unix_ns.back();
+  return r;
+}
+
+// The agent's options at 1 Hz (reveal/agent_config.h streaming_options), with a shorter warm-up.
+StreamingOptions options() {
+  StreamingOptions o;
+  o.warmup_samples = 60;
+  o.settle_samples = 10;
+  o.refit_samples = 120;
+  o.history_samples = 600;
+  return o;
+}
+
+TEST(DetectStreaming, MatchesPushingSampleBySample) {
+  const Recording rec = host_day(700, 200, 450, 40, 100000);
+  const StreamingOptions o = options();
+  const DetectResult r = detect_streaming(rec, o);
+
+  StreamingDetector d(rec.meta, rec.channels, o);
+  std::vector<Incident> incidents, changes;
+  std::size_t scored = 0;
+  for (std::size_t i = 0; i < rec.t_unix_ns.size(); ++i) {
+    const StreamUpdate& u = d.push(rec.t_unix_ns[i], rec.values.row(i));
+    scored += u.scored;
+    if (u.closed) incidents.push_back(d.closed().back());
+    if (u.change_closed) changes.push_back(d.workload_changes().back());
+  }
+  if (d.active()) incidents.push_back(*d.active());
+  if (d.active_change()) changes.push_back(*d.active_change());
+
+  EXPECT_EQ(r.mode, "streaming");
+  EXPECT_EQ(r.n_samples, 700u);
+  EXPECT_EQ(r.fused.size(), scored);
+  ASSERT_EQ(r.incidents.size(), incidents.size());
+  for (std::size_t k = 0; k < incidents.size(); ++k) {
+    EXPECT_EQ(r.incidents[k].start_unix_ns, incidents[k].start_unix_ns);
+    EXPECT_EQ(r.incidents[k].end_unix_ns, incidents[k].end_unix_ns);
+    EXPECT_EQ(r.incidents[k].subsystem, incidents[k].subsystem);
+  }
+  ASSERT_EQ(r.workload_changes.size(), changes.size());
+  // The job start is a workload change, the stall an incident at its onset.
+  ASSERT_GE(r.workload_changes.size(), 1u);
+  EXPECT_EQ(r.workload_changes[0].kind, "workload_change");
+  EXPECT_NEAR(r.workload_changes[0].start_s, 200.0, 4.0);
+  ASSERT_EQ(r.incidents.size(), 1u);
+  EXPECT_NEAR(r.incidents[0].start_s, 450.0, 4.0);
+  EXPECT_EQ(r.incidents[0].subsystem, Subsystem::cpu);
+  // Seconds count from the recording's first sample, not the detector's first row (it skips
+  // the agent's 10 s start-up).
+  EXPECT_DOUBLE_EQ(r.incidents[0].start_s, double(r.incidents[0].start_unix_ns - kT0) * 1e-9);
+  EXPECT_EQ(r.origin_unix_ns, kT0);
+}
+
+TEST(DetectStreaming, ReportsAbsencesAndWhatIsStillOpenAtTheEnd) {
+  // The GPU stops reporting at 300; a stall starts at 680 and lasts past the end (700).
+  const DetectResult r = detect_streaming(host_day(700, 100000, 680, 100, 300), options());
+  std::size_t absences = 0, anomalies = 0;
+  for (const auto& inc : r.incidents) {
+    absences += inc.kind == "absence";
+    anomalies += inc.kind == "anomaly";
+  }
+  EXPECT_EQ(absences, 1u);
+  ASSERT_EQ(anomalies, 1u);
+  const Incident& last = r.incidents.back();
+  EXPECT_EQ(last.kind, "anomaly");
+  EXPECT_NEAR(last.start_s, 680.0, 4.0);
+  EXPECT_NEAR(last.end_s, 699.0, 1.0);
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("still open") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(DetectStreaming, TooShortOrBadOptionsAreDetectErrors) {
+  EXPECT_THROW(detect_streaming(host_day(1, 0, 0, 0, 10), options()), DetectError);
+  StreamingOptions bad = options();
+  bad.warmup_samples = 3;
+  EXPECT_THROW(detect_streaming(host_day(100, 0, 0, 0, 1000), bad), DetectError);
+  // Shorter than the warm-up: nothing scored, said in a note, no crash.
+  const DetectResult r = detect_streaming(host_day(40, 1000, 1000, 0, 1000), options());
+  EXPECT_TRUE(r.incidents.empty());
+  EXPECT_TRUE(r.fused.empty());
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("no reference model") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+}  // namespace
+}  // namespace reveal
