@@ -61,7 +61,12 @@ struct ChannelInfo {
 //            "reveal.sampler"). A symptom moving is evidence of a fault.
 //   load:    how much work runs — utilisation, throughput, activity counts (bytes, packets,
 //            ticks, context switches, page allocations, minor faults, disk time totals),
-//            memory levels. These move whenever a job starts, stops or changes phase.
+//            memory levels. These move whenever a job starts, stops or changes phase. Also load:
+//            the kernel's smoothed PSI averages (*_avg10/60/300), lagging copies of the stall
+//            time whose rate (derived:psi_*) is the symptom, which keep rising for minutes
+//            after a job start on a busy host; and page-cache refaults (workingset_refault*),
+//            which follow file access patterns (a data loader dropping the pages it read) —
+//            the stalls of refaults that hurt are in PSI memory.
 // From the channel name alone (source and field, case-insensitive; the index is ignored), so it
 // applies to stored and imported recordings alike. Unknown channels are load.
 enum class ChannelRole : std::uint8_t { load, symptom };

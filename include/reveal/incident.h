@@ -99,6 +99,13 @@ struct Incident {
   std::string focus;
   double focus_share = 0;
   std::vector<ChannelEvidence> top;       // strongest channels, descending |z|
+  // The streaming detector (self mode, reveal/streaming.h): the symptom channel whose material
+  // rise made this an incident rather than a workload change — the strongest rise, relative to
+  // the material step of its unit (src/pipeline/workload_change.h), in the incident's first
+  // symptomatic window — with that rise over its reference median (`value`: the rise, in the
+  // channel's unit; `reference`: the median; `z`: its robust z). Empty `name` when no symptom
+  // rose (offline detect(), a baseline model, a change that kept drifting).
+  ChannelEvidence symptom;
   std::string action;                     // suggested next step for an operator
   // Per detector (robust_z, iforest, pca_spe when fitted): its peak level over the incident
   // (≥ 1: it flagged a window on its own; offline.h) and the subsystem shares of its own

@@ -13,7 +13,9 @@
 // the last fit); never while an incident or a workload change is open (the fault would join the
 // reference). Or a fixed baseline model (StreamingOptions::baseline), as `reveal detect
 // --baseline MODEL`.
-// Workload changes (self mode, StreamingOptions::workload_changes; issue #17): a run of
+// Workload changes (self mode, StreamingOptions::workload_changes; issue #17): the self fit
+// leaves out the kernel's smoothed averages (PSI avg10/60/300, load1/5/15: lagging copies of
+// channels it scores; pipeline::smoothed_average), and a run of
 // anomalous windows in which no symptom channel rose (src/pipeline/workload_change.h) is a
 // workload change, not an incident: an Incident of kind "workload_change" (workload_changes(),
 // active_change()). If a remembered regime's model finds the window normal, the detector
@@ -169,6 +171,8 @@ class StreamingDetector {
   void update_change();
   void describe(Incident& inc);
   void open_from_rings(std::size_t first, std::size_t last, bool as_change);
+  // Names the open incident's symptom (Incident::symptom) from ring slot r, once.
+  void note_symptom(std::size_t r);
   bool switch_to_known_regime();
   void end_change(const char* how, std::uint64_t end_row);
   void after_window(bool symptomatic);
@@ -228,7 +232,10 @@ class StreamingDetector {
   std::uint64_t last_symptom_row_ = 0;  // last row of a symptomatic window of the open incident
   bool had_symptom_ = false;
   std::size_t symptom_run_ = 0;         // consecutive symptomatic anomalous windows
-  std::vector<char> sym_ring_;          // per ring slot: that window was symptomatic
+  std::vector<int> sym_ring_;           // per ring slot: 1 + the model channel of the window's
+                                        // strongest symptom rise, 0 when not symptomatic
+  std::vector<double> sym_rise_;        // per ring slot: that rise (channel unit), and its z
+  std::vector<double> sym_z_;
   std::unique_ptr<pipeline::SymptomGate> gate_;
   std::vector<Regime> regimes_;         // remembered past regimes (not the current one)
   std::vector<double> regime_z_;

@@ -174,6 +174,8 @@ bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember) {
     s.t_s[std::size_t(g - g0)] = double(hist_t_[slot(g)] - t0_ns_) * 1e-9;
   }
   std::vector<int> cols = pipeline::varying_columns(s);
+  if (opts_.workload_changes && !opts_.baseline)
+    std::erase_if(cols, [&](int c) { return pipeline::smoothed_average(layout_[std::size_t(c)].name); });
   if (cols.empty()) {
     if (!model_) not_ready_ = "no channel varies in the history";
     return false;
@@ -292,6 +294,8 @@ void StreamingDetector::score_window() {
     levring_ = Matrix(K, 3, 0.0);
     fused_ring_.assign(K, 0.0);
     sym_ring_.assign(K, 0);
+    sym_rise_.assign(K, 0.0);
+    sym_z_.assign(K, 0.0);
     ifw_.assign(z_.size(), 0.0);
     spew_.assign(z_.size(), 0.0);
   }
@@ -304,7 +308,8 @@ void StreamingDetector::score_window() {
     std::fill(ifw_.begin(), ifw_.end(), 0.0);
     std::fill(spew_.begin(), spew_.end(), 0.0);
   }
-  const bool symptomatic = anomalous && gate_->symptomatic(z_, model_->robust_z().scale());
+  const std::ptrdiff_t symptom = anomalous ? gate_->strongest(z_, model_->robust_z().scale()) : -1;
+  const bool symptomatic = symptom >= 0;
   const std::size_t slot_w = std::size_t(gw % K);
   std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());
   std::copy(ifw_.begin(), ifw_.end(), ifring_.row(slot_w).begin());
@@ -312,7 +317,9 @@ void StreamingDetector::score_window() {
   const std::array<double, 3> level{sc.level[0], sc.level[1], sc.level[2]};
   for (std::size_t d = 0; d < 3; ++d) levring_(slot_w, d) = level[d];
   fused_ring_[slot_w] = sc.fused;
-  sym_ring_[slot_w] = symptomatic ? 1 : 0;
+  sym_ring_[slot_w] = int(symptom + 1);
+  sym_z_[slot_w] = symptomatic ? z_[std::size_t(symptom)] : 0.0;
+  sym_rise_[slot_w] = symptomatic ? z_[std::size_t(symptom)] * model_->robust_z().scale()[std::size_t(symptom)] : 0.0;
   const bool changes = opts_.workload_changes && !opts_.baseline;
 
   // The episode's evidence gets its windows as detect() feeds them: on opening the windows
@@ -330,6 +337,7 @@ void StreamingDetector::score_window() {
     }
     case IncidentTracker::Change::extended:
       evidence_->add(true, sc.fused, level, z_, ifw_, spew_);
+      if (episode_ == Episode::incident && symptomatic) note_symptom(slot_w);
       if (episode_ == Episode::change) update_change(); else update_incident();
       break;
     case IncidentTracker::Change::closed:
@@ -377,9 +385,24 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
   } else {
     active_ = Incident{};
     episode_ = Episode::incident;
+    for (std::size_t w = first; w <= last && active_->symptom.name.empty(); ++w)
+      if (sym_ring_[w % K]) note_symptom(w % K);
     update_incident();
     update_.opened = true;
   }
+}
+
+void StreamingDetector::note_symptom(std::size_t r) {
+  if (!active_ || !active_->symptom.name.empty() || sym_ring_[r] <= 0) return;
+  const std::size_t j = std::size_t(sym_ring_[r] - 1);
+  if (j >= chans_.size()) return;
+  ChannelEvidence& s = active_->symptom;
+  s.name = chans_[j]->name;
+  s.unit = chans_[j]->unit;
+  s.subsystem = chans_[j]->subsystem;
+  s.value = sym_rise_[r];
+  s.reference = j < model_->robust_z().median().size() ? model_->robust_z().median()[j] : 0.0;
+  s.z = sym_z_[r];
 }
 
 void StreamingDetector::end_change(const char* how, std::uint64_t end_row) {

@@ -34,14 +34,29 @@ void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans) {
     }
 }
 
-bool SymptomGate::symptomatic(std::span<const double> z, std::span<const double> scale) const {
+std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const double> scale) const {
+  std::ptrdiff_t best = -1;
+  double best_ratio = 0;
   for (std::size_t k = 0; k < idx_.size(); ++k) {
     const std::size_t j = idx_[k];
     if (j >= z.size() || !(z[j] >= kSymptomZ)) continue;
-    const double s = j < scale.size() ? scale[j] : 0.0;
-    if (z[j] * s >= material_[k]) return true;
+    const double rise = z[j] * (j < scale.size() ? scale[j] : 0.0);
+    if (!(rise >= material_[k])) continue;
+    const double ratio = material_[k] > 0 ? rise / material_[k] : z[j] / kSymptomZ;
+    if (best < 0 || ratio > best_ratio) {
+      best = std::ptrdiff_t(j);
+      best_ratio = ratio;
+    }
   }
-  return false;
+  return best;
+}
+
+bool smoothed_average(const std::string& name) {
+  const std::size_t colon = name.find(':');
+  if (colon == std::string::npos) return false;
+  const std::string_view source(name.data(), colon), field(name.data() + colon + 1, name.size() - colon - 1);
+  if (source == "proc.loadavg") return field.rfind("load", 0) == 0;
+  return source.find("pressure") != std::string_view::npos && field.find("_avg") != std::string_view::npos;
 }
 
 bool settled(std::uint64_t r0, std::uint64_t r1, const std::function<std::span<const double>(std::uint64_t)>& row,

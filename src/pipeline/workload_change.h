@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "reveal/channel.h"
@@ -39,13 +40,24 @@ class SymptomGate {
   // True when some symptom channel j rose: z[j] ≥ kSymptomZ and z[j]·scale[j] ≥ its material
   // step. `z`, `scale`: per model channel (WindowModel::score's z, RobustZ::scale()).
   // Allocates nothing.
-  bool symptomatic(std::span<const double> z, std::span<const double> scale) const;
+  bool symptomatic(std::span<const double> z, std::span<const double> scale) const { return strongest(z, scale) >= 0; }
+  // The model channel j whose qualifying rise is largest relative to its material step (z when
+  // any rise counts), or -1 when none qualifies. Allocates nothing.
+  std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> scale) const;
   std::size_t symptom_channels() const { return idx_.size(); }
 
  private:
   std::vector<std::size_t> idx_;   // model channels that are symptoms
   std::vector<double> material_;   // their material rise, in the channel's unit
 };
+
+// Channels the kernel smooths out of another recorded channel: the PSI averages
+// (proc.pressure:*_avg10/60/300, and a cgroup's) of the stall totals whose rates are
+// derived:psi_*, and the load averages (proc.loadavg:load1/5/15) of the run queue
+// (procs_running). Exponential filters with 10 s to 15 min time constants, they move for
+// minutes after every job start or stop: kept out of the streaming self fit, so a settled new
+// regime does not look like drift and a change does not outlast itself.
+bool smoothed_average(const std::string& name);
 
 // The settled test over rows [r0, r1) of a row source: `row(r)` gives row r (layout columns),
 // `cols[j]` model channel j's column, `floor[j]` its robust-scale floor, `zbar[j]` its mean z

@@ -28,13 +28,20 @@ nlohmann::json incident_json(const Incident& inc) {
     for (const auto& [s, v] : d.subsystem_shares) ds[std::string(to_string(s))] = v;
     dets.push_back({{"detector", d.detector}, {"peak_level", num(d.peak_level)}, {"subsystem_shares", ds}});
   }
+  json symptom = nullptr;
+  if (!inc.symptom.name.empty())
+    symptom = {{"channel", inc.symptom.name}, {"unit", inc.symptom.unit}, {"subsystem", to_string(inc.symptom.subsystem)},
+               {"rise", num(inc.symptom.value)}, {"reference", num(inc.symptom.reference)}, {"z", num(inc.symptom.z)},
+               {"text", "+" + format_value(inc.symptom.value, inc.symptom.unit) + " over " +
+                            format_value(inc.symptom.reference, inc.symptom.unit)}};
   return {{"kind", inc.kind}, {"start", format_utc(inc.start_unix_ns)}, {"end", format_utc(inc.end_unix_ns)},
           {"start_unix_ns", inc.start_unix_ns}, {"end_unix_ns", inc.end_unix_ns},
           {"start_s", inc.start_s}, {"end_s", inc.end_s}, {"peak_score", inc.peak_score},
           {"subsystem", to_string(inc.subsystem)}, {"confidence", inc.confidence},
           {"subsystem_shares", shares},
           {"focus", inc.focus.empty() ? json(nullptr) : json(inc.focus)},
-          {"focus_share", inc.focus_share}, {"detectors", dets}, {"top_channels", top}, {"action", inc.action}};
+          {"focus_share", inc.focus_share}, {"detectors", dets}, {"top_channels", top}, {"symptom", symptom},
+          {"action", inc.action}};
 }
 
 }  // namespace report

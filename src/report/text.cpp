@@ -103,6 +103,10 @@ void incident_details(const DetectResult& r, std::string& o) {
       }
       o += "\n              (peak level; * = it flagged windows on its own and its contributions count)\n";
     }
+    if (!inc.symptom.name.empty())
+      o += fmt::format("  symptom     {} rose {} over {} (z {:+.1f}): a symptom, not only load\n", inc.symptom.name,
+                       format_value(inc.symptom.value, inc.symptom.unit),
+                       format_value(inc.symptom.reference, inc.symptom.unit), inc.symptom.z);
     o += "  top channels (value during incident vs reference median, robust z):\n";
     for (const auto& ev : inc.top)
       o += fmt::format("    {:<42} {:>14} vs {:<14} z {:+.1f}  [{}]\n", ev.name, format_value(ev.value, ev.unit),

@@ -58,9 +58,9 @@ constexpr std::array<std::string_view, 28> kSymptomFragments{
     "slowdown", "remap"};
 
 // /proc/vmstat fields of memory shortage (reclaim, swapping, major faults, compaction).
-constexpr std::array<std::string_view, 10> kVmstatSymptoms{
+constexpr std::array<std::string_view, 9> kVmstatSymptoms{
     "pgmajfault", "allocstall", "pgscan_direct", "pgsteal_direct", "pgscan_kswapd", "pswpin",
-    "pswpout", "workingset_refault", "compact_fail", "thp_fault_fallback"};
+    "pswpout", "compact_fail", "thp_fault_fallback"};
 
 }  // namespace
 
@@ -74,7 +74,8 @@ ChannelRole channel_role(std::string_view name) {
   // The sampler running late (reveal.sampler:delay_seconds, ticks_missed): the host is so short
   // of CPU that even a real-time sampler waited, or it was stalled outright.
   if (source == "reveal.sampler") return ChannelRole::symptom;
-  if (source == "proc.pressure" || source.find("pressure") != std::string::npos) return ChannelRole::symptom;
+  if (source == "proc.pressure" || source.find("pressure") != std::string::npos)
+    return contains(field, "_avg") ? ChannelRole::load : ChannelRole::symptom;
   if (source == "derived" && field.rfind("psi_", 0) == 0) return ChannelRole::symptom;
   if (field.rfind("steal", 0) == 0 || field.rfind("iowait", 0) == 0) return ChannelRole::symptom;
   if (field.rfind("cpu_steal_pct", 0) == 0 || field.rfind("cpu_iowait_pct", 0) == 0) return ChannelRole::symptom;

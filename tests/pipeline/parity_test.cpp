@@ -9,7 +9,8 @@
 // Where the two differ by design, and how the test sets them equal:
 //  * Reference. In self mode the agent fits on the history it has seen (it cannot see the
 //    future) and refits every refit_samples, while detect() fits on the whole run: their
-//    models differ. Both use one baseline model here (StreamingOptions::baseline). The agent's
+//    models differ. With workload changes on, the agent's self fit also leaves the kernel's
+//    smoothed averages (PSI avg*, loadavg) out. Both use one baseline model here (StreamingOptions::baseline). The agent's
 //    self fit also takes the window period (which sets the false-alarm rate q) from the nominal
 //    interval, detect() from the recorded timestamps.
 //  * Missing channels. detect() scores a model channel the run lacks as missing (robust z 0);

@@ -23,7 +23,7 @@ Recording host_day(std::size_t n, std::size_t job_at, std::size_t stall_at, std:
   r.meta.interval_s = 1.0;
   r.channels = {{"derived_src:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
                 {"test:mem_used", "%", Kind::gauge, Subsystem::memory},
-                {"proc.pressure:cpu_some_avg10", "%", Kind::gauge, Subsystem::cpu},
+                {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu},
                 {"test:rx_bytes", "bytes", Kind::counter, Subsystem::network},
                 {"nvml:power_usage.gpu0", "W", Kind::gauge, Subsystem::gpu}};
   std::mt19937_64 rng(7);

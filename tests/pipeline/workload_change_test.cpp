@@ -20,7 +20,7 @@ constexpr std::int64_t kT0 = std::int64_t(1'700'000'000) * 1'000'000'000;
 struct Host {
   std::vector<ChannelInfo> channels = {{"derived_src:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
                                        {"test:mem_used", "%", Kind::gauge, Subsystem::memory},
-                                       {"proc.pressure:cpu_some_avg10", "%", Kind::gauge, Subsystem::cpu},
+                                       {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu},
                                        {"test:rx_bytes", "bytes", Kind::counter, Subsystem::network}};
   std::mt19937_64 rng;
   std::normal_distribution<double> noise{0.0, 1.0};
@@ -66,7 +66,7 @@ Episodes run(StreamingDetector& d, Host& h, std::size_t from, std::size_t to, Ro
 }
 
 TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
-  const ChannelInfo psi{"proc.pressure:cpu_some_avg10", "%", Kind::gauge, Subsystem::cpu};
+  const ChannelInfo psi{"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu};
   const ChannelInfo busy{"derived:cpu_busy_pct", "%", Kind::gauge, Subsystem::cpu};
   const ChannelInfo retrans{"proc.net.snmp:Tcp_RetransSegs", "count/s", Kind::counter, Subsystem::network};
   pipeline::SymptomGate g;
@@ -85,6 +85,15 @@ TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
   g.reset({&forks});
   EXPECT_FALSE(g.symptomatic(std::vector<double>{40}, std::vector<double>{1.0}));
   EXPECT_TRUE(g.symptomatic(std::vector<double>{40}, std::vector<double>{10.0}));
+}
+
+TEST(SmoothedAverage, KernelAveragesOfOtherChannels) {
+  for (const char* n : {"proc.pressure:cpu_some_avg10", "proc.pressure:io_full_avg300", "proc.loadavg:load1",
+                        "proc.loadavg:load15", "cgroup.pressure:memory_some_avg60.kubepods"})
+    EXPECT_TRUE(pipeline::smoothed_average(n)) << n;
+  for (const char* n : {"proc.pressure:cpu_some_total", "derived:psi_cpu_some_pct", "proc.loadavg:running",
+                        "proc.loadavg:threads", "proc.stat:procs_running", "no_colon", ""})
+    EXPECT_FALSE(pipeline::smoothed_average(n)) << n;
 }
 
 TEST(Settled, APlateauIsSettledARampIsNot) {

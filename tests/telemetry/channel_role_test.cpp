@@ -7,11 +7,11 @@ namespace reveal {
 namespace {
 
 TEST(ChannelRole, ShortageAndFailureChannelsAreSymptoms) {
-  for (const char* name : {"proc.pressure:cpu_some_total", "proc.pressure:io_full_avg10", "derived:psi_memory_some_pct",
+  for (const char* name : {"proc.pressure:cpu_some_total", "proc.pressure:io_full_total", "derived:psi_memory_some_pct",
                            "proc.stat:steal", "proc.stat:steal.cpu1", "proc.stat:iowait.cpu0", "derived:cpu_steal_pct",
                            "derived:cpu_iowait_pct.cpu3", "proc.stat:procs_blocked", "proc.stat:processes", "proc.vmstat:pgmajfault",
                            "proc.vmstat:allocstall_normal", "proc.vmstat:pgscan_direct", "proc.vmstat:pswpout",
-                           "proc.vmstat:oom_kill", "proc.vmstat:workingset_refault_file", "proc.net.snmp:Tcp_RetransSegs",
+                           "proc.vmstat:oom_kill", "proc.net.snmp:Tcp_RetransSegs",
                            "proc.net.snmp:TcpExt_TCPTimeouts", "proc.net.dev:rx_drop.eth0", "proc.net.dev:tx_errs.ib0",
                            "derived:tcp_retrans_pct", "derived:disk_await_ms.nvme0n1", "ethtool:rx_drops.eth0", "sys.net:rx_crc_errors.eth0",
                            "cgroup:cpu.stat.nr_throttled.kubepods", "nvml:clocks_event_reasons_hw_thermal_slowdown.gpu0",
@@ -29,6 +29,8 @@ TEST(ChannelRole, WorkAndLevelsAreLoad) {
                            "derived:net_tx_bytes_per_s", "proc.diskstats:sectors_written.vda",
                            "proc.diskstats:discards_completed.vda", "proc.diskstats:weighted_io_time_ms.nvme0n1",
                            "proc.diskstats:write_time_ms.vda", "proc.meminfo:MemAvailable",
+                           "proc.pressure:io_full_avg10", "proc.pressure:cpu_some_avg60", "cgroup.pressure:memory_some_avg300.kubepods",
+                           "proc.vmstat:workingset_refault_file", "proc.vmstat:workingset_refault_anon",
                            "sys.cpuidle:time.cpu0.C1", "sys.cpuidle:usage.cpu0.C1", "nvml:utilization_gpu.gpu0", "no_colon_at_all", ""})
     EXPECT_EQ(channel_role(name), ChannelRole::load) << name;
 }
