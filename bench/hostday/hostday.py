@@ -146,11 +146,13 @@ def scale(duration):
     if duration <= 900:  # the test's short variant
         return {"job": (100, 150), "gap": (5, 15), "fault": (20, 25), "spacing": (35, 50), "second_p": 0.5,
                 "job_settle": 35, "min_faults": 3}
+    # job_settle: a fault lands after the victim's start-up and after the STEP_BEFORE_S of steady
+    # steps its step effect is measured against (short days: as soon as 35 s, to fit in).
     if duration < 3600:
-        return {"job": (100, 200), "gap": (10, 45), "fault": (25, 40), "spacing": (60, 150), "second_p": 0.35,
-                "job_settle": 40, "min_faults": 5}
+        return {"job": (150, 240), "gap": (10, 45), "fault": (25, 40), "spacing": (60, 150), "second_p": 0.35,
+                "job_settle": STEP_BEFORE_S + 15, "min_faults": 5}
     return {"job": (180, 480), "gap": (15, 120), "fault": (30, 60), "spacing": (90, 300), "second_p": 0.4,
-            "job_settle": 45, "min_faults": 10}
+            "job_settle": STEP_BEFORE_S + 15, "min_faults": 10}
 
 
 def job_args(job, caps, rng):

@@ -27,7 +27,7 @@
 // leak: the incident is the whole episode). An incident whose symptoms are gone for
 // `relearn_samples` rows while the load stays different and settled ends there (at its last
 // symptomatic window), and those rows become the new regime: a fault that ended during a job
-// change does not hold an incident open forever. An incident older than 3 × relearn_samples
+// change does not hold an incident open forever. An incident older than 2 × relearn_samples
 // whose last relearn_samples rows settled, symptoms and all, ends too and that state becomes
 // the reference (another tenant's job contending for the CPU for good, a fault nobody fixed).
 // An incident's evidence (IncidentEvidence, src/explain/evidence.h) and attribution
