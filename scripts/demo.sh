@@ -5,7 +5,10 @@
 #
 #   scripts/demo.sh            (installs, builds, runs; about 3 minutes)
 # Environment: DEMO_OUT (default demo/out), DEMO_RECORD_S (120), DEMO_FAULT_AT_S (45),
-#              DEMO_FAULT_S (30), DEMO_FAULT (cpu|membw|none), BUILD_DIR (build).
+#              DEMO_FAULT_S (30), DEMO_FAULT (cpu|membw|none), BUILD_DIR (build),
+#              DEMO_NEIGHBOUR (none|train): `train` runs another tenant's job beside ours for the
+#              whole recording (a single-process training job of another model,
+#              bench/scenarios/workloads.py lstm_lm), so the host is busy before the fault too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -17,15 +20,29 @@ RECORD_S=${DEMO_RECORD_S:-120}
 FAULT_AT=${DEMO_FAULT_AT_S:-45}
 FAULT_S=${DEMO_FAULT_S:-30}
 FAULT=${DEMO_FAULT:-cpu}
+NEIGHBOUR=${DEMO_NEIGHBOUR:-none}
 mkdir -p "$OUT"
-rm -f "$OUT"/demo.db* "$OUT"/steps.log "$OUT"/fault.txt
+rm -f "$OUT"/demo.db* "$OUT"/steps.log "$OUT"/fault.txt "$OUT"/neighbour.log
+
+NEIGHBOUR_PID=
+stop_neighbour() { [[ -n $NEIGHBOUR_PID ]] && { kill -- -"$NEIGHBOUR_PID" 2>/dev/null || true; wait "$NEIGHBOUR_PID" 2>/dev/null || true; }; }
+case "$NEIGHBOUR" in
+  none) ;;
+  train)
+    echo "== 0. another tenant's job beside ours: lstm_lm training (bench/scenarios/workloads.py), one process"
+    PYTHONWARNINGS=ignore setsid /usr/bin/python3 bench/scenarios/workloads.py --model lstm_lm --duration $((RECORD_S + 120)) \
+      --step-log "$OUT/neighbour.log" >/dev/null 2>&1 &
+    NEIGHBOUR_PID=$! ;;
+  *) echo "unknown DEMO_NEIGHBOUR=$NEIGHBOUR (none or train)" >&2; exit 2 ;;
+esac
+trap stop_neighbour EXIT
 
 echo "== 1. training: 2-rank DDP Transformer encoder over gloo (python3-torch), synthetic data"
 TRAIN_S=$((RECORD_S + 40))
 PYTHONWARNINGS=ignore setsid /usr/bin/python3 demo/train_ddp.py --duration "$TRAIN_S" --step-log "$OUT/steps.log" &
 TRAIN_PID=$!
 stop_training() { kill -- -"$TRAIN_PID" 2>/dev/null || true; wait "$TRAIN_PID" 2>/dev/null || true; }
-trap stop_training EXIT
+trap 'stop_training; stop_neighbour' EXIT
 for _ in $(seq 1 120); do  # wait for warm-up: 10 steps done
   [[ -f "$OUT/steps.log" && $(wc -l <"$OUT/steps.log") -ge 10 ]] && break
   kill -0 $TRAIN_PID 2>/dev/null || { echo "training failed to start" >&2; exit 1; }
@@ -50,6 +67,7 @@ echo "$FAULT $F0 $F1" >"$OUT/fault.txt"
 echo "   injected: ${STRESS[*]}  ($(date -u -d @"${F0%.*}" +%H:%M:%SZ) → $(date -u -d @"${F1%.*}" +%H:%M:%SZ))"
 wait $REC_PID
 stop_training
+stop_neighbour
 trap - EXIT
 
 echo "== 3. training step time (rank 0)"

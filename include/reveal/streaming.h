@@ -19,12 +19,12 @@
 // anomalous windows in which no symptom channel rose (src/pipeline/workload_change.h) is a
 // workload change, not an incident: an Incident of kind "workload_change" (workload_changes(),
 // active_change()). If a remembered regime's model finds the window normal, the detector
-// returns to that regime at once. Otherwise, once `relearn_samples` rows of the new behaviour
-// exist past the transition and they look settled (not drifting), a model of the new regime is
+// returns to that regime at once. Otherwise, once the last `relearn_samples` rows of the new
+// behaviour past the transition look settled (not drifting), a model of the new regime is
 // fitted on them and the change ends; the old model joins the memory of past regimes
 // (`regimes_kept`, least recently used dropped). A change turns into an incident when symptoms
-// rise during it (the incident starts at the symptomatic windows) or when it keeps drifting (a
-// leak: the incident is the whole episode). An incident whose symptoms are gone for
+// rise during it (the incident starts at the symptomatic windows) or when it keeps drifting for
+// 3 × relearn_samples rows (a leak: the incident is the whole episode). An incident whose symptoms are gone for
 // `relearn_samples` rows while the load stays different and settled ends there (at its last
 // symptomatic window), and those rows become the new regime: a fault that ended during a job
 // change does not hold an incident open forever. An incident older than 2 × relearn_samples

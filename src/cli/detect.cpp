@@ -137,7 +137,7 @@ void add_input_options(CLI::App* sub, Opts& o, bool report) {
     sub->add_flag("--streaming", o.streaming,
                   "Analyse the store as `reveal agent` would have live: a reference that moves with time (fitted "
                   "after the warm-up, refitted, re-learned at workload changes), workload changes told apart from "
-                  "incidents; memory bounded by the agent's history");
+                  "incidents (text and JSON; not --html)");
     sub->add_option("--agent-config", o.agent_config,
                     "With --streaming: the agent's configuration file (its [detect] keys; default: the agent's "
                     "defaults)");

@@ -20,6 +20,11 @@ constexpr std::size_t kMaxClosed = 100;
 // (bench/hostday; docs/BENCHMARKS.md says so), where contention at a job start held incidents
 // for 90 s and swallowed the faults that followed.
 constexpr std::uint64_t kPersistRelearns = 2;
+// A workload change still drifting after this many relearn_samples is an incident (a leak);
+// before that, each window re-tests whether the last relearn_samples rows have settled. 3
+// (90 s at the defaults), up from 1: chosen while looking at the recorded host days, where job
+// starts and stops whose load ramped for over 30 s became incidents.
+constexpr std::uint64_t kDriftRelearns = 3;
 }  // namespace
 
 StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<ChannelInfo> channels,
@@ -439,15 +444,20 @@ void StreamingDetector::after_window(bool symptomatic) {
     }
     const std::uint64_t r0 = std::max<std::uint64_t>(episode_row0_ + L, oldest);
     if (rows_ < r0 + relearn) return;
-    if (pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) {
-      if (fit_rows(r0, true)) {
-        regime_row0_ = r0;
+    // The last relearn_samples rows settled (a ramp into the new state before them is fine):
+    // they are the new regime.
+    const std::uint64_t rs = rows_ - relearn;
+    if (pipeline::settled(rs, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) {
+      if (fit_rows(rs, true)) {
+        regime_row0_ = rs;
         end_change("ended: a new regime learned", rows_ - 1);
         tracker_.reset();
       }
       return;
     }
-    // Still drifting after relearn_samples rows: a leak or a ramp, not a new steady workload.
+    if (rows_ < r0 + kDriftRelearns * relearn) return;
+    // Still drifting after kDriftRelearns × relearn_samples rows: a leak or a runaway ramp, not
+    // a new steady workload.
     active_ = std::move(change_);
     change_.reset();
     active_->kind = "anomaly";
