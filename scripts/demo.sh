@@ -25,7 +25,9 @@ mkdir -p "$OUT"
 rm -f "$OUT"/demo.db* "$OUT"/steps.log "$OUT"/fault.txt "$OUT"/neighbour.log
 
 NEIGHBOUR_PID=
-stop_neighbour() { [[ -n $NEIGHBOUR_PID ]] && { kill -- -"$NEIGHBOUR_PID" 2>/dev/null || true; wait "$NEIGHBOUR_PID" 2>/dev/null || true; }; }
+stop_neighbour() {
+  if [[ -n $NEIGHBOUR_PID ]]; then kill -- -"$NEIGHBOUR_PID" 2>/dev/null || true; wait "$NEIGHBOUR_PID" 2>/dev/null || true; fi
+}
 case "$NEIGHBOUR" in
   none) ;;
   train)
