@@ -59,8 +59,12 @@ void run_details(const DetectResult& r, std::string& o) {
     o += fmt::format("reference: baseline ({} known-good run{})", r.baseline_hosts.size(),
                      r.baseline_hosts.size() == 1 ? "" : "s");
   // Scored channels include derived ones, so they can outnumber the recorded channels.
-  o += fmt::format("; {} channels scored ({} recorded), {} in the Isolation Forest model\n", r.n_channels_used,
-                   r.n_channels_recorded, r.n_channels_model);
+  // The streaming detector refits as it goes: no one model's channel count describes the run.
+  if (r.mode == "streaming")
+    o += fmt::format("; {} channels derived ({} recorded)\n", r.n_channels_used, r.n_channels_recorded);
+  else
+    o += fmt::format("; {} channels scored ({} recorded), {} in the Isolation Forest model\n", r.n_channels_used,
+                     r.n_channels_recorded, r.n_channels_model);
   if (r.window_false_rate > 0)
     o += fmt::format("calibration: EVT tails of {} detectors for {:g} false incident{} per host-day "
                      "(a window is anomalous at tail probability ≤ {:.1e})\n",
