@@ -38,6 +38,14 @@ case "$NEIGHBOUR" in
   *) echo "unknown DEMO_NEIGHBOUR=$NEIGHBOUR (none or train)" >&2; exit 2 ;;
 esac
 trap stop_neighbour EXIT
+if [[ -n $NEIGHBOUR_PID ]]; then
+  # The tenant is already running when ours starts (its start-up is not part of the demo).
+  for _ in $(seq 1 120); do
+    [[ -f "$OUT/neighbour.log" && $(wc -l <"$OUT/neighbour.log") -ge 10 ]] && break
+    kill -0 "$NEIGHBOUR_PID" 2>/dev/null || { echo "the other tenant's job failed to start" >&2; exit 1; }
+    sleep 1
+  done
+fi
 
 echo "== 1. training: 2-rank DDP Transformer encoder over gloo (python3-torch), synthetic data"
 TRAIN_S=$((RECORD_S + 40))

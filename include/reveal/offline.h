@@ -33,9 +33,12 @@
 // Incidents: k = 2 anomalous windows in a row open one, not before the start-up settle is over
 //   (incident.h).
 // Self mode reweights: windows whose robust-SD level max_d c_d / cut_d is ≥ 0.5 (± one window
-//   length) leave the reference and the run is scored again, up to 3 passes, while at least
-//   half the windows remain. (The robust level, not the EVT one: median and MAD tolerate a
-//   fault in up to half the reference, a tail fitted on it does not.)
+//   length) leave the reference and the run is scored again, up to 3 passes; the most
+//   suspicious leave first, and at least half the windows remain. (The robust level, not the
+//   EVT one: median and MAD tolerate a fault in up to half the reference, a tail fitted on it
+//   does not.) The kernel's smoothed averages (PSI avg10/60/300, loadavg) are not scored in
+//   self mode (pipeline::smoothed_average): their decay after a job's start inflated the run's
+//   spread.
 #pragma once
 
 #include <cstdint>

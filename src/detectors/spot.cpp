@@ -95,7 +95,8 @@ void SpotTail::fit(std::span<const double> reference) {
 
   // Candidates: the exponential tail and every root of Grimshaw's equation in the two
   // intervals where they can lie, (−1/Y_max, 0) and (0, 2(Ȳ − Y_min)/Y_min²).
-  double best_gamma = 0, best_sigma = ymean, best_ll = gpd_log_likelihood(y, 0, ymean);
+  const double exp_ll = gpd_log_likelihood(y, 0, ymean);
+  double best_gamma = 0, best_sigma = ymean, best_ll = exp_ll;
   if (opts_.min_gamma > 0) best_ll = -std::numeric_limits<double>::infinity();
   std::vector<double> thetas;
   const double eps = 1e-8 / ymax;
@@ -112,6 +113,11 @@ void SpotTail::fit(std::span<const double> reference) {
     if (ll > best_ll) { best_ll = ll; best_gamma = gamma; best_sigma = sigma; }
   }
   if (!std::isfinite(best_ll)) throw std::invalid_argument("EVT tail fit: no tail with shape >= min_gamma fits the reference");
+  // Parsimony: the exponential tail unless the data demand a shape (likelihood-ratio test).
+  if (best_gamma != 0 && opts_.min_gamma <= 0 && std::isfinite(exp_ll) && 2 * (best_ll - exp_ll) < opts_.shape_evidence) {
+    best_gamma = 0;
+    best_sigma = ymean;
+  }
   if (best_sigma < opts_.min_sigma) {
     // The excesses are finer than the resolution the caller trusts: their shape is not
     // identifiable (a few tied peaks give a huge γ with a tiny σ), so the tail is the

@@ -1,4 +1,5 @@
 // Derived metrics computed per sample from rate-converted channels (see features.h).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
@@ -204,6 +205,25 @@ void derive_psi(Builder& b) {
     }
 }
 
+// Run-queue wait from /proc/schedstat (telemetry/procfs/schedstat.h): seconds runnable tasks
+// waited per second, per online CPU — the average number of tasks waiting for each CPU. PSI's
+// cpu "some" stops at 100 % once one task always waits; this keeps rising with every extra
+// runnable task, so contention on an already saturated host still shows. It is scored as
+// load (channel_role): its instantaneous view, procs_running beyond the CPUs, made a symptom
+// named the labelled suite's network and disk faults cpu (their traffic and I/O workers are
+// runnable tasks too; subsystem top-1 0.94 → 0.62), so the symptom role waits for a
+// measurement on hosts that have /proc/schedstat.
+void derive_sched(Builder& b, const Series& s) {
+  const int delay = b.col("proc.schedstat:run_delay");
+  const std::size_t ncpu = labels_of(s, "proc.schedstat:run_delay").size();
+  if (delay < 0 || ncpu == 0) return;
+  const double per_cpu = 1e-9 / double(ncpu);
+  b.add("runqueue_wait_per_cpu", "s/s", Subsystem::cpu,
+        "time runnable tasks waited for a CPU, per second and online CPU (run_delay / CPUs)",
+        [&b, delay, per_cpu](std::size_t r) { return b.v(delay, r) * per_cpu; });
+  b.drop(delay);
+}
+
 // perf(1) event ratios from perf.hardware / perf.uncore (telemetry/perf/*.h). Each is a
 // ratio of two rates, i.e. of the counts in one interval; a ratio whose inputs are absent on
 // this host (event not defined by the PMU) yields no channel.
@@ -261,6 +281,7 @@ void derive_all(Builder& b, const Series& s) {
   derive_network(b, s);
   derive_disk(b, s);
   derive_psi(b);
+  derive_sched(b, s);
   derive_perf(b, s);
 }
 

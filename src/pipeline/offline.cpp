@@ -16,6 +16,7 @@
 #include "explain/attribution.h"
 #include "explain/evidence.h"
 #include "reference.h"
+#include "workload_change.h"
 #include "window_model.h"
 
 namespace reveal {
@@ -166,6 +167,11 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
   const Series s = prepare_series(run);
   // Channel selection: enough data in the run, not constant.
   std::vector<int> run_cols = pipeline::varying_columns(s);
+  // The kernel's smoothed averages (PSI avg10/60/300, loadavg) repeat a recorded total through
+  // 10 s to 15 min filters: after a job's start or stop they decay for minutes, which would
+  // inflate the self reference's spread and drag incidents past their cause. Scored by their
+  // totals' rates instead, as in the streaming detector (pipeline::smoothed_average).
+  std::erase_if(run_cols, [&](int c) { return pipeline::smoothed_average(s.channels[std::size_t(c)].name); });
   if (run_cols.empty()) throw DetectError("no channel varies in the run; nothing to score");
   res.n_channels_used = run_cols.size();
 

@@ -98,7 +98,7 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
   // A self reference is contaminated by the faults it should find (a 30 s fault is a quarter
   // of a 2-minute run, which inflates medians and MADs): after each pass, drop the windows
   // that look suspicious (robust-SD level ≥ kSuspect, widened by one window length either
-  // side) from the reference and score again, while at least half remain. The robust-SD level
+  // side) from the reference and score again, keeping at least half (the most suspicious go first). The robust-SD level
   // (median and MAD) tolerates that contamination; an EVT tail fitted on it does not (the
   // fault's windows would be its peaks).
   const std::size_t nw = w.first_row.size(), L = std::max<std::size_t>(w.length, 1);
@@ -117,13 +117,27 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
     for (std::size_t k = 0; k < nw; ++k) level[k] = scores[k].robust;
   };
   pass();
+  std::vector<std::size_t> suspects;
   for (int p = 1; p < kSelfPasses; ++p) {
-    std::vector<char> next = base;
+    // Most suspicious first: when dropping every suspect would leave less than half of the
+    // windows, the strongest ones (a fault's) still go and the marginal ones stay. Giving up
+    // instead kept a fault covering a quarter of the run in its own reference whenever a few
+    // marginal windows elsewhere tipped the count.
+    suspects.clear();
     for (std::size_t k = 0; k < nw; ++k)
-      if (level[k] >= kSuspect)
-        for (std::size_t j = k >= L ? k - L : 0; j < std::min(nw, k + L + 1); ++j) next[j] = 0;
-    const std::size_t n_keep = std::count(next.begin(), next.end(), 1);
-    if (next == keep || n_keep * 2 < n_base) break;
+      if (base[k] && level[k] >= kSuspect) suspects.push_back(k);
+    std::stable_sort(suspects.begin(), suspects.end(), [&](std::size_t a, std::size_t b) { return level[a] > level[b]; });
+    std::vector<char> next = base;
+    std::size_t n_keep = n_base;
+    for (std::size_t k : suspects) {
+      const std::size_t lo = k >= L ? k - L : 0, hi = std::min(nw, k + L + 1);
+      std::size_t more = 0;
+      for (std::size_t j = lo; j < hi; ++j) more += next[j] ? 1 : 0;
+      if ((n_keep - more) * 2 < n_base) break;
+      for (std::size_t j = lo; j < hi; ++j) next[j] = 0;
+      n_keep -= more;
+    }
+    if (next == keep) break;
     keep = std::move(next);
     pass();
   }

@@ -37,7 +37,8 @@ StartupUse startup_reference(std::size_t windows, std::size_t settle_windows);
 
 // Self-reference fit with iterative reweighting (offline.h): fit on every window but the start-up
 // (startup_reference()), drop windows whose robust-SD level (WindowScore::robust) is ≥ 0.5
-// (± one window length) and refit, up to 3 passes while at least half remain. Returns the final
+// (± one window length) and refit, up to 3 passes; at least half always remain (the most
+// suspicious windows are dropped first, the rest stay once the next would cross half). Returns the final
 // keep mask; `model` is fitted on it. Each pass's scoring is reported to `progress` (if any) as
 // stage "fit".
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,

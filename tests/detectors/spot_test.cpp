@@ -72,6 +72,25 @@ TEST(SpotTail, MinGammaZeroKeepsTheTailUnbounded) {
   EXPECT_GT(t.tail_probability(5.0), 0.0);
 }
 
+// The ten peaks of a small reference (46 windows: a 2-minute run's self reference) rarely say
+// anything about the tail's shape: the plain MLE often picks a heavy tail from exponential
+// data, whose 1e-6 quantile then lies far out. A shape must pass the likelihood-ratio test.
+TEST(SpotTail, ShapeNeedsEvidenceOnSmallReferences) {
+  int heavy_plain = 0, heavy_tested = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const auto x = draw(46, 100 + seed, [](double s) { return -std::log(s); });
+    SpotTail plain({.min_gamma = 0, .shape_evidence = 0});
+    SpotTail tested({.min_gamma = 0});
+    plain.fit(x);
+    tested.fit(x);
+    heavy_plain += plain.gamma() > 0.3;
+    heavy_tested += tested.gamma() > 0.3;
+    EXPECT_LE(tested.threshold(1e-6), plain.threshold(1e-6) + 1e-9) << "seed " << seed;
+  }
+  EXPECT_GE(heavy_plain, 20);
+  EXPECT_LE(heavy_tested * 3, heavy_plain);
+}
+
 // Tied peaks (a stream that moves in coarse steps) drive the unconstrained MLE to a huge γ
 // with a tiny σ; below min_sigma the tail is the exponential at the floor instead.
 TEST(SpotTail, ScaleBelowTheFloorFallsBackToTheExponential) {

@@ -56,6 +56,23 @@ TEST(Derived, MemoryNetworkDiskPsi) {
   EXPECT_EQ(s.find("derived:ipc"), -1);
 }
 
+// Run-queue wait per CPU from /proc/schedstat's run_delay rates (ns/s): 3 s of waiting per
+// second on 2 CPUs is 1.5 tasks waiting per CPU. The host sum is replaced, per-CPU ones stay.
+TEST(Derived, RunqueueWaitPerCpu) {
+  Series s = series({{"proc.schedstat:run_delay", {3e9, 0}}, {"proc.schedstat:run_delay.cpu0", {1e9, 0}},
+                     {"proc.schedstat:run_delay.cpu1", {2e9, 0}}, {"proc.schedstat:run_time", {2e9, 1e8}}});
+  add_derived(s);
+  EXPECT_DOUBLE_EQ(at(s, "derived:runqueue_wait_per_cpu", 0), 1.5);
+  EXPECT_DOUBLE_EQ(at(s, "derived:runqueue_wait_per_cpu", 1), 0.0);
+  EXPECT_EQ(s.find("proc.schedstat:run_delay"), -1);
+  EXPECT_GE(s.find("proc.schedstat:run_delay.cpu1"), 0);
+  EXPECT_GE(s.find("proc.schedstat:run_time"), 0);
+
+  Series none = series({{"proc.schedstat:run_delay", {3e9}}});  // no per-CPU lines: CPUs unknown
+  add_derived(none);
+  EXPECT_EQ(none.find("derived:runqueue_wait_per_cpu"), -1);
+}
+
 TEST(Derived, PerfRatiosAndZeroDenominators) {
   Series s = series({{"perf:instructions", {200, 5}}, {"perf:cycles", {100, 0}},
                      {"perf:branches", {50, 1}}, {"perf:branch-misses", {5, 1}}});

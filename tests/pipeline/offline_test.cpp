@@ -104,6 +104,55 @@ TEST(Detect, CleanRunHasNoIncident) {
   }
 }
 
+// The kernel's smoothed averages (PSI avg10, loadavg) of a job that started just before the
+// recording decay for minutes; they repeat channels scored through their totals' rates, so the
+// self reference leaves them out (as the streaming detector does): no incident from the decay,
+// and they are not among the channels used.
+TEST(Detect, KernelSmoothedAveragesAreNotScoredInSelfMode) {
+  const Recording clean = synth(120, 0, 0, 0.0, 4);
+  Recording run;
+  run.meta = clean.meta;
+  run.t_unix_ns = clean.t_unix_ns;
+  run.channels = clean.channels;
+  run.channels.push_back({"proc.pressure:cpu_some_avg10", "%", Kind::gauge, Subsystem::cpu});
+  run.channels.push_back({"proc.loadavg:load1", "count", Kind::gauge, Subsystem::cpu});
+  for (std::size_t i = 0; i < clean.values.rows(); ++i) {
+    std::vector<double> row(clean.values.row(i).begin(), clean.values.row(i).end());
+    row.push_back(5 + 85 * std::exp(-double(i) / 20.0));
+    row.push_back(1 + 6 * std::exp(-double(i) / 60.0));
+    run.values.append_row(row);
+  }
+  const DetectResult res = detect(run, {}, {});
+  EXPECT_EQ(res.n_channels_used, clean.channels.size());
+  EXPECT_TRUE(res.incidents.empty()) << res.incidents.size() << " incidents";
+}
+
+// A fault covering a quarter of the run, and short marginal blips in another channel all over
+// it: dropping every suspicious window (each widened by a window length) would leave less than
+// half of the reference. The fault's windows, the most suspicious, still leave it, so the fault
+// is scored against the rest and not against itself.
+TEST(Detect, SelfReferenceDropsTheStrongestSuspectsFirst) {
+  Recording run = synth(120, 45, 75, 20.0, 5);
+  run.channels.push_back({"test:softirq_rate", "count/s", Kind::gauge, Subsystem::network});
+  Matrix values(0, run.channels.size());
+  std::mt19937_64 rng(6);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  for (std::size_t i = 0; i < run.values.rows(); ++i) {
+    std::vector<double> row(run.values.row(i).begin(), run.values.row(i).end());
+    const bool blip = (i < 45 || i >= 75) && i % 14 < 4;
+    row.push_back(100 + 5 * noise(rng) + (blip ? 40.0 : 0.0));
+    values.append_row(row);
+  }
+  run.values = std::move(values);
+  const DetectResult res = detect(run, {}, {});
+  const std::size_t windows = res.fused.size();
+  EXPECT_LE(res.reference_windows + 30, windows) << "the fault stayed in its own reference";
+  EXPECT_GE(res.reference_windows * 2, windows - 8);
+  bool found = false;
+  for (const Incident& inc : res.incidents) found = found || (inc.start_s <= 55 && inc.end_s >= 65 && inc.subsystem == Subsystem::cpu);
+  EXPECT_TRUE(found) << res.incidents.size() << " incidents";
+}
+
 TEST(Detect, BaselineModeFindsAPersistentShift) {
   // The whole run is shifted: invisible to self reference, obvious against a good baseline.
   const Recording run = synth(120, 0, 120, 12.0, 2);

@@ -23,6 +23,8 @@ TEST(ChannelRole, ShortageAndFailureChannelsAreSymptoms) {
 
 TEST(ChannelRole, WorkAndLevelsAreLoad) {
   for (const char* name : {"proc.stat:user", "proc.stat:idle.cpu1", "derived:cpu_busy_pct", "derived:cpu_user_pct.cpu0",
+                           "proc.schedstat:run_time", "proc.schedstat:timeslices", "proc.schedstat:run_delay.cpu7",
+                           "derived:runqueue_wait_per_cpu",
                            "proc.vmstat:pgalloc_normal", "proc.vmstat:pgfree", "proc.vmstat:pgfault",
                            "proc.vmstat:nr_isolated_anon", "perf:context-switches", "perf:page-faults",
                            "proc.stat:processes_blocked_x", "proc.stat:ctxt", "proc.net.dev:rx_bytes.lo",

@@ -4,6 +4,7 @@
 #include "telemetry/procfs/net_dev.h"
 #include "telemetry/procfs/net_snmp.h"
 #include "telemetry/procfs/pressure.h"
+#include "telemetry/procfs/schedstat.h"
 #include "telemetry/procfs/stat.h"
 #include "telemetry/procfs/vmstat.h"
 #include "telemetry/registry_parts.h"
@@ -19,6 +20,7 @@ void add_procfs_probes(std::vector<ProbeFactory>& out) {
   out.push_back(registry_entry<ProcNetDevProbe>("proc.net.dev"));
   out.push_back(registry_entry<ProcNetSnmpProbe>("proc.net.snmp"));
   out.push_back(registry_entry<ProcDiskstatsProbe>("proc.diskstats"));
+  out.push_back(registry_entry<ProcSchedstatProbe>("proc.schedstat"));
 }
 
 }  // namespace reveal::telemetry
