@@ -98,9 +98,9 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
   // A self reference is contaminated by the faults it should find (a 30 s fault is a quarter
   // of a 2-minute run, which inflates medians and MADs): after each pass, drop the windows
   // that look suspicious (robust-SD level ≥ kSuspect, widened by one window length either
-  // side) from the reference and score again, keeping at least half (the most suspicious go first). The robust-SD level
-  // (median and MAD) tolerates that contamination; an EVT tail fitted on it does not (the
-  // fault's windows would be its peaks).
+  // side) from the reference and score again, keeping at least half (the most suspicious go
+  // first). The robust-SD level (median and MAD) tolerates that contamination; an EVT tail
+  // fitted on it does not (the fault's windows would be its peaks).
   const std::size_t nw = w.first_row.size(), L = std::max<std::size_t>(w.length, 1);
   Matrix z;
   // Start-up windows are not normal behaviour (startup_reference()).
