@@ -83,7 +83,7 @@ void ProcSchedstatProbe::sample(std::span<double> out) {
     std::size_t i = cpus_.match_next(line);
     if (i == KeyIndex::npos) {
       const std::string_view key = next_token(line);
-      if (key.size() < 4 || key.substr(0, 3) != "cpu") continue;
+      if (!is_cpu_key(key)) continue;  // domain lines: no key scan
       i = cpus_.find(key);
       if (i == KeyIndex::npos) continue;  // a CPU that came online after open
     }
