@@ -1180,7 +1180,7 @@ def cmd_score(a):
     live_changes = workload_changes_live(out, t1) + [i for i in live_all if i.get("kind") == "workload_change"]
     ready = run.get("model_ready_unix_ns") or int(t0 + plan["agent_warmup_s"] * 1e9)
     off = [i for i in rep["incidents"] if i.get("kind", "anomaly") == "anomaly"]
-    off_changes = [i for i in rep["incidents"] if i.get("kind") == "workload_change"]
+    off_changes = rep.get("workload_changes", []) + [i for i in rep["incidents"] if i.get("kind") == "workload_change"]
     st0, st1 = rep["run"]["start_unix_ns"], rep["run"]["end_unix_ns"]
     off_scores = score_source(off, faults, events, (st0 + int(SETTLE_S * 1e9), st1),
                               sum(1 for i in rep["incidents"] if i.get("kind") == "absence"))

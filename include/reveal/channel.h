@@ -67,9 +67,17 @@ struct ChannelInfo {
 //            after a job start on a busy host; and page-cache refaults (workingset_refault*),
 //            which follow file access patterns (a data loader dropping the pages it read) —
 //            the stalls of refaults that hurt are in PSI memory.
+//   saturation: work queued beyond a resource's capacity (the USE method's saturation, B. Gregg):
+//            runnable tasks (proc.stat:procs_running) and run-queue wait per CPU
+//            (derived:runqueue_wait_per_cpu). Once PSI cpu "some" sits at 100 % (one task always
+//            waits), only these still rise with contention. The workload-change gate counts a
+//            material rise of them as a symptom (more tasks waiting per CPU than before,
+//            src/pipeline/workload_change.h); attribution weighs them as load, because every
+//            busy subsystem's workers (network, I/O) are runnable tasks too: as full symptoms
+//            they named the labelled suite's network and disk faults cpu (docs/BENCHMARKS.md).
 // From the channel name alone (source and field, case-insensitive; the index is ignored), so it
 // applies to stored and imported recordings alike. Unknown channels are load.
-enum class ChannelRole : std::uint8_t { load, symptom };
+enum class ChannelRole : std::uint8_t { load, symptom, saturation };
 ChannelRole channel_role(std::string_view name);
 std::string_view to_string(ChannelRole r);
 

@@ -99,12 +99,12 @@ struct Incident {
   std::string focus;
   double focus_share = 0;
   std::vector<ChannelEvidence> top;       // strongest channels, descending |z|
-  // The streaming detector (self mode, reveal/streaming.h): the symptom channel whose material
-  // rise made this an incident rather than a workload change — the strongest rise, relative to
-  // the material step of its unit (src/pipeline/workload_change.h), in the incident's first
+  // The symptom channel whose material rise made this an incident rather than a workload
+  // change (detect() and the streaming detector alike) — the strongest rise, relative to the
+  // material step of its unit (src/pipeline/workload_change.h), in the incident's first
   // symptomatic window — with that rise over its reference median (`value`: the rise, in the
   // channel's unit; `reference`: the median; `z`: its robust z). Empty `name` when no symptom
-  // rose (offline detect(), a baseline model, a change that kept drifting).
+  // rose (a change that kept drifting, workload changes off, a workload change).
   ChannelEvidence symptom;
   std::string action;                     // suggested next step for an operator
   // Per detector (robust_z, iforest, pca_spe when fitted): its peak level over the incident

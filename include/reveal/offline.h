@@ -31,7 +31,8 @@
 //   per-CPU channels ÷ number of CPUs); a subsystem's evidence is the sum of its 3 strongest;
 //   confidence = its share of all evidence.
 // Incidents: k = 2 anomalous windows in a row open one, not before the start-up settle is over
-//   (incident.h).
+//   (incident.h). One in which no symptom channel rose materially and that did not keep drifting
+//   is a workload change instead (DetectOptions::workload_changes).
 // Self mode reweights: windows whose robust-SD level max_d c_d / cut_d is ≥ 0.5 (± one window
 //   length) leave the reference and the run is scored again, up to 3 passes; the most
 //   suspicious leave first, and at least half the windows remain. (The robust level, not the
@@ -80,6 +81,12 @@ struct DetectOptions {
   // run (self mode) or of each baseline store leave the reference when they are at most a
   // quarter of its windows, else only the EVT tail fits (pipeline::startup_reference()).
   double settle_s = 10.0;
+  // Tell workload changes from incidents, as the agent does (src/pipeline/workload_change.h):
+  // an anomalous episode in which no symptom channel rose materially (stall and wait time,
+  // errors, drops, throttling, tasks waiting beyond the CPUs) and that did not keep drifting
+  // for 90 rows is a workload change (DetectResult::workload_changes), not an incident. Off
+  // (`reveal detect --all-anomalies`): every anomalous episode is an incident.
+  bool workload_changes = true;
   // Keep every window's per-channel robust z in DetectResult::window_z (off: it is
   // windows × channels numbers; `reveal detect --window-z` for evaluation).
   bool window_z = false;
@@ -134,8 +141,9 @@ struct DetectResult {
   Matrix window_z;
   std::vector<DetectorTrace> detectors;
   std::vector<Incident> incidents;
-  // detect_streaming() only (reveal/streaming.h): the workload changes the moving reference
-  // told apart from incidents (Incident::kind "workload_change"), oldest first. Empty otherwise.
+  // Anomalous episodes told apart from incidents (Incident::kind "workload_change"; see
+  // DetectOptions::workload_changes; detect_streaming(): the moving reference's changes), oldest
+  // first.
   std::vector<Incident> workload_changes;
   std::vector<std::string> notes;
 };

@@ -13,7 +13,7 @@
 // the last fit); never while an incident or a workload change is open (the fault would join the
 // reference). Or a fixed baseline model (StreamingOptions::baseline), as `reveal detect
 // --baseline MODEL`.
-// Workload changes (self mode, StreamingOptions::workload_changes; issue #17): the self fit
+// Workload changes (StreamingOptions::workload_changes; issue #17): the self fit
 // leaves out the kernel's smoothed averages (PSI avg10/60/300, load1/5/15: lagging copies of
 // channels it scores; pipeline::smoothed_average), and a run of
 // anomalous windows in which no symptom channel rose (src/pipeline/workload_change.h) is a
@@ -80,8 +80,10 @@ struct StreamingOptions {
   // scored on every window (the self fit turns PcaUse::report off to save that cost), and the
   // history ring keeps its constructed length (set_history_samples() takes effect at a fit).
   std::shared_ptr<const BaselineModel> baseline;
-  // Self mode only: tell workload changes from incidents and re-learn (see above). Off: every
-  // run of anomalous windows is an incident and the model is refitted on the whole history.
+  // Tell workload changes from incidents (see above); in self mode also re-learn. With a
+  // baseline model nothing is re-learned: a change ends when its windows are normal again, and
+  // stays a change once it settled, as in detect(). Off: every run of anomalous windows is an
+  // incident and the self model is refitted on the whole history.
   bool workload_changes = true;
   std::size_t relearn_samples = 30;  // rows of a new regime, past its transition, to learn it
   std::size_t regimes_kept = 8;      // past regimes' models remembered
@@ -231,6 +233,7 @@ class StreamingDetector {
   std::uint64_t episode_row0_ = 0;      // first row of the open episode's first window
   std::uint64_t last_symptom_row_ = 0;  // last row of a symptomatic window of the open incident
   bool had_symptom_ = false;
+  bool change_settled_ = false;  // with a baseline model: the open change settled (it stays a change)
   std::size_t symptom_run_ = 0;         // consecutive symptomatic anomalous windows
   std::vector<int> sym_ring_;           // per ring slot: 1 + the model channel of the window's
                                         // strongest symptom rise, 0 when not symptomatic

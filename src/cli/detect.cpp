@@ -80,6 +80,7 @@ struct Opts {
   std::vector<std::string> baselines;
   std::string html;
   bool json = false, peers = false, fail_on_incident = false, no_progress = false, streaming = false;
+  bool all_anomalies = false;
   std::string agent_config;
   DetectOptions d;
   std::size_t window = 3, stride = 1;
@@ -190,6 +191,9 @@ void add_detector_options(CLI::App* sub, Opts& o, bool report) {
   if (!report)
     sub->add_flag("--window-z", o.d.window_z,
                 "With --json: add every window's per-channel robust z (windows.channels, windows.channel_z)");
+  sub->add_flag("--all-anomalies", o.all_anomalies,
+                "Report every anomalous interval as an incident, also those in which no symptom rose (stall or "
+                "wait time, errors, drops, throttling), which are otherwise listed as workload changes");
   sub->add_option("--top", o.d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));
 }
 
@@ -197,6 +201,7 @@ void add_detector_options(CLI::App* sub, Opts& o, bool report) {
 // Returns the input files: the runs, then the baselines.
 std::vector<std::string> check_options(Opts& o, const CLI::App& sub, bool report) {
   o.d.window = {o.window, o.stride};
+  o.d.workload_changes = !o.all_anomalies;
   o.d.settle_s = double(parse_duration_arg("--settle", o.settle)) * 1e-9;
   if (!(o.d.false_per_day >= 1e-6 && o.d.false_per_day <= 1e6))  // also NaN, which Range lets through
     throw UsageError("--false-per-day: want a number of incidents per day in 1e-06..1e+06");
@@ -222,7 +227,7 @@ std::vector<std::string> check_options(Opts& o, const CLI::App& sub, bool report
     if (prom || o.peers) throw UsageError("--streaming analyses one store (not --peers or --prometheus)");
     if (!o.html.empty()) throw UsageError("--html needs the whole-run analysis; it does not combine with --streaming");
     if (o.d.window_z) throw UsageError("--window-z needs the whole-run analysis; it does not combine with --streaming");
-    for (const char* flag : {"--settle", "--pca", "--pearson-cut"})
+    for (const char* flag : {"--settle", "--pca", "--pearson-cut", "--all-anomalies"})
       if (sub.count(flag)) throw UsageError(std::string(flag) + " does not apply to --streaming (the agent's detector)");
     if (!o.agent_config.empty() || sub.count("--agent-config")) check_input_path("--agent-config", o.agent_config);
   }

@@ -85,7 +85,7 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   const double n_cpus = std::max(1, cores);
   std::vector<double> static_weight(nc);  // role × per-CPU; the direction depends on zbar
   for (std::size_t j = 0; j < nc; ++j)
-    static_weight[j] = (channel_role(chans[j]->name) == ChannelRole::load ? kLoadWeight : 1.0) /
+    static_weight[j] = (channel_role(chans[j]->name) == ChannelRole::symptom ? 1.0 : kLoadWeight) /
                        (per_cpu_prefix(channel_label(chans[j]->name)) ? n_cpus : 1.0);
   const auto channel_weight = [&](std::size_t j) { return (zbar[j] < 0 ? kFallWeight : 1.0) * static_weight[j]; };
   std::vector<double> zev(nc, 0.0);

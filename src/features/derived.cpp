@@ -208,11 +208,11 @@ void derive_psi(Builder& b) {
 // Run-queue wait from /proc/schedstat (telemetry/procfs/schedstat.h): seconds runnable tasks
 // waited per second, per online CPU — the average number of tasks waiting for each CPU. PSI's
 // cpu "some" stops at 100 % once one task always waits; this keeps rising with every extra
-// runnable task, so contention on an already saturated host still shows. It is scored as
-// load (channel_role): its instantaneous view, procs_running beyond the CPUs, made a symptom
-// named the labelled suite's network and disk faults cpu (their traffic and I/O workers are
-// runnable tasks too; subsystem top-1 0.94 → 0.62), so the symptom role waits for a
-// measurement on hosts that have /proc/schedstat.
+// runnable task, so contention on an already saturated host still shows. Its role is
+// saturation (channel_role): a symptom for the workload-change gate (one more task waiting
+// per CPU), load in attribution — as a full symptom, its instantaneous view (procs_running
+// beyond the CPUs) named the labelled suite's network and disk faults cpu (their traffic and
+// I/O workers are runnable tasks too; subsystem top-1 0.94 → 0.62).
 void derive_sched(Builder& b, const Series& s) {
   const int delay = b.col("proc.schedstat:run_delay");
   const std::size_t ncpu = labels_of(s, "proc.schedstat:run_delay").size();

@@ -345,6 +345,7 @@ DetectOptions BaselineModel::scoring_options(const DetectOptions& call) const {
   o.settle_s = call.settle_s;
   o.top_channels = call.top_channels;
   o.window_z = call.window_z;
+  o.workload_changes = call.workload_changes;
   o.false_per_day = call.false_per_day;
   o.progress = call.progress;
   return o;

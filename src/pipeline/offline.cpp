@@ -13,6 +13,7 @@
 
 #include "reveal/absence.h"
 #include "reveal/baseline_model.h"
+#include "reveal/streaming.h"
 #include "explain/attribution.h"
 #include "explain/evidence.h"
 #include "reference.h"
@@ -109,8 +110,35 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   IncidentRule rule = opts.incident;
   rule.settle_windows = settle_count(w, opts.settle_s);
   res.settle_s = opts.settle_s;
-  for (auto [a, b] : find_incidents(std::span<const bool>(anomalous.get(), nw), rule,
-                                    std::span<const bool>(sustained.get(), nw))) {
+  // Per anomalous window, the symptom channel whose material rise is strongest (-1: none).
+  pipeline::SymptomGate gate;
+  gate.reset(chans, run.meta.cores);
+  const std::span<const double> scale = model.robust_z().scale(), median = model.robust_z().median();
+  std::vector<std::ptrdiff_t> symptom(nw, -1);
+  std::unique_ptr<bool[]> symptomatic(new bool[nw]);
+  for (std::size_t k = 0; k < nw; ++k) {
+    if (anomalous[k]) symptom[k] = gate.strongest(z.row(k), scale, median);
+    symptomatic[k] = symptom[k] >= 0;
+  }
+  const auto rows = [&](std::uint64_t r) { return s.values.row(std::size_t(r)); };
+  // A recording without any symptom channel (an imported nvidia-smi log, a dataset of
+  // anonymous metrics) cannot tell a workload change from a fault: every anomaly is an incident.
+  const bool changes = opts.workload_changes && gate.symptom_channels() > 0;
+  if (opts.workload_changes && !changes)
+    res.notes.push_back("no symptom channel (stall or wait time, errors, drops, throttling) among the scored channels: "
+                        "workload changes are not told apart from incidents");
+  // Incidents and workload changes, as the streaming detector walks the same windows against a
+  // fixed reference (workload_change.h).
+  const std::vector<pipeline::EpisodePart> parts = pipeline::episodes(
+      std::span<const bool>(anomalous.get(), nw), std::span<const bool>(sustained.get(), nw),
+      std::span<const bool>(symptomatic.get(), nw), rule, changes, L,
+      std::max<std::size_t>(opts.window.stride, 1),
+      StreamingOptions{}.relearn_samples, pipeline::kDriftRelearns, [&](std::size_t k) { return z.row(k); },
+      [&](std::uint64_t r0, std::uint64_t r1, std::span<const double> zbar) {
+        return pipeline::settled(r0, r1, rows, run_cols, model.floors(), zbar);
+      });
+  for (const pipeline::EpisodePart& part : parts) {
+    const std::size_t a = part.first, b = part.last;
     report_progress(opts.progress, "attribute", res.incidents.size(), 0, 1);
     Incident inc;
     inc.first_window = a;
@@ -124,13 +152,30 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     for (std::size_t k = a; k <= b; ++k) {
       if (anomalous[k]) model.contributions(w, k, run_cols, ifc, spec);
       evidence.add(anomalous[k], res.fused[k], {level(k, 0), level(k, 1), level(k, 2)}, z.row(k), ifc, spec);
+      // The symptom, as the streaming detector notes it: the strongest material rise of a
+      // symptom channel in the incident's first window that has one.
+      if (part.incident && symptom[k] >= 0 && inc.symptom.name.empty()) {
+        const std::size_t j = std::size_t(symptom[k]);
+        inc.symptom = {chans[j]->name, chans[j]->unit, chans[j]->subsystem, z(k, j) * scale[j], median[j], z(k, j)};
+      }
     }
     inc.peak_score = evidence.peak_score();
-    explain::channel_means(w.first_row[a], w.first_row[b] + w.length, run_cols,
-                           [&](std::uint64_t r) { return s.values.row(std::size_t(r)); }, mean_value);
+    explain::channel_means(w.first_row[a], w.first_row[b] + w.length, run_cols, rows, mean_value);
     explain::attribute(inc, evidence.zbar(), mean_value, reference, chans, run.meta.cores, opts.top_channels,
                        evidence.detectors());
-    res.incidents.push_back(std::move(inc));
+    if (part.incident) {
+      res.incidents.push_back(std::move(inc));
+      continue;
+    }
+    // No symptom rose and it did not keep drifting: the load changed (a job started, stopped
+    // or changed phase). News, not a fault: no action.
+    inc.kind = "workload_change";
+    inc.action = "a workload change: the host runs something else";
+    if (part.end_row >= 0) {
+      inc.end_unix_ns = std::max(inc.start_unix_ns, run.t_unix_ns[std::size_t(part.end_row)]);
+      inc.end_s = double(inc.end_unix_ns - res.origin_unix_ns) * 1e-9;
+    }
+    res.workload_changes.push_back(std::move(inc));
   }
   // Data that stops is an incident too (absence.h): a gap of at least one window.
   for (const auto& span : find_absences(run, L)) res.incidents.push_back(absence_incident(run, span, opts.top_channels));

@@ -48,6 +48,10 @@ PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector
   if (names.empty())
     for (const auto& h : hosts) names.push_back(h.meta.hostname);
   const std::size_t need = std::max<std::size_t>(opts.window.length, 1) + 1;
+  // Hosts of one job run the same workload: a host whose load alone differs from its peers'
+  // (less traffic, less work done: a straggler) is the finding, not a workload change.
+  DetectOptions peer_opts = opts;
+  peer_opts.workload_changes = false;
   for (std::size_t i = 0; i < n; ++i)
     if (hosts[i].t_unix_ns.size() < need)
       throw PeersError(fmt::format("host {}: {} samples; peers need at least {} per host (one window of rates)",
@@ -113,7 +117,7 @@ PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector
     PeerHost p;
     p.name = names[i];
     try {
-      p.result = detect(run, others, opts);
+      p.result = detect(run, others, peer_opts);
     } catch (const DetectError& e) {
       throw PeersError("host " + names[i] + ": " + e.what());
     }

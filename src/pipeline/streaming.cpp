@@ -20,11 +20,6 @@ constexpr std::size_t kMaxClosed = 100;
 // (bench/hostday; docs/BENCHMARKS.md says so), where contention at a job start held incidents
 // for 90 s and swallowed the faults that followed.
 constexpr std::uint64_t kPersistRelearns = 2;
-// A workload change still drifting after this many relearn_samples is an incident (a leak);
-// before that, each window re-tests whether the last relearn_samples rows have settled. 3
-// (90 s at the defaults), up from 1: chosen while looking at the recorded host days, where job
-// starts and stops whose load ramped for over 30 s became incidents.
-constexpr std::uint64_t kDriftRelearns = 3;
 }  // namespace
 
 StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<ChannelInfo> channels,
@@ -87,7 +82,7 @@ void StreamingDetector::use_baseline() {
   cols_ = std::move(cols);
   chans_ = std::move(chans);
   z_.assign(cols_.size(), 0.0);
-  gate_->reset(chans_);
+  gate_->reset(chans_, meta_.cores);
   not_ready_.clear();
 }
 
@@ -227,7 +222,7 @@ void StreamingDetector::install(Regime r) {
   chans_ = std::move(r.chans);
   z_.assign(cols_.size(), 0.0);
   zring_ = Matrix();  // resized at the next window
-  gate_->reset(chans_);
+  gate_->reset(chans_, meta_.cores);
 }
 
 bool StreamingDetector::switch_to_known_regime() {
@@ -316,7 +311,7 @@ void StreamingDetector::score_window() {
     std::fill(ifw_.begin(), ifw_.end(), 0.0);
     std::fill(spew_.begin(), spew_.end(), 0.0);
   }
-  const std::ptrdiff_t symptom = anomalous ? gate_->strongest(z_, model_->robust_z().scale()) : -1;
+  const std::ptrdiff_t symptom = anomalous ? gate_->strongest(z_, model_->robust_z().scale(), model_->robust_z().median()) : -1;
   const bool symptomatic = symptom >= 0;
   const std::size_t slot_w = std::size_t(gw % K);
   std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());
@@ -328,7 +323,7 @@ void StreamingDetector::score_window() {
   sym_ring_[slot_w] = int(symptom + 1);
   sym_z_[slot_w] = symptomatic ? z_[std::size_t(symptom)] : 0.0;
   sym_rise_[slot_w] = symptomatic ? z_[std::size_t(symptom)] * model_->robust_z().scale()[std::size_t(symptom)] : 0.0;
-  const bool changes = opts_.workload_changes && !opts_.baseline;
+  const bool changes = opts_.workload_changes && gate_->symptom_channels() > 0;  // as detect()
 
   // The episode's evidence gets its windows as detect() feeds them: on opening the windows
   // from its first (still in the rings), then each window while it is open.
@@ -336,7 +331,7 @@ void StreamingDetector::score_window() {
     case IncidentTracker::Change::opened: {
       bool any_symptom = false;
       for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) any_symptom |= sym_ring_[w % K] != 0;
-      if (changes && !any_symptom && switch_to_known_regime()) {
+      if (changes && !opts_.baseline && !any_symptom && switch_to_known_regime()) {
         tracker_.reset();
         return;
       }
@@ -384,6 +379,7 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
   episode_row0_ = std::uint64_t(first) * stride;
   symptom_run_ = 0;
   if (as_change) {
+    change_settled_ = false;
     change_ = Incident{};
     change_->kind = "workload_change";
     episode_ = Episode::change;
@@ -443,19 +439,22 @@ void StreamingDetector::after_window(bool symptomatic) {
       return;
     }
     const std::uint64_t r0 = std::max<std::uint64_t>(episode_row0_ + L, oldest);
-    if (rows_ < r0 + relearn) return;
+    if (rows_ < r0 + relearn || change_settled_) return;
     // The last relearn_samples rows settled (a ramp into the new state before them is fine):
-    // they are the new regime.
+    // they are the new regime. A fixed baseline model learns nothing: the change stays open
+    // until the windows are normal again (pipeline::keeps_drifting, as detect()).
     const std::uint64_t rs = rows_ - relearn;
     if (pipeline::settled(rs, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) {
-      if (fit_rows(rs, true)) {
+      if (opts_.baseline) {
+        change_settled_ = true;
+      } else if (fit_rows(rs, true)) {
         regime_row0_ = rs;
         end_change("ended: a new regime learned", rows_ - 1);
         tracker_.reset();
       }
       return;
     }
-    if (rows_ < r0 + kDriftRelearns * relearn) return;
+    if (rows_ < r0 + pipeline::kDriftRelearns * relearn) return;
     // Still drifting after kDriftRelearns × relearn_samples rows: a leak or a runaway ramp, not
     // a new steady workload.
     active_ = std::move(change_);
@@ -466,7 +465,7 @@ void StreamingDetector::after_window(bool symptomatic) {
     update_.opened = true;
     return;
   }
-  if (episode_ != Episode::incident) return;
+  if (episode_ != Episode::incident || opts_.baseline) return;
   if (symptomatic) {
     had_symptom_ = true;
     last_symptom_row_ = rows_ - 1;

@@ -14,6 +14,7 @@ namespace {
 // The smallest rise of a symptom channel that is operationally material, by unit.
 double material_rise(const std::string& name, const std::string& unit) {
   if (name == "proc.stat:processes") return 200.0;  // processes created per second
+  if (unit == "s/s") return 1.0;                    // run-queue wait per CPU: one more task waiting
   if (unit == "%") return 10.0;
   if (unit == "us/s" || unit == "us") return 1e5;
   if (unit == "ms/s" || unit == "ms") return 100.0;
@@ -24,23 +25,35 @@ double material_rise(const std::string& name, const std::string& unit) {
 
 }  // namespace
 
-void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans) {
+void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans, int cores) {
   idx_.clear();
   material_.clear();
-  for (std::size_t j = 0; j < chans.size(); ++j)
-    if (channel_role(chans[j]->name) == ChannelRole::symptom) {
-      idx_.push_back(j);
-      material_.push_back(material_rise(chans[j]->name, chans[j]->unit));
-    }
+  runnable_.clear();
+  cores_ = cores > 0 ? double(cores) : 0.0;
+  for (std::size_t j = 0; j < chans.size(); ++j) {
+    const ChannelRole role = channel_role(chans[j]->name);
+    if (role == ChannelRole::load) continue;
+    const bool runnable = role == ChannelRole::saturation && chans[j]->unit != "s/s";
+    if (runnable && cores_ <= 0) continue;
+    idx_.push_back(j);
+    material_.push_back(runnable ? cores_ : material_rise(chans[j]->name, chans[j]->unit));
+    runnable_.push_back(runnable);
+  }
 }
 
-std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const double> scale) const {
+std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const double> scale,
+                                      std::span<const double> median) const {
   std::ptrdiff_t best = -1;
   double best_ratio = 0;
   for (std::size_t k = 0; k < idx_.size(); ++k) {
     const std::size_t j = idx_[k];
     if (j >= z.size() || !(z[j] >= kSymptomZ)) continue;
-    const double rise = z[j] * (j < scale.size() ? scale[j] : 0.0);
+    double rise = z[j] * (j < scale.size() ? scale[j] : 0.0);
+    if (runnable_[k]) {  // tasks beyond the CPUs: the waiting ones
+      if (j >= median.size() || !std::isfinite(median[j])) continue;
+      const auto waiting = [this](double tasks) { return std::max(0.0, tasks - 1.0 - cores_); };
+      rise = waiting(median[j] + rise) - waiting(median[j]);
+    }
     if (!(rise >= material_[k])) continue;
     const double ratio = material_[k] > 0 ? rise / material_[k] : z[j] / kSymptomZ;
     if (best < 0 || ratio > best_ratio) {
@@ -90,6 +103,77 @@ bool settled(std::uint64_t r0, std::uint64_t r1, const std::function<std::span<c
     if (std::fabs(median_of(second) - median_of(first)) / scale > kDriftMax) drifting += std::fabs(zbar[j]);
   }
   return !(drifting >= kDriftingShare * moved && drifting > 0);
+}
+
+std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<const bool> sustained,
+                                  std::span<const bool> symptomatic, IncidentRule rule, bool changes,
+                                  std::size_t L, std::size_t stride, std::uint64_t relearn,
+                                  std::uint64_t drift_relearns,
+                                  const std::function<std::span<const double>(std::size_t)>& z,
+                                  const std::function<bool(std::uint64_t, std::uint64_t, std::span<const double>)>& settled) {
+  std::vector<EpisodePart> out;
+  IncidentTracker t(rule);
+  const std::size_t K = std::size_t(std::max(rule.min_windows, 1)) + 1;
+  enum class Ep { none, change, incident } ep = Ep::none;
+  std::size_t first = 0, run = 0, zn = 0;
+  std::uint64_t row0 = 0;
+  bool settled_once = false;
+  std::vector<double> zsum, zbar;
+  const auto add_z = [&](std::size_t k) {
+    const std::span<const double> zk = z(k);
+    if (zsum.size() != zk.size()) zsum.assign(zk.size(), 0.0);
+    for (std::size_t j = 0; j < zk.size(); ++j) zsum[j] += zk[j];
+    ++zn;
+  };
+  const auto flag = [](std::span<const bool> f, std::size_t k, bool dflt) { return f.empty() ? dflt : k < f.size() && f[k]; };
+  for (std::size_t w = 0; w < anomalous.size(); ++w) {
+    switch (t.push(w, anomalous[w], flag(sustained, w, true))) {
+      case IncidentTracker::Change::opened: {
+        first = t.first();
+        bool any = false;
+        for (std::size_t k = first; k <= w; ++k) any = any || (anomalous[k] && flag(symptomatic, k, false));
+        ep = (!changes || any) ? Ep::incident : Ep::change;
+        row0 = std::uint64_t(first) * stride;
+        run = 0;
+        settled_once = false;
+        zsum.clear();
+        zn = 0;
+        for (std::size_t k = first; k <= w; ++k)
+          if (anomalous[k]) add_z(k);
+        break;
+      }
+      case IncidentTracker::Change::extended:
+        if (ep == Ep::change) add_z(w);
+        break;
+      case IncidentTracker::Change::closed:
+        out.push_back({ep == Ep::incident, first, t.last(), -1});
+        ep = Ep::none;
+        break;
+      case IncidentTracker::Change::none:
+        break;
+    }
+    if (ep != Ep::change) continue;
+    run = anomalous[w] && flag(symptomatic, w, false) ? run + 1 : 0;
+    if (run + 1 >= K) {  // symptoms rose during the change: an incident from them on
+      const std::size_t last = t.last(), f = last + 1 - std::min(run, K);
+      out.push_back({false, first, f > first ? f - 1 : first, std::int64_t(std::max<std::uint64_t>(std::uint64_t(f) * stride, row0))});
+      t.restart(f, last);
+      first = f;
+      ep = Ep::incident;
+      continue;
+    }
+    const std::uint64_t r0 = row0 + L, rows = std::uint64_t(w) * stride + L;
+    if (rows < r0 + relearn || settled_once) continue;
+    zbar.assign(zsum.size(), 0.0);
+    for (std::size_t j = 0; j < zsum.size() && zn; ++j) zbar[j] = zsum[j] / double(zn);
+    if (settled(rows - relearn, rows, zbar)) {
+      settled_once = true;
+      continue;
+    }
+    if (rows >= r0 + drift_relearns * relearn) ep = Ep::incident;  // still drifting: a leak, a runaway ramp
+  }
+  if (t.open()) out.push_back({ep == Ep::incident, first, t.last(), -1});
+  return out;
 }
 
 }  // namespace reveal::pipeline

@@ -9,6 +9,12 @@
 //     (10 points for shares in %, 100 ms/s of stall or wait time, 0.1 s/s in us/s, 5 ms more
 //     per I/O request, 200 processes created per second): a 0.5 %
 //     PSI blip on a quiet reference is not a symptom, a job stalled 10 % of the time is.
+//     Saturation channels (ChannelRole::saturation) count when the tasks waiting for a CPU grew
+//     by at least one per CPU: run-queue wait per CPU up ≥ 1 s/s, or runnable tasks beyond the
+//     CPUs, max(0, procs_running − 1 − CPUs) (the reader itself is one runnable task), up by at
+//     least the number of CPUs between the reference median and the window. A new job on an
+//     idle host (1 → 3 runnable tasks on 2 CPUs) is not; a CPU hog on a host another job
+//     already saturates (5 → 10) is, where PSI cpu "some", already near 100 %, cannot rise.
 //   settled: the rows since a change look like one steady regime. Among the kDriftChannels
 //     channels that moved most (largest |mean z| of the episode, at least 3), a channel drifts
 //     when the medians of the first and second half of the rows lie more than kDriftMax robust
@@ -25,6 +31,7 @@
 #include <vector>
 
 #include "reveal/channel.h"
+#include "reveal/incident.h"
 
 namespace reveal::pipeline {
 
@@ -32,23 +39,36 @@ inline constexpr double kSymptomZ = 6.0;
 inline constexpr double kDriftMax = 1.0;
 inline constexpr std::size_t kDriftChannels = 5;  // channels the settled test looks at
 inline constexpr double kDriftingShare = 0.5;
+// A workload change still drifting after this many relearn periods (StreamingOptions::
+// relearn_samples, 30 rows) is an incident (a leak); before that, each window re-tests whether
+// the last relearn period settled. 3 (90 s at the defaults), up from 1: chosen while looking at
+// the recorded host days, where job starts and stops whose load ramped for over 30 s became
+// incidents.
+inline constexpr std::uint64_t kDriftRelearns = 3;
 
 class SymptomGate {
  public:
-  // Per model channel: its role and the smallest rise that counts (allocates).
-  void reset(const std::vector<const ChannelInfo*>& chans);
+  // Per model channel: its role and the smallest rise that counts; `cores`: the host's CPUs
+  // (RunMetadata::cores; ≤ 0 leaves runnable tasks out). Allocates.
+  void reset(const std::vector<const ChannelInfo*>& chans, int cores);
   // True when some symptom channel j rose: z[j] ≥ kSymptomZ and z[j]·scale[j] ≥ its material
-  // step. `z`, `scale`: per model channel (WindowModel::score's z, RobustZ::scale()).
-  // Allocates nothing.
-  bool symptomatic(std::span<const double> z, std::span<const double> scale) const { return strongest(z, scale) >= 0; }
+  // step. `z`, `scale`, `median`: per model channel (WindowModel::score's z, RobustZ::scale(),
+  // RobustZ::median()); without `median`, runnable tasks are not judged. Allocates nothing.
+  bool symptomatic(std::span<const double> z, std::span<const double> scale,
+                   std::span<const double> median = {}) const {
+    return strongest(z, scale, median) >= 0;
+  }
   // The model channel j whose qualifying rise is largest relative to its material step (z when
   // any rise counts), or -1 when none qualifies. Allocates nothing.
-  std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> scale) const;
+  std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> scale,
+                           std::span<const double> median = {}) const;
   std::size_t symptom_channels() const { return idx_.size(); }
 
  private:
   std::vector<std::size_t> idx_;   // model channels that are symptoms
   std::vector<double> material_;   // their material rise, in the channel's unit
+  std::vector<char> runnable_;     // the channel counts runnable tasks (judged beyond the CPUs)
+  double cores_ = 0;
 };
 
 // Channels the kernel smooths out of another recorded channel: the PSI averages
@@ -64,5 +84,31 @@ bool smoothed_average(const std::string& name);
 // over the episode (which channels moved). Fewer than 8 rows: not settled. Allocates.
 bool settled(std::uint64_t r0, std::uint64_t r1, const std::function<std::span<const double>(std::uint64_t)>& row,
              const std::vector<int>& cols, std::span<const double> floor, std::span<const double> zbar);
+
+// One part of an episode of anomalous windows, as the streaming detector with a fixed
+// reference (a baseline model) tells it apart: windows [first, last], an incident or a workload
+// change; a change that symptoms cut short ends at row `end_row` (else -1: at its last window's
+// last row).
+struct EpisodePart {
+  bool incident = false;
+  std::size_t first = 0, last = 0;
+  std::int64_t end_row = -1;
+};
+
+// The streaming detector's episode rules over a whole run of windows, for detect(): the
+// IncidentTracker of `rule` opens and closes episodes; with `changes` off each is an incident.
+// Otherwise an episode whose opening windows have a symptom (`symptomatic[k]`, for anomalous
+// windows) is an incident; else it is a workload change that becomes an incident from its
+// symptomatic windows when K − 1 of them follow in a row (K = min_windows + 1), or as a whole
+// when it has not settled `drift_relearns` × `relearn` rows after its transition (the first L
+// rows): `settled(r0, r1, zbar)` tests rows [r0, r1) with zbar = the mean robust z of the
+// episode's anomalous windows so far (`z(k)`: window k's robust z). Windows start every
+// `stride` rows and span L. A change that settled stays a change until it ends. Allocates.
+std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<const bool> sustained,
+                                  std::span<const bool> symptomatic, IncidentRule rule, bool changes,
+                                  std::size_t L, std::size_t stride, std::uint64_t relearn,
+                                  std::uint64_t drift_relearns,
+                                  const std::function<std::span<const double>(std::size_t)>& z,
+                                  const std::function<bool(std::uint64_t, std::uint64_t, std::span<const double>)>& settled);
 
 }  // namespace reveal::pipeline

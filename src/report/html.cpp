@@ -437,8 +437,27 @@ std::vector<std::size_t> strongest(const DetectResult& r, std::size_t cap) {
   return idx;
 }
 
+// One line naming the workload changes (anomalous, no symptom: not incidents), at most
+// kVerdictMax of them; "" when there are none.
+std::string workload_changes_line(const DetectResult& r) {
+  if (r.workload_changes.empty()) return "";
+  std::string o = fmt::format("<p class=\"changes\">{} workload change{} (anomalous intervals in which no symptom rose: "
+                              "a job started, stopped or changed phase; not incidents):",
+                              r.workload_changes.size(), r.workload_changes.size() == 1 ? "" : "s");
+  for (std::size_t i = 0; i < r.workload_changes.size() && i < kVerdictMax; ++i) {
+    const auto& c = r.workload_changes[i];
+    o += fmt::format("{} {} <b style=\"color:{}\">{}</b>", i ? ";" : "", esc(when(c)), subsystem_colour(c.subsystem),
+                     to_string(c.subsystem));
+  }
+  if (r.workload_changes.size() > kVerdictMax) o += fmt::format("; … and {} more", r.workload_changes.size() - kVerdictMax);
+  return o + "</p>";
+}
+
 std::string verdict(const DetectResult& r, const std::string& sfx) {
-  if (r.incidents.empty()) return "<p class=\"verdict ok\">No incidents: no anomalous interval found.</p>";
+  if (r.incidents.empty())
+    return (r.workload_changes.empty() ? "<p class=\"verdict ok\">No incidents: no anomalous interval found.</p>"
+                                       : "<p class=\"verdict ok\">No incidents: no anomalous interval with a symptom.</p>") +
+           workload_changes_line(r);
   std::string o = fmt::format("<p class=\"verdict bad\">{} incident{}{}:</p><ol class=\"verdict-list\">",
                               r.incidents.size(), r.incidents.size() == 1 ? "" : "s",
                               r.incidents.size() > kVerdictMax ? fmt::format(", the {} strongest", kVerdictMax) : "");
@@ -454,7 +473,7 @@ std::string verdict(const DetectResult& r, const std::string& sfx) {
   if (r.incidents.size() > kVerdictMax)
     o += fmt::format("<p>… and {} more: every incident is in the <a href=\"#incident-table{}\">incident table</a>.</p>",
                      r.incidents.size() - kVerdictMax, sfx);
-  return o;
+  return o + workload_changes_line(r);
 }
 
 // Every incident, one row each, sortable (shown when there are more than the cards).

@@ -77,11 +77,9 @@ std::string render_json(const DetectResult& r, const std::string& source) {
   json incs = json::array();
   for (const auto& inc : r.incidents) incs.push_back(report::incident_json(inc));
   j["incidents"] = incs;
-  if (r.mode == "streaming") {  // the moving reference's workload changes (not incidents)
-    json changes = json::array();
-    for (const auto& c : r.workload_changes) changes.push_back(report::incident_json(c));
-    j["workload_changes"] = changes;
-  }
+  json changes = json::array();  // anomalous intervals without a symptom: not incidents
+  for (const auto& c : r.workload_changes) changes.push_back(report::incident_json(c));
+  j["workload_changes"] = changes;
   json dets = json::array();
   for (const auto& d : r.detectors)
     dets.push_back({{"name", d.name}, {"fused", d.fused}, {"threshold", report::json_number(d.threshold)}, {"cut", d.cut},

@@ -30,7 +30,24 @@ void summary_lines(const DetectResult& r, std::string& o) {
                        to_string(inc.subsystem), inc.confidence * 100, inc.peak_score);
   }
   if (shown < n) o += fmt::format("  … and {} more (see below)\n", n - shown);
-  if (r.incidents.empty()) o += "  no anomalous interval found\n";
+  if (r.incidents.empty())
+    o += r.workload_changes.empty() ? "  no anomalous interval found\n" : "  no anomalous interval with a symptom\n";
+  // Workload changes: anomalous, but no symptom rose; one line each, after the incidents.
+  const std::size_t nc = r.workload_changes.size();
+  if (nc == 0) return;
+  o += fmt::format("WORKLOAD CHANGES: {} (anomalous intervals in which no symptom rose: a job started, stopped or "
+                   "changed phase; not incidents)\n", nc);
+  const std::size_t shown_c = nc <= kSummaryLines ? nc : kSummaryLines - 1;
+  for (std::size_t i = 0; i < shown_c; ++i) {
+    const auto& c = r.workload_changes[i];
+    o += fmt::format("  {}  +{:.0f}s..+{:.0f}s ({:.0f} s)  {:<13}", format_utc(c.start_unix_ns), c.start_s, c.end_s,
+                     c.end_s - c.start_s, to_string(c.subsystem));
+    if (!c.top.empty())
+      o += fmt::format("  {} {} vs {}", c.top.front().name, format_value(c.top.front().value, c.top.front().unit),
+                       format_value(c.top.front().reference, c.top.front().unit));
+    o += "\n";
+  }
+  if (shown_c < nc) o += fmt::format("  … and {} more (JSON: workload_changes)\n", nc - shown_c);
 }
 
 // The run, its reference and calibration, and notes.

@@ -80,6 +80,8 @@ ChannelRole channel_role(std::string_view name) {
   if (field.rfind("steal", 0) == 0 || field.rfind("iowait", 0) == 0) return ChannelRole::symptom;
   if (field.rfind("cpu_steal_pct", 0) == 0 || field.rfind("cpu_iowait_pct", 0) == 0) return ChannelRole::symptom;
   if (source == "proc.stat" && field.rfind("procs_blocked", 0) == 0) return ChannelRole::symptom;
+  if ((source == "proc.stat" && field == "procs_running") || (source == "derived" && field == "runqueue_wait_per_cpu"))
+    return ChannelRole::saturation;
   // Processes created: a job forks a few dozen at start; thousands a second is a fork or exec
   // storm (a crash loop, a fork bomb, a runaway health check). SymptomGate asks for a material
   // rise of 200/s.
@@ -100,6 +102,13 @@ ChannelRole channel_role(std::string_view name) {
   return ChannelRole::load;
 }
 
-std::string_view to_string(ChannelRole r) { return r == ChannelRole::symptom ? "symptom" : "load"; }
+std::string_view to_string(ChannelRole r) {
+  switch (r) {
+    case ChannelRole::symptom: return "symptom";
+    case ChannelRole::saturation: return "saturation";
+    case ChannelRole::load: break;
+  }
+  return "load";
+}
 
 }  // namespace reveal

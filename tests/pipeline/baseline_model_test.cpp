@@ -307,6 +307,7 @@ TEST(BaselineModel, ModelChannelsMissingFromTheRunAreScoredAsMissing) {
   run.values = v;
   DetectOptions o;
   o.window_z = true;
+  o.workload_changes = false;  // the shift moves a load channel only
   const DetectResult r = detect(run, m, o);
   ASSERT_EQ(r.notes.size(), 2u);
   EXPECT_NE(r.notes[0].find("1 channels of the run are not in the baseline model"), std::string::npos) << r.notes[0];
@@ -336,12 +337,17 @@ TEST(BaselineModel, TheModelFixesTheWindowAndTheCallTheIncidentRule) {
   const BaselineModel m = BaselineModel::train({host("good", 3, 240, 5)}, train_opts);
   DetectOptions call;  // window 3, stride 1: ignored, the model's apply
   call.top_channels = 2;
+  call.workload_changes = false;  // the call's too: the shift moves a load channel only
   const DetectResult r = detect(host("run", 4, 150, 5, 60, 90, 12), m, call);
   ASSERT_GE(r.window_start_s.size(), 2u);
   EXPECT_EQ(r.window_end_s[0] - r.window_start_s[0], 4.0);
   EXPECT_EQ(r.window_start_s[1] - r.window_start_s[0], 2.0);
   ASSERT_FALSE(r.incidents.empty());
   EXPECT_LE(r.incidents[0].top.size(), 2u);
+  call.workload_changes = true;
+  const DetectResult changes = detect(host("run", 4, 150, 5, 60, 90, 12), m, call);
+  EXPECT_TRUE(changes.incidents.empty());
+  EXPECT_EQ(changes.workload_changes.size(), r.incidents.size());
 }
 
 // The case: a fault present for the whole run (TCP retransmits at 40× the good rate,

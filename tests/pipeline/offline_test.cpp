@@ -8,6 +8,15 @@
 namespace reveal {
 namespace {
 
+// The synthetic faults below move load channels only (no stall, error or wait channel), which
+// detect() reports as workload changes by default: these tests, about the anomaly machinery,
+// ask for every anomalous interval as an incident.
+DetectOptions anomalies() {
+  DetectOptions o;
+  o.workload_changes = false;
+  return o;
+}
+
 // A synthetic 1 Hz recording: a few noisy gauges in different subsystems and one counter.
 // Between [fault_from, fault_to) the cpu gauge shifts up by `shift` noise SDs.
 Recording synth(std::size_t n, std::size_t fault_from, std::size_t fault_to, double shift, std::uint64_t seed) {
@@ -36,7 +45,7 @@ Recording synth(std::size_t n, std::size_t fault_from, std::size_t fault_to, dou
 
 TEST(Detect, LevelShiftBecomesOneIncidentOnTheRightSubsystem) {
   const Recording run = synth(120, 50, 80, 12.0, 1);
-  DetectResult res = detect(run, {}, {});
+  DetectResult res = detect(run, {}, anomalies());
   EXPECT_EQ(res.mode, "self");
   ASSERT_EQ(res.incidents.size(), 1u);
   const Incident& inc = res.incidents[0];
@@ -82,7 +91,7 @@ Recording gpu_and_one_core(std::uint64_t seed) {
 }
 
 TEST(Detect, OneCoreOfManyDoesNotOutvoteTheGpu) {
-  const DetectResult res = detect(gpu_and_one_core(3), {}, {});
+  const DetectResult res = detect(gpu_and_one_core(3), {}, anomalies());
   ASSERT_EQ(res.incidents.size(), 1u);
   const Incident& inc = res.incidents[0];
   EXPECT_EQ(inc.subsystem, Subsystem::gpu) << to_string(inc.subsystem);
@@ -91,7 +100,7 @@ TEST(Detect, OneCoreOfManyDoesNotOutvoteTheGpu) {
 }
 
 TEST(Detect, HostWideEvidenceHasNoFocus) {
-  const DetectResult res = detect(synth(120, 50, 80, 12.0, 1), {}, {});
+  const DetectResult res = detect(synth(120, 50, 80, 12.0, 1), {}, anomalies());
   ASSERT_EQ(res.incidents.size(), 1u);
   EXPECT_EQ(res.incidents[0].focus, "");
   EXPECT_EQ(res.incidents[0].focus_share, 0.0);
@@ -144,7 +153,7 @@ TEST(Detect, SelfReferenceDropsTheStrongestSuspectsFirst) {
     values.append_row(row);
   }
   run.values = std::move(values);
-  const DetectResult res = detect(run, {}, {});
+  const DetectResult res = detect(run, {}, anomalies());
   const std::size_t windows = res.fused.size();
   EXPECT_LE(res.reference_windows + 30, windows) << "the fault stayed in its own reference";
   EXPECT_GE(res.reference_windows * 2, windows - 8);
@@ -153,12 +162,79 @@ TEST(Detect, SelfReferenceDropsTheStrongestSuspectsFirst) {
   EXPECT_TRUE(found) << res.incidents.size() << " incidents";
 }
 
+// Offline detection tells workload changes from incidents as the agent does: a load channel
+// moving alone is a change; a material rise of a symptom (stall share) makes the same interval
+// an incident; --all-anomalies (workload_changes off) reports every anomalous interval.
+// `run` with a stall-share channel (a symptom, proc.pressure-like) that moves by `stall` points
+// in [from, to).
+Recording with_stall(Recording run, std::size_t from, std::size_t to, double stall) {
+  run.channels.push_back({"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu});
+  Matrix values(0, run.channels.size());
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  for (std::size_t i = 0; i < run.values.rows(); ++i) {
+    std::vector<double> row(run.values.row(i).begin(), run.values.row(i).end());
+    row.push_back(std::max(0.0, 2 + noise(rng) + (i >= from && i < to ? stall : 0.0)));
+    values.append_row(row);
+  }
+  run.values = std::move(values);
+  return run;
+}
+
+TEST(Detect, ALoadShiftWithoutASymptomIsAWorkloadChange) {
+  const Recording run = with_stall(synth(120, 50, 80, 12.0, 1), 0, 0, 0.0);
+  const DetectResult res = detect(run, {}, {});
+  EXPECT_TRUE(res.incidents.empty()) << res.incidents.size() << " incidents";
+  ASSERT_EQ(res.workload_changes.size(), 1u);
+  const Incident& ch = res.workload_changes[0];
+  EXPECT_EQ(ch.kind, "workload_change");
+  EXPECT_EQ(ch.subsystem, Subsystem::cpu);
+  EXPECT_NEAR(ch.start_s, 50.0, 3.0);
+  EXPECT_TRUE(ch.symptom.name.empty());
+  DetectOptions all;
+  all.workload_changes = false;
+  const DetectResult raw = detect(run, {}, all);
+  ASSERT_EQ(raw.incidents.size(), 1u);
+  EXPECT_TRUE(raw.workload_changes.empty());
+  EXPECT_EQ(raw.incidents[0].start_s, ch.start_s);
+  // Without any symptom channel nothing can tell them apart: every anomaly is an incident.
+  const DetectResult blind = detect(synth(120, 50, 80, 12.0, 1), {}, {});
+  ASSERT_EQ(blind.incidents.size(), 1u);
+  EXPECT_TRUE(blind.workload_changes.empty());
+  ASSERT_FALSE(blind.notes.empty());
+  EXPECT_NE(blind.notes.back().find("workload changes are not told apart"), std::string::npos);
+}
+
+TEST(Detect, AStallRiseMakesTheShiftAnIncidentAndIsItsSymptom) {
+  const Recording run = with_stall(synth(120, 50, 80, 12.0, 1), 50, 80, 40.0);
+  const DetectResult res = detect(run, {}, {});
+  ASSERT_EQ(res.incidents.size(), 1u);
+  EXPECT_TRUE(res.workload_changes.empty());
+  const Incident& inc = res.incidents[0];
+  EXPECT_EQ(inc.symptom.name, "test.pressure:cpu_some_pct");
+  EXPECT_NEAR(inc.symptom.value, 40.0, 5.0);
+  EXPECT_NEAR(inc.symptom.reference, 2.0, 1.5);
+  EXPECT_GE(inc.symptom.z, 6.0);
+}
+
+// A leak: memory climbs for the rest of the run against a clean baseline, no symptom. It never
+// settles, so it stays an incident (the agent's drift rule), not a workload change.
+TEST(Detect, ALoadThatKeepsDriftingStaysAnIncident) {
+  Recording run = with_stall(synth(240, 0, 0, 0.0, 11), 0, 0, 0.0);
+  for (std::size_t i = 30; i < run.values.rows(); ++i) run.values(i, 1) += 1.0 * double(i - 30);
+  const Recording good = with_stall(synth(200, 0, 0, 0.0, 12), 0, 0, 0.0);
+  const DetectResult res = detect(run, {good}, {});
+  ASSERT_EQ(res.incidents.size(), 1u) << res.workload_changes.size() << " workload changes";
+  EXPECT_EQ(res.incidents[0].subsystem, Subsystem::memory);
+  EXPECT_TRUE(res.workload_changes.empty());
+}
+
 TEST(Detect, BaselineModeFindsAPersistentShift) {
   // The whole run is shifted: invisible to self reference, obvious against a good baseline.
   const Recording run = synth(120, 0, 120, 12.0, 2);
-  EXPECT_TRUE(detect(run, {}, {}).incidents.empty());
+  EXPECT_TRUE(detect(run, {}, anomalies()).incidents.empty());
   const Recording good = synth(200, 0, 0, 0.0, 3);
-  DetectResult res = detect(run, {good}, {});
+  DetectResult res = detect(run, {good}, anomalies());
   EXPECT_EQ(res.mode, "baseline");
   ASSERT_FALSE(res.incidents.empty());
   EXPECT_EQ(res.incidents[0].subsystem, Subsystem::cpu);
@@ -270,7 +346,7 @@ TEST(Detect, FalseIncidentsPerDaySetsTheWindowFalseAlarmRate) {
 TEST(Detect, GapsDoNotBreakScoring) {
   Recording run = synth(120, 50, 80, 12.0, 8);
   for (std::size_t r = 10; r < 120; r += 7) run.values(r, 1) = std::nan("");
-  DetectResult res = detect(run, {}, {});
+  DetectResult res = detect(run, {}, anomalies());
   ASSERT_EQ(res.incidents.size(), 1u);
   for (double f : res.fused) EXPECT_TRUE(std::isfinite(f));
 }
@@ -318,7 +394,7 @@ TEST(Detect, PcaResidualSeesABrokenCorrelationAndJoinsFusionOnlyWhenAsked) {
   // correlation broken for 40 s: the same random draws, so only b's sign differs in the span.
   const Recording good = broken_correlation(240, 240, 240, 7);
   const Recording run = broken_correlation(240, 120, 160, 7);
-  DetectOptions o;
+  DetectOptions o = anomalies();
   const DetectResult report = detect(run, {good}, o);
   o.pca = PcaUse::off;
   const DetectResult off = detect(run, {good}, o);

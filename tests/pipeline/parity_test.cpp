@@ -45,23 +45,32 @@ namespace {
 
 const std::filesystem::path kRecordings = std::filesystem::path(REVEAL_FIXTURES_DIR) / "recordings";
 
-std::vector<Incident> offline(const Recording& run, const BaselineModel& model, const DetectOptions& call) {
-  std::vector<Incident> out;
-  for (Incident& inc : detect(run, model, call).incidents)
-    if (inc.kind == "anomaly") out.push_back(std::move(inc));
+// Anomaly incidents, and the workload changes told apart from them.
+struct Story {
+  std::vector<Incident> incidents, changes;
+};
+
+Story offline(const Recording& run, const BaselineModel& model, const DetectOptions& call) {
+  Story out;
+  DetectResult r = detect(run, model, call);
+  for (Incident& inc : r.incidents)
+    if (inc.kind == "anomaly") out.incidents.push_back(std::move(inc));
+  out.changes = std::move(r.workload_changes);
   return out;
 }
 
-std::vector<Incident> streaming(const Recording& run, const std::shared_ptr<const BaselineModel>& model,
-                                const DetectOptions& call) {
+Story streaming(const Recording& run, const std::shared_ptr<const BaselineModel>& model, const DetectOptions& call) {
   StreamingOptions o;
   o.detect = call;
   o.baseline = model;
   o.history_samples = std::max<std::size_t>(o.warmup_samples, run.t_unix_ns.size() + 1);
   StreamingDetector d(run.meta, run.channels, o);
   for (std::size_t i = 0; i < run.t_unix_ns.size(); ++i) d.push(run.t_unix_ns[i], run.values.row(i));
-  std::vector<Incident> out = d.closed();
-  if (d.active()) out.push_back(*d.active());
+  Story out;
+  out.incidents = d.closed();
+  if (d.active()) out.incidents.push_back(*d.active());
+  out.changes = d.workload_changes();
+  if (d.active_change()) out.changes.push_back(*d.active_change());
   return out;
 }
 
@@ -108,6 +117,8 @@ void expect_same(const Incident& off, const Incident& on, const std::string& whe
   EXPECT_EQ(off.action, on.action) << where;
 }
 
+std::size_t changes_seen = 0;  // workload changes compared, over the whole test program
+
 // Runs one recording against one model both ways; returns the incidents compared.
 std::size_t compare(const std::string& run_name, const std::string& model_from) {
   const Recording run = load_recording(kRecordings / (run_name + ".db"));
@@ -116,11 +127,19 @@ std::size_t compare(const std::string& run_name, const std::string& model_from) 
       BaselineModel::train({load_recording(kRecordings / (model_from + ".db"))}, train_opts));
   DetectOptions call;
   call.settle_s = 0;
-  const std::vector<Incident> off = offline(run, *model, call), on = streaming(run, model, call);
+  const Story off_story = offline(run, *model, call), on_story = streaming(run, model, call);
+  const std::vector<Incident>&off = off_story.incidents, &on = on_story.incidents;
   const std::string where = run_name + " against a model of " + model_from;
   EXPECT_EQ(off.size(), on.size()) << where;
   for (std::size_t i = 0; i < std::min(off.size(), on.size()); ++i)
     expect_same(off[i], on[i], where + ", incident " + std::to_string(i));
+  // Workload changes (no symptom rose): the same intervals.
+  EXPECT_EQ(off_story.changes.size(), on_story.changes.size()) << where;
+  for (std::size_t i = 0; i < std::min(off_story.changes.size(), on_story.changes.size()); ++i) {
+    EXPECT_EQ(off_story.changes[i].start_unix_ns, on_story.changes[i].start_unix_ns) << where << ", change " << i;
+    EXPECT_EQ(off_story.changes[i].end_unix_ns, on_story.changes[i].end_unix_ns) << where << ", change " << i;
+  }
+  changes_seen += off_story.changes.size();
   return off.size();
 }
 
@@ -146,6 +165,9 @@ TEST(OfflineStreamingParity, FaultyRunsAgainstACleanModel) {
   incidents += compare("fleet-b", "fleet-a");
   incidents += compare("fleet-c", "fleet-a");
   EXPECT_GE(incidents, 2u) << "the comparison must cover incidents";
+  const std::size_t before = changes_seen;
+  compare("h200-gpu-contention", "h200-clean");
+  EXPECT_GE(changes_seen, before + 1) << "the comparison must cover a workload change cut short by symptoms";
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "pipeline/workload_change.h"
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -70,7 +71,7 @@ TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
   const ChannelInfo busy{"derived:cpu_busy_pct", "%", Kind::gauge, Subsystem::cpu};
   const ChannelInfo retrans{"proc.net.snmp:Tcp_RetransSegs", "count/s", Kind::counter, Subsystem::network};
   pipeline::SymptomGate g;
-  g.reset({&busy, &psi, &retrans});
+  g.reset({&busy, &psi, &retrans}, 2);
   EXPECT_EQ(g.symptom_channels(), 2u);
   const std::vector<double> scale{1.0, 1.0, 0.5};
   EXPECT_FALSE(g.symptomatic(std::vector<double>{50, 0, 0}, scale)) << "load alone is no symptom";
@@ -82,9 +83,36 @@ TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
   EXPECT_FALSE(g.symptomatic(std::vector<double>{0, NAN, NAN}, scale));
   // Processes created: a job start's few dozen are not a storm, thousands a second are.
   const ChannelInfo forks{"proc.stat:processes", "count/s", Kind::counter, Subsystem::cpu};
-  g.reset({&forks});
+  g.reset({&forks}, 2);
   EXPECT_FALSE(g.symptomatic(std::vector<double>{40}, std::vector<double>{1.0}));
   EXPECT_TRUE(g.symptomatic(std::vector<double>{40}, std::vector<double>{10.0}));
+}
+
+// Runnable tasks count by how many more wait beyond the CPUs (the reader is one of them): a
+// job starting on an idle 2-CPU host (1 → 3) is no symptom, a CPU hog on a host another job
+// already saturates (5 → 9) is, though its rise in tasks is the same size.
+TEST(SymptomGate, TasksWaitingBeyondTheCpusCountOnASaturatedHost) {
+  const ChannelInfo running{"proc.stat:procs_running", "count", Kind::gauge, Subsystem::cpu};
+  const ChannelInfo wait{"derived:runqueue_wait_per_cpu", "s/s", Kind::gauge, Subsystem::cpu};
+  pipeline::SymptomGate g;
+  g.reset({&running, &wait}, 2);
+  EXPECT_EQ(g.symptom_channels(), 2u);
+  const std::vector<double> scale{0.5, 0.1};
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{6, 0}, scale, std::vector<double>{1, 0})) << "idle host: 1 → 4";
+  EXPECT_TRUE(g.symptomatic(std::vector<double>{8, 0}, scale, std::vector<double>{1, 0})) << "idle host: 1 → 5";
+  EXPECT_TRUE(g.symptomatic(std::vector<double>{8, 0}, scale, std::vector<double>{5, 0})) << "saturated: 5 → 9";
+  EXPECT_EQ(g.strongest(std::vector<double>{8, 0}, scale, std::vector<double>{5, 0}), 0);
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{8, 0}, scale)) << "no reference median: not judged";
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{8, 0}, scale, std::vector<double>{NAN, 0}));
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{5, 0}, std::vector<double>{1.0, 0.1}, std::vector<double>{5, 0}))
+      << "z below 6";
+  // Run-queue wait: one more task waiting per CPU on average.
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, 8}, scale, std::vector<double>{5, 0.2})) << "+0.8 s/s";
+  EXPECT_TRUE(g.symptomatic(std::vector<double>{0, 12}, scale, std::vector<double>{5, 0.2})) << "+1.2 s/s";
+  // Without the host's CPU count, runnable tasks say nothing.
+  g.reset({&running, &wait}, 0);
+  EXPECT_EQ(g.symptom_channels(), 1u);
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{8, 0}, scale, std::vector<double>{5, 0}));
 }
 
 TEST(SmoothedAverage, KernelAveragesOfOtherChannels) {
@@ -115,6 +143,84 @@ TEST(Settled, APlateauIsSettledARampIsNot) {
   EXPECT_FALSE(pipeline::settled(0, 6, from(plateau), cols, floors, zbar)) << "too few rows";
   // Channels that did not move in the episode say nothing: a ramp there is ignored.
   EXPECT_TRUE(pipeline::settled(0, n, from(ramp), cols, floors, std::vector<double>{0.1, 0.2, 0.5}));
+}
+
+// detect()'s walk over a whole run, the streaming detector's rules against a fixed reference.
+struct Walk {
+  std::vector<char> anomalous = std::vector<char>(250, 0), symptomatic = std::vector<char>(250, 0);
+  bool settles = true;
+  std::vector<pipeline::EpisodePart> operator()(bool changes = true) const {
+    std::unique_ptr<bool[]> an(new bool[anomalous.size()]), sy(new bool[anomalous.size()]);
+    for (std::size_t k = 0; k < anomalous.size(); ++k) {
+      an[k] = anomalous[k];
+      sy[k] = symptomatic[k];
+    }
+    const std::vector<double> z{0.0};
+    return pipeline::episodes(std::span<const bool>(an.get(), anomalous.size()), {},
+                              std::span<const bool>(sy.get(), anomalous.size()), IncidentRule{}, changes, 3, 1, 30, 3,
+                              [&](std::size_t) { return std::span<const double>(z); },
+                              [this](std::uint64_t, std::uint64_t, std::span<const double>) { return settles; });
+  }
+  void set(std::vector<char>& f, std::size_t from, std::size_t to) { std::fill(f.begin() + from, f.begin() + to + 1, 1); }
+};
+
+TEST(Episodes, WithoutASymptomAnEpisodeIsAChangeUnlessItKeepsDrifting) {
+  Walk walk;
+  walk.set(walk.anomalous, 10, 40);
+  auto parts = walk();
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_FALSE(parts[0].incident);
+  EXPECT_EQ(parts[0].first, 10u);
+  EXPECT_EQ(parts[0].last, 40u);
+  EXPECT_EQ(parts[0].end_row, -1);
+  parts = walk(false);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_TRUE(parts[0].incident) << "workload changes off";
+  // 200 windows that never settle: a leak, one incident from the start.
+  Walk leak;
+  leak.set(leak.anomalous, 10, 210);
+  leak.settles = false;
+  parts = leak();
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_TRUE(parts[0].incident);
+  EXPECT_EQ(parts[0].first, 10u);
+  leak.settles = true;
+  parts = leak();
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_FALSE(parts[0].incident) << "it settled: a new steady load";
+  // Shorter than the transition plus 90 rows: it never counts as drifting.
+  Walk short_one;
+  short_one.set(short_one.anomalous, 10, 90);
+  short_one.settles = false;
+  EXPECT_FALSE(short_one()[0].incident);
+}
+
+TEST(Episodes, SymptomsAtTheOpeningMakeAnIncidentLaterOnesCutTheChange) {
+  Walk walk;
+  walk.set(walk.anomalous, 10, 60);
+  walk.set(walk.symptomatic, 11, 11);
+  auto parts = walk();
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_TRUE(parts[0].incident) << "a symptom in the opening windows";
+  Walk late;
+  late.set(late.anomalous, 10, 60);
+  late.set(late.symptomatic, 30, 60);
+  parts = late();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_FALSE(parts[0].incident);
+  EXPECT_EQ(parts[0].first, 10u);
+  EXPECT_EQ(parts[0].last, 29u);
+  EXPECT_EQ(parts[0].end_row, 30);
+  EXPECT_TRUE(parts[1].incident);
+  EXPECT_EQ(parts[1].first, 30u);
+  EXPECT_EQ(parts[1].last, 60u);
+  // One symptomatic window alone (K − 1 = 2 needed in a row) does not.
+  Walk blip;
+  blip.set(blip.anomalous, 10, 60);
+  blip.set(blip.symptomatic, 30, 30);
+  parts = blip();
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_FALSE(parts[0].incident);
 }
 
 TEST(WorkloadChange, AJobStartIsAChangeNotAnIncidentAndTheNewRegimeIsLearned) {

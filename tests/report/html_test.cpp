@@ -39,9 +39,11 @@ Recording synth(std::size_t n, std::size_t from, std::size_t to, std::uint64_t s
   return r;
 }
 
+// The synthetic faults move load channels only: every anomalous interval as an incident.
 DetectOptions with_window_z() {
   DetectOptions o;
   o.window_z = true;
+  o.workload_changes = false;
   return o;
 }
 
@@ -125,6 +127,28 @@ TEST(Html, WithoutWindowZTheHeatmapSaysWhyAndTheRestRenders) {
   EXPECT_EQ(page.find(R"(id="heatmap")"), std::string::npos);
   EXPECT_NE(page.find("No per-channel window scores"), std::string::npos);
   EXPECT_NE(page.find(R"(id="timeline")"), std::string::npos);
+}
+
+// The same shift moves a load channel only: by default a workload change, named under the
+// verdict, not an incident card.
+TEST(Html, WorkloadChangesAreNamedUnderTheVerdictNotAsIncidents) {
+  Recording run = synth(120, 50, 80, 1);
+  run.channels.push_back({"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu});  // a quiet symptom
+  Matrix values(0, run.channels.size());
+  for (std::size_t i = 0; i < run.values.rows(); ++i) {
+    std::vector<double> row(run.values.row(i).begin(), run.values.row(i).end());
+    row.push_back(2.0 + 0.5 * double(i % 3));
+    values.append_row(row);
+  }
+  run.values = std::move(values);
+  const DetectResult r = detect(run, {}, {});
+  ASSERT_TRUE(r.incidents.empty());
+  ASSERT_EQ(r.workload_changes.size(), 1u);
+  const std::string page = render_html({{"h", &run, &r}}, "run.db");
+  EXPECT_NE(page.find("No incidents: no anomalous interval with a symptom."), std::string::npos);
+  EXPECT_NE(page.find(R"(<p class="changes">1 workload change (anomalous intervals in which no symptom rose)"),
+            std::string::npos);
+  EXPECT_EQ(count(page, R"(<section class="incident")"), 0u);
 }
 
 // Every in-page link (href="#x") has its target (id="x").

@@ -24,7 +24,7 @@ TEST(ChannelRole, ShortageAndFailureChannelsAreSymptoms) {
 TEST(ChannelRole, WorkAndLevelsAreLoad) {
   for (const char* name : {"proc.stat:user", "proc.stat:idle.cpu1", "derived:cpu_busy_pct", "derived:cpu_user_pct.cpu0",
                            "proc.schedstat:run_time", "proc.schedstat:timeslices", "proc.schedstat:run_delay.cpu7",
-                           "derived:runqueue_wait_per_cpu",
+                           "proc.loadavg:running", "proc.stat:procs_running_x",
                            "proc.vmstat:pgalloc_normal", "proc.vmstat:pgfree", "proc.vmstat:pgfault",
                            "proc.vmstat:nr_isolated_anon", "perf:context-switches", "perf:page-faults",
                            "proc.stat:processes_blocked_x", "proc.stat:ctxt", "proc.net.dev:rx_bytes.lo",
@@ -37,9 +37,16 @@ TEST(ChannelRole, WorkAndLevelsAreLoad) {
     EXPECT_EQ(channel_role(name), ChannelRole::load) << name;
 }
 
+// Work queued beyond the CPUs: a symptom for the workload-change gate, load for attribution.
+TEST(ChannelRole, TasksWaitingForACpuAreSaturation) {
+  for (const char* name : {"proc.stat:procs_running", "derived:runqueue_wait_per_cpu", "PROC.STAT:PROCS_RUNNING"})
+    EXPECT_EQ(channel_role(name), ChannelRole::saturation) << name;
+}
+
 TEST(ChannelRole, Names) {
   EXPECT_EQ(to_string(ChannelRole::symptom), "symptom");
   EXPECT_EQ(to_string(ChannelRole::load), "load");
+  EXPECT_EQ(to_string(ChannelRole::saturation), "saturation");
 }
 
 }  // namespace
