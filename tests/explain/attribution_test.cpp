@@ -169,6 +169,21 @@ TEST(AttributeWeights, AForkStormsPageCountersAreLoadAndDoNotNameMemory) {
   EXPECT_NE(inc.action.find("proc.stat:processes"), std::string::npos) << inc.action;
 }
 
+// A disk fault's I/O workers are runnable tasks too: runnable tasks (saturation) weigh as load
+// in attribution, so a run queue doubling does not outvote the disk's own latency.
+TEST(AttributeWeights, RunnableTasksWeighAsLoad) {
+  Channels c;
+  c.add("derived:disk_await_ms.vda", "ms/op", Subsystem::storage, 2);  // symptom
+  c.add("proc.stat:procs_running", "count", Subsystem::cpu, 3);        // saturation
+  ASSERT_EQ(channel_role("proc.stat:procs_running"), ChannelRole::saturation);
+  const std::vector<double> zbar{20, 20};
+  const std::vector<double> mean{6, 12};  // latency ×3, runnable tasks ×4: the larger effect, at half weight
+  Incident inc;
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
+  EXPECT_EQ(inc.subsystem, Subsystem::storage) << "cpu " << share_of(inc, Subsystem::cpu);
+  EXPECT_GT(inc.confidence, 0.5);
+}
+
 // When only load channels move (a job starts), every weight halves: the shares are those of
 // the effect sizes alone.
 TEST(AttributeWeights, WhenOnlyLoadMovesTheSharesAreTheEffectSizes) {
