@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reveal/baseline_model.h"
 #include "reveal/streaming.h"
 
 namespace reveal {
@@ -293,6 +294,38 @@ TEST(WorkloadChange, SymptomsRisingDuringAChangeOpenAnIncidentThere) {
   EXPECT_LE(e.first_incident_at, 170);
   ASSERT_TRUE(d.active());
   EXPECT_NEAR(double(d.active()->start_unix_ns - kT0) * 1e-9, 165.0, 3.0);
+  ASSERT_EQ(d.workload_changes().size(), 1u);
+  EXPECT_EQ(d.workload_changes()[0].action, "ended: symptoms rose, an incident opened");
+}
+
+// Against a fixed baseline model nothing is re-learned: a new load with no symptom stays a
+// workload change for as long as it lasts (never an incident), and a stall during it opens one.
+TEST(WorkloadChange, WithABaselineModelAChangeStaysAChangeUntilSymptomsRise) {
+  Host clean(11);
+  Recording good;
+  good.meta.interval_s = 1.0;
+  good.channels = clean.channels;
+  for (std::size_t i = 0; i < 300; ++i) {
+    good.values.append_row(clean.row(20, 30, 0.5));
+    good.t_unix_ns.push_back(kT0 - std::int64_t(1000 - i) * 1'000'000'000);
+  }
+  StreamingOptions o = options();
+  o.baseline = std::make_shared<const BaselineModel>(BaselineModel::train({good}, o.detect));
+  Host h(12);
+  StreamingDetector d({}, h.channels, o);
+  run(d, h, 0, 60, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  // Another job's load from 60 on, for 4 minutes: settled, never re-learned, never an incident.
+  Episodes e = run(d, h, 60, 300, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
+  EXPECT_EQ(e.incidents, 0u);
+  EXPECT_EQ(e.changes_opened, 1u);
+  EXPECT_NEAR(double(e.first_change_at), 60.0, 4.0);
+  ASSERT_TRUE(d.active_change());
+  EXPECT_EQ(d.regimes_remembered(), 0u);
+  // The host starts stalling at 300: an incident from there.
+  e = run(d, h, 300, 330, [](Host& x, std::size_t) { return x.row(95, 55, 35.0, 2e7); });
+  EXPECT_EQ(e.incidents, 1u);
+  EXPECT_GE(e.first_incident_at, 300);
+  EXPECT_LE(e.first_incident_at, 305);
   ASSERT_EQ(d.workload_changes().size(), 1u);
   EXPECT_EQ(d.workload_changes()[0].action, "ended: symptoms rose, an incident opened");
 }
