@@ -163,7 +163,12 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     explain::channel_means(w.first_row[a], w.first_row[b] + w.length, run_cols, rows, mean_value);
     explain::attribute(inc, evidence.zbar(), mean_value, reference, chans, run.meta.cores, opts.top_channels,
                        evidence.detectors());
+    if (part.end_row >= 0) {  // a change cut short where symptoms rose; an incident at its last symptom
+      inc.end_unix_ns = std::max(inc.start_unix_ns, run.t_unix_ns[std::size_t(part.end_row)]);
+      inc.end_s = double(inc.end_unix_ns - res.origin_unix_ns) * 1e-9;
+    }
     if (part.incident) {
+      if (part.ended_quiet) inc.action += std::string(inc.action.empty() ? "" : " ") + pipeline::kEndedQuietFixed;
       res.incidents.push_back(std::move(inc));
       continue;
     }
@@ -171,10 +176,6 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     // or changed phase). News, not a fault: no action.
     inc.kind = "workload_change";
     inc.action = "a workload change: the host runs something else";
-    if (part.end_row >= 0) {
-      inc.end_unix_ns = std::max(inc.start_unix_ns, run.t_unix_ns[std::size_t(part.end_row)]);
-      inc.end_s = double(inc.end_unix_ns - res.origin_unix_ns) * 1e-9;
-    }
     res.workload_changes.push_back(std::move(inc));
   }
   // Data that stops is an incident too (absence.h): a gap of at least one window.

@@ -465,7 +465,7 @@ void StreamingDetector::after_window(bool symptomatic) {
     update_.opened = true;
     return;
   }
-  if (episode_ != Episode::incident || opts_.baseline) return;
+  if (episode_ != Episode::incident) return;
   if (symptomatic) {
     had_symptom_ = true;
     last_symptom_row_ = rows_ - 1;
@@ -477,7 +477,8 @@ void StreamingDetector::after_window(bool symptomatic) {
   // nobody fixed) becomes the reference; leaving it is then a return to a known regime.
   const std::uint64_t quiet_from = had_symptom_ ? last_symptom_row_ + 1 : episode_row0_ + L;
   const bool quiet = rows_ >= std::max(quiet_from, oldest) + relearn;
-  const bool lasting = rows_ >= episode_row0_ + kPersistRelearns * relearn;
+  // A fixed baseline model has no reference to move: only the symptoms' end closes an incident.
+  const bool lasting = !opts_.baseline && rows_ >= episode_row0_ + kPersistRelearns * relearn;
   if (!quiet && !lasting) return;
   const std::uint64_t r0 = quiet ? std::max(quiet_from, oldest) : rows_ - relearn;
   if (!pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) return;
@@ -488,14 +489,15 @@ void StreamingDetector::after_window(bool symptomatic) {
     inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
   }
   inc.action += inc.action.empty() ? "" : " ";
-  inc.action += quiet ? "(ended: its symptoms are gone and the host settled into a new regime, now the reference)"
-                      : "(ended: the state lasted and settled; it is the reference now)";
+  inc.action += opts_.baseline ? pipeline::kEndedQuietFixed
+                : quiet        ? "(ended: its symptoms are gone and the host settled into a new regime, now the reference)"
+                               : "(ended: the state lasted and settled; it is the reference now)";
   closed_.push_back(std::move(inc));
   if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
   update_.closed = true;
   episode_ = Episode::none;
   tracker_.reset();
-  if (fit_rows(r0, true)) regime_row0_ = r0;
+  if (!opts_.baseline && fit_rows(r0, true)) regime_row0_ = r0;
 }
 
 void StreamingDetector::update_incident() { describe(*active_); }

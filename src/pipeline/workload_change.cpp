@@ -116,63 +116,94 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
   const std::size_t K = std::size_t(std::max(rule.min_windows, 1)) + 1;
   enum class Ep { none, change, incident } ep = Ep::none;
   std::size_t first = 0, run = 0, zn = 0;
-  std::uint64_t row0 = 0;
-  bool settled_once = false;
+  std::uint64_t row0 = 0, last_symptom_row = 0;
+  bool settled_once = false, had_symptom = false;
   std::vector<double> zsum, zbar;
+  const auto flag = [](std::span<const bool> f, std::size_t k, bool dflt) { return f.empty() ? dflt : k < f.size() && f[k]; };
+  const auto sym = [&](std::size_t k) { return anomalous[k] && flag(symptomatic, k, false); };
   const auto add_z = [&](std::size_t k) {
     const std::span<const double> zk = z(k);
     if (zsum.size() != zk.size()) zsum.assign(zk.size(), 0.0);
     for (std::size_t j = 0; j < zk.size(); ++j) zsum[j] += zk[j];
     ++zn;
   };
-  const auto flag = [](std::span<const bool> f, std::size_t k, bool dflt) { return f.empty() ? dflt : k < f.size() && f[k]; };
+  // An episode's evidence (its anomalous windows' mean z) and symptoms from window f to l, as
+  // the streaming detector rebuilds them from its rings when an episode opens or is cut.
+  const auto restart_evidence = [&](std::size_t f, std::size_t l) {
+    zsum.clear();
+    zn = 0;
+    had_symptom = false;
+    for (std::size_t k = f; k <= l; ++k) {
+      if (anomalous[k]) add_z(k);
+      if (sym(k)) {
+        had_symptom = true;
+        last_symptom_row = std::uint64_t(k) * stride + L - 1;
+      }
+    }
+    row0 = std::uint64_t(f) * stride;
+    run = 0;
+  };
+  const auto mean_z = [&]() -> std::span<const double> {
+    zbar.assign(zsum.size(), 0.0);
+    for (std::size_t j = 0; j < zsum.size() && zn; ++j) zbar[j] = zsum[j] / double(zn);
+    return zbar;
+  };
   for (std::size_t w = 0; w < anomalous.size(); ++w) {
     switch (t.push(w, anomalous[w], flag(sustained, w, true))) {
       case IncidentTracker::Change::opened: {
         first = t.first();
         bool any = false;
-        for (std::size_t k = first; k <= w; ++k) any = any || (anomalous[k] && flag(symptomatic, k, false));
+        for (std::size_t k = first; k <= w; ++k) any = any || sym(k);
         ep = (!changes || any) ? Ep::incident : Ep::change;
-        row0 = std::uint64_t(first) * stride;
-        run = 0;
         settled_once = false;
-        zsum.clear();
-        zn = 0;
-        for (std::size_t k = first; k <= w; ++k)
-          if (anomalous[k]) add_z(k);
+        restart_evidence(first, w);
         break;
       }
       case IncidentTracker::Change::extended:
-        if (ep == Ep::change) add_z(w);
+        add_z(w);
         break;
       case IncidentTracker::Change::closed:
-        out.push_back({ep == Ep::incident, first, t.last(), -1});
+        out.push_back({ep == Ep::incident, first, t.last(), -1, false});
         ep = Ep::none;
         break;
       case IncidentTracker::Change::none:
         break;
     }
-    if (ep != Ep::change) continue;
-    run = anomalous[w] && flag(symptomatic, w, false) ? run + 1 : 0;
+    if (!changes || ep == Ep::none) continue;
+    const std::uint64_t rows = std::uint64_t(w) * stride + L;
+    if (ep == Ep::incident) {
+      if (sym(w)) {
+        had_symptom = true;
+        last_symptom_row = rows - 1;
+      }
+      // No symptom for `relearn` rows while the load stayed different and settled: it ended.
+      const std::uint64_t quiet_from = had_symptom ? last_symptom_row + 1 : row0 + L;
+      if (rows < quiet_from + relearn || !settled(quiet_from, rows, mean_z())) continue;
+      out.push_back({true, first, t.last(), had_symptom ? std::int64_t(last_symptom_row) : -1, true});
+      t.reset();
+      ep = Ep::none;
+      continue;
+    }
+    run = sym(w) ? run + 1 : 0;
     if (run + 1 >= K) {  // symptoms rose during the change: an incident from them on
       const std::size_t last = t.last(), f = last + 1 - std::min(run, K);
-      out.push_back({false, first, f > first ? f - 1 : first, std::int64_t(std::max<std::uint64_t>(std::uint64_t(f) * stride, row0))});
+      out.push_back({false, first, f > first ? f - 1 : first,
+                     std::int64_t(std::max<std::uint64_t>(std::uint64_t(f) * stride, row0)), false});
       t.restart(f, last);
       first = f;
       ep = Ep::incident;
+      restart_evidence(f, last);
       continue;
     }
-    const std::uint64_t r0 = row0 + L, rows = std::uint64_t(w) * stride + L;
+    const std::uint64_t r0 = row0 + L;
     if (rows < r0 + relearn || settled_once) continue;
-    zbar.assign(zsum.size(), 0.0);
-    for (std::size_t j = 0; j < zsum.size() && zn; ++j) zbar[j] = zsum[j] / double(zn);
-    if (settled(rows - relearn, rows, zbar)) {
+    if (settled(rows - relearn, rows, mean_z())) {
       settled_once = true;
       continue;
     }
     if (rows >= r0 + drift_relearns * relearn) ep = Ep::incident;  // still drifting: a leak, a runaway ramp
   }
-  if (t.open()) out.push_back({ep == Ep::incident, first, t.last(), -1});
+  if (t.open()) out.push_back({ep == Ep::incident, first, t.last(), -1, false});
   return out;
 }
 

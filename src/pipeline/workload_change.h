@@ -87,13 +87,19 @@ bool settled(std::uint64_t r0, std::uint64_t r1, const std::function<std::span<c
 
 // One part of an episode of anomalous windows, as the streaming detector with a fixed
 // reference (a baseline model) tells it apart: windows [first, last], an incident or a workload
-// change; a change that symptoms cut short ends at row `end_row` (else -1: at its last window's
-// last row).
+// change. It ends at row `end_row` (-1: at its last window's last row): a change that symptoms
+// cut short, where they rose; an incident whose symptoms were gone for `relearn` rows while the
+// load stayed different and settled (`ended_quiet`), at its last symptomatic row.
 struct EpisodePart {
   bool incident = false;
   std::size_t first = 0, last = 0;
   std::int64_t end_row = -1;
+  bool ended_quiet = false;
 };
+
+// What an incident that ended that way says after its action, with a fixed reference.
+inline constexpr const char* kEndedQuietFixed =
+    "(ended: its symptoms are gone; the load that stays is a workload change)";
 
 // The streaming detector's episode rules over a whole run of windows, for detect(): the
 // IncidentTracker of `rule` opens and closes episodes; with `changes` off each is an incident.
@@ -103,7 +109,9 @@ struct EpisodePart {
 // when it has not settled `drift_relearns` × `relearn` rows after its transition (the first L
 // rows): `settled(r0, r1, zbar)` tests rows [r0, r1) with zbar = the mean robust z of the
 // episode's anomalous windows so far (`z(k)`: window k's robust z). Windows start every
-// `stride` rows and span L. A change that settled stays a change until it ends. Allocates.
+// `stride` rows and span L. A change that settled stays a change until it ends. An incident
+// ends once no symptom rose for `relearn` rows (counted from its transition when it never had
+// one) and those rows settled; anomalous windows after it open a new episode. Allocates.
 std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<const bool> sustained,
                                   std::span<const bool> symptomatic, IncidentRule rule, bool changes,
                                   std::size_t L, std::size_t stride, std::uint64_t relearn,

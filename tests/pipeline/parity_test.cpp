@@ -118,6 +118,7 @@ void expect_same(const Incident& off, const Incident& on, const std::string& whe
 }
 
 std::size_t changes_seen = 0;  // workload changes compared, over the whole test program
+std::size_t ended_quiet = 0;   // incidents compared that ended when their symptoms were gone
 
 // Runs one recording against one model both ways; returns the incidents compared.
 std::size_t compare(const std::string& run_name, const std::string& model_from) {
@@ -140,6 +141,7 @@ std::size_t compare(const std::string& run_name, const std::string& model_from) 
     EXPECT_EQ(off_story.changes[i].end_unix_ns, on_story.changes[i].end_unix_ns) << where << ", change " << i;
   }
   changes_seen += off_story.changes.size();
+  for (const Incident& inc : off) ended_quiet += inc.action.find("(ended: its symptoms are gone") != std::string::npos;
   return off.size();
 }
 
@@ -168,6 +170,7 @@ TEST(OfflineStreamingParity, FaultyRunsAgainstACleanModel) {
   const std::size_t before = changes_seen;
   compare("h200-gpu-contention", "h200-clean");
   EXPECT_GE(changes_seen, before + 1) << "the comparison must cover a workload change cut short by symptoms";
+  EXPECT_GE(ended_quiet, 1u) << "the comparison must cover an incident that ended when its symptoms were gone";
 }
 
 }  // namespace

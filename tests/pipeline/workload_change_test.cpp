@@ -201,8 +201,22 @@ TEST(Episodes, SymptomsAtTheOpeningMakeAnIncidentLaterOnesCutTheChange) {
   walk.set(walk.anomalous, 10, 60);
   walk.set(walk.symptomatic, 11, 11);
   auto parts = walk();
-  ASSERT_EQ(parts.size(), 1u);
+  ASSERT_EQ(parts.size(), 2u);
   EXPECT_TRUE(parts[0].incident) << "a symptom in the opening windows";
+  // No symptom for 30 rows after its last (window 11, rows 11–13) and settled: the incident ends
+  // at window 41 (rows 38–43), dated at its last symptomatic row; the load that stays is a change.
+  EXPECT_EQ(parts[0].first, 10u);
+  EXPECT_EQ(parts[0].last, 41u);
+  EXPECT_EQ(parts[0].end_row, 13);
+  EXPECT_TRUE(parts[0].ended_quiet);
+  EXPECT_FALSE(parts[1].incident);
+  EXPECT_EQ(parts[1].first, 42u);
+  EXPECT_EQ(parts[1].last, 60u);
+  walk.settles = false;  // a load still moving: the incident goes on
+  parts = walk();
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_TRUE(parts[0].incident);
+  EXPECT_FALSE(parts[0].ended_quiet);
   Walk late;
   late.set(late.anomalous, 10, 60);
   late.set(late.symptomatic, 30, 60);
@@ -328,6 +342,15 @@ TEST(WorkloadChange, WithABaselineModelAChangeStaysAChangeUntilSymptomsRise) {
   EXPECT_LE(e.first_incident_at, 305);
   ASSERT_EQ(d.workload_changes().size(), 1u);
   EXPECT_EQ(d.workload_changes()[0].action, "ended: symptoms rose, an incident opened");
+  // The stall ends at 330, the other job's load stays: 30 s later the incident ends, dated at
+  // its last symptom, and that load is a workload change again.
+  e = run(d, h, 330, 420, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
+  EXPECT_FALSE(d.active());
+  ASSERT_EQ(d.closed().size(), 1u);
+  EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 330.0, 4.0);
+  EXPECT_NE(d.closed()[0].action.find(pipeline::kEndedQuietFixed), std::string::npos) << d.closed()[0].action;
+  EXPECT_EQ(e.changes_opened, 1u);
+  EXPECT_TRUE(d.active_change());
 }
 
 TEST(WorkloadChange, ALeakIsAnIncidentNotANewRegime) {
