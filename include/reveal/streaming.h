@@ -206,6 +206,7 @@ class StreamingDetector {
   std::vector<int> cols_;           // layout columns the model scores
   std::vector<const ChannelInfo*> chans_;
   std::vector<double> z_;
+  std::vector<double> low_;  // the current window's minimum per model channel (the symptom gate)
   Matrix zring_;                    // z rows of the last min_windows + 1 windows
   Matrix ifring_, spering_;         // their forest / PCA contribution shares (0 when normal)
   Matrix levring_;                  // their robust_z, iforest, pca_spe levels (NaN: not computed)

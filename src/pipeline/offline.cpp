@@ -113,11 +113,16 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   // Per anomalous window, the symptom channel whose material rise is strongest (-1: none).
   pipeline::SymptomGate gate;
   gate.reset(chans, run.meta.cores);
-  const std::span<const double> scale = model.robust_z().scale(), median = model.robust_z().median();
+  const std::span<const double> median = model.robust_z().median();
   std::vector<std::ptrdiff_t> symptom(nw, -1);
+  std::vector<double> symptom_rise(nw, 0.0), low(nc);
   std::unique_ptr<bool[]> symptomatic(new bool[nw]);
   for (std::size_t k = 0; k < nw; ++k) {
-    if (anomalous[k]) symptom[k] = gate.strongest(z.row(k), scale, median);
+    if (anomalous[k]) {  // the window's minimum per channel: what a rise is measured by
+      for (std::size_t j = 0; j < nc; ++j) low[j] = w.at(k, std::size_t(run_cols[j]), kMin);
+      symptom[k] = gate.strongest(z.row(k), median, low);
+      if (symptom[k] >= 0) symptom_rise[k] = gate.rise(std::size_t(symptom[k]), median, low);
+    }
     symptomatic[k] = symptom[k] >= 0;
   }
   const auto rows = [&](std::uint64_t r) { return s.values.row(std::size_t(r)); };
@@ -156,7 +161,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
       // symptom channel in the incident's first window that has one.
       if (part.incident && symptom[k] >= 0 && inc.symptom.name.empty()) {
         const std::size_t j = std::size_t(symptom[k]);
-        inc.symptom = {chans[j]->name, chans[j]->unit, chans[j]->subsystem, z(k, j) * scale[j], median[j], z(k, j)};
+        inc.symptom = {chans[j]->name, chans[j]->unit, chans[j]->subsystem, symptom_rise[k], median[j], z(k, j)};
       }
     }
     inc.peak_score = evidence.peak_score();

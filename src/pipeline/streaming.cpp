@@ -82,6 +82,7 @@ void StreamingDetector::use_baseline() {
   cols_ = std::move(cols);
   chans_ = std::move(chans);
   z_.assign(cols_.size(), 0.0);
+  low_.assign(cols_.size(), 0.0);
   gate_->reset(chans_, meta_.cores);
   not_ready_.clear();
 }
@@ -221,6 +222,7 @@ void StreamingDetector::install(Regime r) {
   cols_ = std::move(r.cols);
   chans_ = std::move(r.chans);
   z_.assign(cols_.size(), 0.0);
+  low_.assign(cols_.size(), 0.0);
   zring_ = Matrix();  // resized at the next window
   gate_->reset(chans_, meta_.cores);
 }
@@ -311,7 +313,11 @@ void StreamingDetector::score_window() {
     std::fill(ifw_.begin(), ifw_.end(), 0.0);
     std::fill(spew_.begin(), spew_.end(), 0.0);
   }
-  const std::ptrdiff_t symptom = anomalous ? gate_->strongest(z_, model_->robust_z().scale(), model_->robust_z().median()) : -1;
+  std::ptrdiff_t symptom = -1;
+  if (anomalous) {  // the window's minimum per model channel: what a rise is measured by
+    for (std::size_t j = 0; j < cols_.size(); ++j) low_[j] = win_.at(0, std::size_t(cols_[j]), kMin);
+    symptom = gate_->strongest(z_, model_->robust_z().median(), low_);
+  }
   const bool symptomatic = symptom >= 0;
   const std::size_t slot_w = std::size_t(gw % K);
   std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());
@@ -322,7 +328,7 @@ void StreamingDetector::score_window() {
   fused_ring_[slot_w] = sc.fused;
   sym_ring_[slot_w] = int(symptom + 1);
   sym_z_[slot_w] = symptomatic ? z_[std::size_t(symptom)] : 0.0;
-  sym_rise_[slot_w] = symptomatic ? z_[std::size_t(symptom)] * model_->robust_z().scale()[std::size_t(symptom)] : 0.0;
+  sym_rise_[slot_w] = symptomatic ? gate_->rise(std::size_t(symptom), model_->robust_z().median(), low_) : 0.0;
   const bool changes = opts_.workload_changes && gate_->symptom_channels() > 0;  // as detect()
 
   // The episode's evidence gets its windows as detect() feeds them: on opening the windows

@@ -41,21 +41,26 @@ void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans, int cores)
   }
 }
 
-std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const double> scale,
-                                      std::span<const double> median) const {
+double SymptomGate::rise(std::size_t j, std::span<const double> median, std::span<const double> low) const {
+  if (j >= median.size() || j >= low.size() || !std::isfinite(median[j]) || !std::isfinite(low[j])) return NAN;
+  const auto it = std::lower_bound(idx_.begin(), idx_.end(), j);
+  if (it != idx_.end() && *it == j && runnable_[std::size_t(it - idx_.begin())]) {
+    const auto waiting = [this](double tasks) { return std::max(0.0, tasks - 1.0 - cores_); };
+    return waiting(low[j]) - waiting(median[j]);
+  }
+  return low[j] - median[j];
+}
+
+std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const double> median,
+                                      std::span<const double> low) const {
   std::ptrdiff_t best = -1;
   double best_ratio = 0;
   for (std::size_t k = 0; k < idx_.size(); ++k) {
     const std::size_t j = idx_[k];
     if (j >= z.size() || !(z[j] >= kSymptomZ)) continue;
-    double rise = z[j] * (j < scale.size() ? scale[j] : 0.0);
-    if (runnable_[k]) {  // tasks beyond the CPUs: the waiting ones
-      if (j >= median.size() || !std::isfinite(median[j])) continue;
-      const auto waiting = [this](double tasks) { return std::max(0.0, tasks - 1.0 - cores_); };
-      rise = waiting(median[j] + rise) - waiting(median[j]);
-    }
-    if (!(rise >= material_[k])) continue;
-    const double ratio = material_[k] > 0 ? rise / material_[k] : z[j] / kSymptomZ;
+    const double r = rise(j, median, low);
+    if (!(r >= material_[k])) continue;
+    const double ratio = material_[k] > 0 ? r / material_[k] : z[j] / kSymptomZ;
     if (best < 0 || ratio > best_ratio) {
       best = std::ptrdiff_t(j);
       best_ratio = ratio;

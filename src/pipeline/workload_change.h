@@ -51,17 +51,20 @@ class SymptomGate {
   // Per model channel: its role and the smallest rise that counts; `cores`: the host's CPUs
   // (RunMetadata::cores; ≤ 0 leaves runnable tasks out). Allocates.
   void reset(const std::vector<const ChannelInfo*>& chans, int cores);
-  // True when some symptom channel j rose: z[j] ≥ kSymptomZ and z[j]·scale[j] ≥ its material
-  // step. `z`, `scale`, `median`: per model channel (WindowModel::score's z, RobustZ::scale(),
-  // RobustZ::median()); without `median`, runnable tasks are not judged. Allocates nothing.
-  bool symptomatic(std::span<const double> z, std::span<const double> scale,
-                   std::span<const double> median = {}) const {
-    return strongest(z, scale, median) >= 0;
+  // True when some symptom channel j rose: z[j] ≥ kSymptomZ and its rise, low[j] − median[j],
+  // is at least its material step. `z`: the window's sustained robust z per model channel
+  // (WindowModel::score; clipped at ±200, so it cannot measure the rise); `median`: the
+  // reference median (RobustZ::median()); `low`: the window's minimum (the value every sample
+  // of the window exceeds, which the sustained z is of). Allocates nothing.
+  bool symptomatic(std::span<const double> z, std::span<const double> median, std::span<const double> low) const {
+    return strongest(z, median, low) >= 0;
   }
   // The model channel j whose qualifying rise is largest relative to its material step (z when
   // any rise counts), or -1 when none qualifies. Allocates nothing.
-  std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> scale,
-                           std::span<const double> median = {}) const;
+  std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> median, std::span<const double> low) const;
+  // That channel's rise (low − median; for runnable tasks, the tasks waiting beyond the CPUs
+  // added), in its unit.
+  double rise(std::size_t j, std::span<const double> median, std::span<const double> low) const;
   std::size_t symptom_channels() const { return idx_.size(); }
 
  private:

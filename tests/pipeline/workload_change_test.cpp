@@ -67,6 +67,13 @@ Episodes run(StreamingDetector& d, Host& h, std::size_t from, std::size_t to, Ro
   return e;
 }
 
+// A window's minimum per channel for robust z `z` (× `scale`) over `median`.
+std::vector<double> low(const std::vector<double>& z, const std::vector<double>& scale, const std::vector<double>& median) {
+  std::vector<double> out(z.size());
+  for (std::size_t j = 0; j < z.size(); ++j) out[j] = median[j] + z[j] * scale[j];
+  return out;
+}
+
 TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
   const ChannelInfo psi{"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu};
   const ChannelInfo busy{"derived:cpu_busy_pct", "%", Kind::gauge, Subsystem::cpu};
@@ -74,19 +81,26 @@ TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
   pipeline::SymptomGate g;
   g.reset({&busy, &psi, &retrans}, 2);
   EXPECT_EQ(g.symptom_channels(), 2u);
-  const std::vector<double> scale{1.0, 1.0, 0.5};
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{50, 0, 0}, scale)) << "load alone is no symptom";
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, 8, 0}, scale)) << "PSI up 8 points: not material";
-  EXPECT_TRUE(g.symptomatic(std::vector<double>{0, 12, 0}, scale)) << "PSI up 12 points";
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, 5, 0}, std::vector<double>{1, 3, 1})) << "z below 6";
-  EXPECT_TRUE(g.symptomatic(std::vector<double>{0, 0, 7}, scale)) << "retransmits: any significant rise";
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, -20, -9}, scale)) << "falls are no symptom";
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, NAN, NAN}, scale));
+  const std::vector<double> scale{1.0, 1.0, 0.5}, med{40, 2, 1};
+  const auto sym = [&](std::vector<double> z, std::vector<double> sc) { return g.symptomatic(z, med, low(z, sc, med)); };
+  EXPECT_FALSE(sym({50, 0, 0}, scale)) << "load alone is no symptom";
+  EXPECT_FALSE(sym({0, 8, 0}, scale)) << "PSI up 8 points: not material";
+  EXPECT_TRUE(sym({0, 12, 0}, scale)) << "PSI up 12 points";
+  EXPECT_FALSE(sym({0, 5, 0}, {1, 3, 1})) << "z below 6";
+  EXPECT_TRUE(sym({0, 0, 7}, scale)) << "retransmits: any significant rise";
+  EXPECT_FALSE(sym({0, -20, -9}, scale)) << "falls are no symptom";
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, NAN, NAN}, med, med));
+  // The rise is measured on the values, not through z, which the detector clips at 200: a
+  // stall share from 2 % to 90 % on a reference whose scale is 0.1 point is a rise of 88.
+  const std::vector<double> z200{0, 200, 0}, stalled{40, 90, 1};
+  EXPECT_EQ(g.strongest(z200, med, stalled), 1);
+  EXPECT_DOUBLE_EQ(g.rise(1, med, stalled), 88.0);
   // Processes created: a job start's few dozen are not a storm, thousands a second are.
   const ChannelInfo forks{"proc.stat:processes", "count/s", Kind::counter, Subsystem::cpu};
   g.reset({&forks}, 2);
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{40}, std::vector<double>{1.0}));
-  EXPECT_TRUE(g.symptomatic(std::vector<double>{40}, std::vector<double>{10.0}));
+  const std::vector<double> f_med{5};
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{40}, f_med, std::vector<double>{45}));
+  EXPECT_TRUE(g.symptomatic(std::vector<double>{40}, f_med, std::vector<double>{405}));
 }
 
 // Runnable tasks count by how many more wait beyond the CPUs (the reader is one of them): a
@@ -98,22 +112,26 @@ TEST(SymptomGate, TasksWaitingBeyondTheCpusCountOnASaturatedHost) {
   pipeline::SymptomGate g;
   g.reset({&running, &wait}, 2);
   EXPECT_EQ(g.symptom_channels(), 2u);
-  const std::vector<double> scale{0.5, 0.1};
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{6, 0}, scale, std::vector<double>{1, 0})) << "idle host: 1 → 4";
-  EXPECT_TRUE(g.symptomatic(std::vector<double>{8, 0}, scale, std::vector<double>{1, 0})) << "idle host: 1 → 5";
-  EXPECT_TRUE(g.symptomatic(std::vector<double>{8, 0}, scale, std::vector<double>{5, 0})) << "saturated: 5 → 9";
-  EXPECT_EQ(g.strongest(std::vector<double>{8, 0}, scale, std::vector<double>{5, 0}), 0);
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{8, 0}, scale)) << "no reference median: not judged";
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{8, 0}, scale, std::vector<double>{NAN, 0}));
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{5, 0}, std::vector<double>{1.0, 0.1}, std::vector<double>{5, 0}))
-      << "z below 6";
+  const std::vector<double> z8{8, 0}, idle{1, 0.2}, busy{5, 0.2};
+  EXPECT_FALSE(g.symptomatic(z8, idle, std::vector<double>{4, 0.2})) << "idle host: 1 → 4";
+  EXPECT_TRUE(g.symptomatic(z8, idle, std::vector<double>{5, 0.2})) << "idle host: 1 → 5";
+  EXPECT_TRUE(g.symptomatic(z8, busy, std::vector<double>{9, 0.2})) << "saturated: 5 → 9";
+  EXPECT_EQ(g.strongest(z8, busy, std::vector<double>{9, 0.2}), 0);
+  EXPECT_DOUBLE_EQ(g.rise(0, busy, std::vector<double>{9, 0.2}), 4.0) << "waiting tasks 2 → 6";
+  EXPECT_FALSE(g.symptomatic(z8, std::vector<double>{NAN, 0.2}, std::vector<double>{9, 0.2})) << "no reference";
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{5, 0}, busy, std::vector<double>{9, 0.2})) << "z below 6";
+  // A 192-CPU host: 600 runnable tasks against 3 are a material rise, whatever z's clip.
+  g.reset({&running, &wait}, 192);
+  EXPECT_TRUE(g.symptomatic(std::vector<double>{200, 0}, std::vector<double>{3, 0}, std::vector<double>{600, 0}));
+  g.reset({&running, &wait}, 2);
   // Run-queue wait: one more task waiting per CPU on average.
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{0, 8}, scale, std::vector<double>{5, 0.2})) << "+0.8 s/s";
-  EXPECT_TRUE(g.symptomatic(std::vector<double>{0, 12}, scale, std::vector<double>{5, 0.2})) << "+1.2 s/s";
+  const std::vector<double> zw{0, 8};
+  EXPECT_FALSE(g.symptomatic(zw, busy, std::vector<double>{5, 1.0})) << "+0.8 s/s";
+  EXPECT_TRUE(g.symptomatic(zw, busy, std::vector<double>{5, 1.4})) << "+1.2 s/s";
   // Without the host's CPU count, runnable tasks say nothing.
   g.reset({&running, &wait}, 0);
   EXPECT_EQ(g.symptom_channels(), 1u);
-  EXPECT_FALSE(g.symptomatic(std::vector<double>{8, 0}, scale, std::vector<double>{5, 0}));
+  EXPECT_FALSE(g.symptomatic(z8, busy, std::vector<double>{9, 0.2}));
 }
 
 TEST(SmoothedAverage, KernelAveragesOfOtherChannels) {
