@@ -235,6 +235,10 @@ class StreamingDetector {
   std::uint64_t last_symptom_row_ = 0;  // last row of a symptomatic window of the open incident
   bool had_symptom_ = false;
   bool change_settled_ = false;  // with a baseline model: the open change settled (it stays a change)
+  static constexpr std::uint64_t kNoRow = ~std::uint64_t(0);
+  // The open episode's first row when it starts before its first window (a workload change that
+  // follows an incident whose symptoms ended, dated from the row after them), else kNoRow.
+  std::uint64_t episode_from_row_ = kNoRow;
   std::size_t symptom_run_ = 0;         // consecutive symptomatic anomalous windows
   std::vector<int> sym_ring_;           // per ring slot: 1 + the model channel of the window's
                                         // strongest symptom rise, 0 when not symptomatic

@@ -150,7 +150,10 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     inc.last_window = b;
     inc.start_s = w.t_start_s[a];
     inc.end_s = w.t_end_s[b];
-    inc.start_unix_ns = run.t_unix_ns[w.first_row[a]];
+    // A workload change that follows an incident's symptoms is dated from the row after them.
+    const std::size_t r0 = part.start_row >= 0 ? std::min(std::size_t(part.start_row), w.first_row[a]) : w.first_row[a];
+    inc.start_unix_ns = run.t_unix_ns[r0];
+    if (r0 != w.first_row[a]) inc.start_s = double(inc.start_unix_ns - res.origin_unix_ns) * 1e-9;
     inc.end_unix_ns = run.t_unix_ns[w.first_row[b] + w.length - 1];
     // The incident's windows, as the streaming detector feeds them one at a time.
     evidence.start(nc, model.pca_components() > 0);
@@ -165,7 +168,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
       }
     }
     inc.peak_score = evidence.peak_score();
-    explain::channel_means(w.first_row[a], w.first_row[b] + w.length, run_cols, rows, mean_value);
+    explain::channel_means(r0, w.first_row[b] + w.length, run_cols, rows, mean_value);
     explain::attribute(inc, evidence.zbar(), mean_value, reference, chans, run.meta.cores, opts.top_channels,
                        evidence.detectors());
     if (part.end_row >= 0) {  // a change cut short where symptoms rose; an incident at its last symptom

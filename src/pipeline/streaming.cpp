@@ -359,6 +359,7 @@ void StreamingDetector::score_window() {
       closed_.push_back(std::move(*active_));
       active_.reset();
       episode_ = Episode::none;
+      episode_from_row_ = kNoRow;
       if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
       break;
     case IncidentTracker::Change::none:
@@ -393,6 +394,7 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
     update_change();
     update_.change_opened = true;
   } else {
+    episode_from_row_ = kNoRow;
     active_ = Incident{};
     episode_ = Episode::incident;
     for (std::size_t w = first; w <= last && active_->symptom.name.empty(); ++w)
@@ -423,6 +425,7 @@ void StreamingDetector::end_change(const char* how, std::uint64_t end_row) {
   changes_.push_back(std::move(ch));
   if (changes_.size() > kMaxClosed) changes_.erase(changes_.begin());
   change_.reset();
+  episode_from_row_ = kNoRow;
   episode_ = Episode::none;
   symptom_run_ = 0;
   update_.change_closed = true;
@@ -502,6 +505,17 @@ void StreamingDetector::after_window(bool symptomatic) {
   if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
   update_.closed = true;
   episode_ = Episode::none;
+  episode_from_row_ = kNoRow;
+  const std::size_t gw = std::size_t((rows_ - L) / stride);
+  if (opts_.baseline && tracker_.open() && tracker_.last() == gw) {
+    // Nothing is re-learned: the load that stays is a workload change from now on, dated from
+    // the row after the last symptom (as detect(): pipeline::episodes()).
+    const std::uint64_t from = had_symptom_ ? last_symptom_row_ + 1 : rows_ - L;
+    tracker_.restart(gw, gw);
+    episode_from_row_ = from;
+    open_from_rings(gw, gw, true);
+    return;
+  }
   tracker_.reset();
   if (!opts_.baseline && fit_rows(r0, true)) regime_row0_ = r0;
 }
@@ -515,7 +529,8 @@ void StreamingDetector::describe(Incident& inc) {
   inc.last_window = tracker_.last();
   // Rows of the episode still in the history ring.
   const std::uint64_t oldest = rows_ > capacity_ ? rows_ - capacity_ : 0;
-  const std::uint64_t r0 = std::max<std::uint64_t>(std::uint64_t(inc.first_window) * stride, oldest);
+  const std::uint64_t first_row = std::min<std::uint64_t>(std::uint64_t(inc.first_window) * stride, episode_from_row_);
+  const std::uint64_t r0 = std::max<std::uint64_t>(first_row, oldest);
   const std::uint64_t r1 = std::min<std::uint64_t>(std::uint64_t(inc.last_window) * stride + L, rows_);
   inc.start_unix_ns = hist_t_[slot(r0)];
   inc.end_unix_ns = hist_t_[slot(r1 - 1)];

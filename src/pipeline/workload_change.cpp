@@ -122,6 +122,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
   enum class Ep { none, change, incident } ep = Ep::none;
   std::size_t first = 0, run = 0, zn = 0;
   std::uint64_t row0 = 0, last_symptom_row = 0;
+  std::int64_t from_row = -1;  // the open episode's first row when it starts before its first window
   bool settled_once = false, had_symptom = false;
   std::vector<double> zsum, zbar;
   const auto flag = [](std::span<const bool> f, std::size_t k, bool dflt) { return f.empty() ? dflt : k < f.size() && f[k]; };
@@ -168,8 +169,9 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
         add_z(w);
         break;
       case IncidentTracker::Change::closed:
-        out.push_back({ep == Ep::incident, first, t.last(), -1, false});
+        out.push_back({ep == Ep::incident, first, t.last(), -1, false, from_row});
         ep = Ep::none;
+        from_row = -1;
         break;
       case IncidentTracker::Change::none:
         break;
@@ -184,16 +186,27 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
       // No symptom for `relearn` rows while the load stayed different and settled: it ended.
       const std::uint64_t quiet_from = had_symptom ? last_symptom_row + 1 : row0 + L;
       if (rows < quiet_from + relearn || !settled(quiet_from, rows, mean_z())) continue;
-      out.push_back({true, first, t.last(), had_symptom ? std::int64_t(last_symptom_row) : -1, true});
-      t.reset();
-      ep = Ep::none;
+      out.push_back({true, first, t.last(), had_symptom ? std::int64_t(last_symptom_row) : -1, true, from_row});
+      from_row = -1;
+      if (t.open() && t.last() == w) {  // the load that stays: a workload change from here on
+        from_row = std::int64_t(had_symptom ? last_symptom_row + 1 : rows - L);
+        t.restart(w, w);
+        first = w;
+        ep = Ep::change;
+        settled_once = false;
+        restart_evidence(w, w);
+      } else {
+        t.reset();
+        ep = Ep::none;
+      }
       continue;
     }
     run = sym(w) ? run + 1 : 0;
     if (run + 1 >= K) {  // symptoms rose during the change: an incident from them on
       const std::size_t last = t.last(), f = last + 1 - std::min(run, K);
       out.push_back({false, first, f > first ? f - 1 : first,
-                     std::int64_t(std::max<std::uint64_t>(std::uint64_t(f) * stride, row0)), false});
+                     std::int64_t(std::max<std::uint64_t>(std::uint64_t(f) * stride, row0)), false, from_row});
+      from_row = -1;
       t.restart(f, last);
       first = f;
       ep = Ep::incident;
@@ -208,7 +221,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
     }
     if (rows >= r0 + drift_relearns * relearn) ep = Ep::incident;  // still drifting: a leak, a runaway ramp
   }
-  if (t.open()) out.push_back({ep == Ep::incident, first, t.last(), -1, false});
+  if (t.open()) out.push_back({ep == Ep::incident, first, t.last(), -1, false, from_row});
   return out;
 }
 

@@ -92,12 +92,15 @@ bool settled(std::uint64_t r0, std::uint64_t r1, const std::function<std::span<c
 // reference (a baseline model) tells it apart: windows [first, last], an incident or a workload
 // change. It ends at row `end_row` (-1: at its last window's last row): a change that symptoms
 // cut short, where they rose; an incident whose symptoms were gone for `relearn` rows while the
-// load stayed different and settled (`ended_quiet`), at its last symptomatic row.
+// load stayed different and settled (`ended_quiet`), at its last symptomatic row. The load that
+// stays is a workload change from the decision's window on, dated from `start_row` (the row
+// after that last symptom; -1: its first window's first row).
 struct EpisodePart {
   bool incident = false;
   std::size_t first = 0, last = 0;
   std::int64_t end_row = -1;
   bool ended_quiet = false;
+  std::int64_t start_row = -1;
 };
 
 // What an incident that ended that way says after its action, with a fixed reference.

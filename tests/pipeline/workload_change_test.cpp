@@ -222,14 +222,16 @@ TEST(Episodes, SymptomsAtTheOpeningMakeAnIncidentLaterOnesCutTheChange) {
   ASSERT_EQ(parts.size(), 2u);
   EXPECT_TRUE(parts[0].incident) << "a symptom in the opening windows";
   // No symptom for 30 rows after its last (window 11, rows 11–13) and settled: the incident ends
-  // at window 41 (rows 38–43), dated at its last symptomatic row; the load that stays is a change.
+  // at window 41 (rows 41–43), dated at its last symptomatic row; the load that stays is a
+  // change from that window on, dated from the row after the symptom.
   EXPECT_EQ(parts[0].first, 10u);
   EXPECT_EQ(parts[0].last, 41u);
   EXPECT_EQ(parts[0].end_row, 13);
   EXPECT_TRUE(parts[0].ended_quiet);
   EXPECT_FALSE(parts[1].incident);
-  EXPECT_EQ(parts[1].first, 42u);
+  EXPECT_EQ(parts[1].first, 41u);
   EXPECT_EQ(parts[1].last, 60u);
+  EXPECT_EQ(parts[1].start_row, 14);
   walk.settles = false;  // a load still moving: the incident goes on
   parts = walk();
   ASSERT_EQ(parts.size(), 1u);
@@ -368,7 +370,8 @@ TEST(WorkloadChange, WithABaselineModelAChangeStaysAChangeUntilSymptomsRise) {
   EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 330.0, 4.0);
   EXPECT_NE(d.closed()[0].action.find(pipeline::kEndedQuietFixed), std::string::npos) << d.closed()[0].action;
   EXPECT_EQ(e.changes_opened, 1u);
-  EXPECT_TRUE(d.active_change());
+  ASSERT_TRUE(d.active_change());
+  EXPECT_NEAR(double(d.active_change()->start_unix_ns - kT0) * 1e-9, 330.0, 4.0) << "no gap after the incident";
 }
 
 TEST(WorkloadChange, ALeakIsAnIncidentNotANewRegime) {
