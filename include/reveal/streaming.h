@@ -147,6 +147,9 @@ class StreamingDetector {
   const std::vector<Incident>& workload_changes() const { return changes_; }
   std::uint64_t workload_changes_total() const { return changes_total_; }
   std::size_t regimes_remembered() const { return regimes_.size(); }
+  // Whether the current model tells workload changes from incidents: the option is on and some
+  // model channel is a symptom (a recording without any cannot tell them apart).
+  bool tells_workload_changes() const;
   std::size_t n_derived_channels() const { return layout_.size(); }
 
  private:

@@ -329,7 +329,7 @@ void StreamingDetector::score_window() {
   sym_ring_[slot_w] = int(symptom + 1);
   sym_z_[slot_w] = symptomatic ? z_[std::size_t(symptom)] : 0.0;
   sym_rise_[slot_w] = symptomatic ? gate_->rise(std::size_t(symptom), model_->robust_z().median(), low_) : 0.0;
-  const bool changes = opts_.workload_changes && gate_->symptom_channels() > 0;  // as detect()
+  const bool changes = tells_workload_changes();  // as detect()
 
   // The episode's evidence gets its windows as detect() feeds them: on opening the windows
   // from its first (still in the rings), then each window while it is open.
@@ -518,6 +518,10 @@ void StreamingDetector::after_window(bool symptomatic) {
   }
   tracker_.reset();
   if (!opts_.baseline && fit_rows(r0, true)) regime_row0_ = r0;
+}
+
+bool StreamingDetector::tells_workload_changes() const {
+  return opts_.workload_changes && gate_->symptom_channels() > 0;
 }
 
 void StreamingDetector::update_incident() { describe(*active_); }

@@ -6,6 +6,7 @@
 #include "reveal/absence_tracker.h"
 #include "reveal/baseline_model.h"
 #include "reveal/streaming.h"
+#include "window_model.h"
 
 namespace reveal {
 namespace {
@@ -79,6 +80,14 @@ DetectResult detect_streaming(const Recording& run, const StreamingOptions& opts
   r.window_false_rate = opts.detect.false_per_day * double(opts.detect.window.stride) * run.meta.interval_s / 86400.0;
   if (!det.model_ready())
     r.notes.push_back("no reference model was fitted (" + det.not_ready_reason() + "): nothing was scored");
+  else if (opts.workload_changes && !det.tells_workload_changes())
+    r.notes.push_back("no symptom channel (stall or wait time, errors, drops, throttling) among the scored channels: "
+                      "workload changes are not told apart from incidents");
+  if (opts.baseline) {  // what detect() says of the same model
+    r.baseline_hosts = opts.baseline->training_hosts();
+    r.baseline_model = opts.baseline->source();
+    r.n_channels_model = opts.baseline->window_model().n_model_channels();
+  }
   if (!opts.baseline)
     r.notes.push_back("streaming: the reference moved with the recording, as in the agent (" + std::to_string(fits) +
                       " fits, " + std::to_string(det.regimes_remembered()) + " past regimes remembered at the end, " +

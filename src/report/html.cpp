@@ -293,6 +293,10 @@ std::string incident_card(const HostSeries& hs, const DetectResult& r, std::size
     }
     o += "</p>";
   }
+  if (!inc.symptom.name.empty())
+    o += fmt::format("<p class=\"symptom\"><b>Symptom:</b> {} rose {} over {} (z {:+.1f})</p>", esc(inc.symptom.name),
+                     esc(format_value(inc.symptom.value, inc.symptom.unit)),
+                     esc(format_value(inc.symptom.reference, inc.symptom.unit)), inc.symptom.z);
   o += fmt::format("<p class=\"action\"><b>Action:</b> {}</p>", esc(inc.action));
   o += "<div class=\"multiples\">";
   // In an anomaly, a channel within one robust SD of its reference is no evidence (a run with few
@@ -612,7 +616,7 @@ svg.chart{display:block;max-width:100%;height:auto;font-size:11px;fill:var(--mut
 .inc{fill:rgba(198,40,40,.13)}.settle{fill:rgba(120,120,120,.10)}.inc-absence{fill:rgba(120,120,120,.18)}.inc-outline{fill:none;stroke:var(--accent);stroke-width:1.2}
 .ref-band{fill:rgba(46,125,50,.12)}.ref-median{stroke:rgba(46,125,50,.7);stroke-dasharray:3 3}
 .incident{border:1px solid var(--line);border-left:5px solid #999;border-radius:4px;padding:10px 12px;margin:10px 0}
-.incident .when{font-weight:400;color:var(--muted);font-size:13px}.facts,.detectors,.action{margin:4px 0}.detectors{color:var(--muted);font-size:12px}
+.incident .when{font-weight:400;color:var(--muted);font-size:13px}.facts,.detectors,.symptom,.action{margin:4px 0}.detectors{color:var(--muted);font-size:12px}
 .shares{display:flex;height:16px;border-radius:3px;overflow:hidden;margin:6px 0;font-size:10px;color:#fff}.shares span{display:block;text-align:center;line-height:16px;overflow:hidden;white-space:nowrap}
 .multiples{display:flex;flex-wrap:wrap;gap:8px}.multiple{margin:0;width:300px}.multiple figcaption{font-size:11px;color:var(--muted);word-break:break-all}
 .legend{font-size:12px;color:var(--muted);margin:2px 0 0}.hostlegend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 14px}.swatch{display:inline-block;width:12px;height:12px;margin-right:5px;border-radius:2px;vertical-align:-1px}

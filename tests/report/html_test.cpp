@@ -151,6 +151,23 @@ TEST(Html, WorkloadChangesAreNamedUnderTheVerdictNotAsIncidents) {
   EXPECT_EQ(count(page, R"(<section class="incident")"), 0u);
 }
 
+// An incident card names the symptom that made it one.
+TEST(Html, AnIncidentCardNamesItsSymptom) {
+  Recording run = synth(120, 50, 80, 1);
+  run.channels.push_back({"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu});
+  Matrix values(0, run.channels.size());
+  for (std::size_t i = 0; i < run.values.rows(); ++i) {
+    std::vector<double> row(run.values.row(i).begin(), run.values.row(i).end());
+    row.push_back(2.0 + 0.5 * double(i % 3) + (i >= 50 && i < 80 ? 40.0 : 0.0));
+    values.append_row(row);
+  }
+  run.values = std::move(values);
+  const DetectResult r = detect(run, {}, {});
+  ASSERT_EQ(r.incidents.size(), 1u);
+  const std::string page = render_html({{"h", &run, &r}}, "run.db");
+  EXPECT_NE(page.find(R"(<p class="symptom"><b>Symptom:</b> test.pressure:cpu_some_pct rose )"), std::string::npos);
+}
+
 // Every in-page link (href="#x") has its target (id="x").
 std::set<std::string> dead_links(const std::string& page) {
   std::set<std::string> ids, dead;
