@@ -147,8 +147,9 @@ class StreamingDetector {
   const std::vector<Incident>& workload_changes() const { return changes_; }
   std::uint64_t workload_changes_total() const { return changes_total_; }
   std::size_t regimes_remembered() const { return regimes_.size(); }
-  // Whether the current model tells workload changes from incidents: the option is on and some
-  // model channel is a symptom (a recording without any cannot tell them apart).
+  // Whether workload changes are told from incidents: the option is on and some model so far had
+  // a symptom channel (a stream without any cannot tell them apart; one whose symptom channel
+  // was missing while a model was fitted still can).
   bool tells_workload_changes() const;
   std::size_t n_derived_channels() const { return layout_.size(); }
 
@@ -237,7 +238,8 @@ class StreamingDetector {
   std::uint64_t episode_row0_ = 0;      // first row of the open episode's first window
   std::uint64_t last_symptom_row_ = 0;  // last row of a symptomatic window of the open incident
   bool had_symptom_ = false;
-  bool change_settled_ = false;  // with a baseline model: the open change settled (it stays a change)
+  bool change_settled_ = false;
+  bool symptoms_seen_ = false;  // some model so far had a symptom channel (tells_workload_changes)  // with a baseline model: the open change settled (it stays a change)
   static constexpr std::uint64_t kNoRow = ~std::uint64_t(0);
   // The open episode's first row when it starts before its first window (a workload change that
   // follows an incident whose symptoms ended, dated from the row after them), else kNoRow.

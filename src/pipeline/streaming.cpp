@@ -84,6 +84,7 @@ void StreamingDetector::use_baseline() {
   z_.assign(cols_.size(), 0.0);
   low_.assign(cols_.size(), 0.0);
   gate_->reset(chans_, meta_.cores);
+  symptoms_seen_ = symptoms_seen_ || gate_->symptom_channels() > 0;
   not_ready_.clear();
 }
 
@@ -225,6 +226,7 @@ void StreamingDetector::install(Regime r) {
   low_.assign(cols_.size(), 0.0);
   zring_ = Matrix();  // resized at the next window
   gate_->reset(chans_, meta_.cores);
+  symptoms_seen_ = symptoms_seen_ || gate_->symptom_channels() > 0;
 }
 
 bool StreamingDetector::switch_to_known_regime() {
@@ -521,7 +523,7 @@ void StreamingDetector::after_window(bool symptomatic) {
 }
 
 bool StreamingDetector::tells_workload_changes() const {
-  return opts_.workload_changes && gate_->symptom_channels() > 0;
+  return opts_.workload_changes && symptoms_seen_;
 }
 
 void StreamingDetector::update_incident() { describe(*active_); }

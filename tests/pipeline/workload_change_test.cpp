@@ -374,6 +374,23 @@ TEST(WorkloadChange, WithABaselineModelAChangeStaysAChangeUntilSymptomsRise) {
   EXPECT_NEAR(double(d.active_change()->start_unix_ns - kT0) * 1e-9, 330.0, 4.0) << "no gap after the incident";
 }
 
+// A regime learned while the only symptom channel had no data (PSI missing) still tells the
+// next load change from an incident: the stream had symptom channels before.
+TEST(WorkloadChange, ARegimeFittedWithoutItsSymptomChannelStillTellsChangesApart) {
+  Host h(13);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  ASSERT_TRUE(d.tells_workload_changes());
+  const Episodes e = run(d, h, 150, 320, [](Host& x, std::size_t i) {
+    std::vector<double> r = i < 240 ? x.row(75, 55, 0.5, 2e7) : x.row(20, 30, 0.5);
+    if (i < 240) r[2] = NAN;  // no PSI while the other load runs
+    return r;
+  });
+  EXPECT_EQ(e.incidents, 0u);
+  EXPECT_GE(e.changes_opened, 1u);
+  EXPECT_TRUE(d.tells_workload_changes());
+}
+
 TEST(WorkloadChange, ALeakIsAnIncidentNotANewRegime) {
   Host h(5);
   StreamingDetector d({}, h.channels, options());
