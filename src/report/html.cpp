@@ -445,16 +445,21 @@ std::vector<std::size_t> strongest(const DetectResult& r, std::size_t cap) {
 // kVerdictMax of them; "" when there are none.
 std::string workload_changes_line(const DetectResult& r) {
   if (r.workload_changes.empty()) return "";
-  std::string o = fmt::format("<p class=\"changes\">{} workload change{} (anomalous intervals in which no symptom rose: "
+  std::string o = fmt::format("<div class=\"changes\">{} workload change{} (anomalous intervals in which no symptom rose: "
                               "a job started, stopped or changed phase; not incidents):",
                               r.workload_changes.size(), r.workload_changes.size() == 1 ? "" : "s");
-  for (std::size_t i = 0; i < r.workload_changes.size() && i < kVerdictMax; ++i) {
+  const auto item = [&](std::size_t i) {
     const auto& c = r.workload_changes[i];
-    o += fmt::format("{} {} <b style=\"color:{}\">{}</b>", i ? ";" : "", esc(when(c)), subsystem_colour(c.subsystem),
-                     to_string(c.subsystem));
+    return fmt::format("{} {} <b style=\"color:{}\">{}</b>", i ? ";" : "", esc(when(c)), subsystem_colour(c.subsystem),
+                       to_string(c.subsystem));
+  };
+  for (std::size_t i = 0; i < r.workload_changes.size() && i < kVerdictMax; ++i) o += item(i);
+  if (r.workload_changes.size() > kVerdictMax) {
+    o += fmt::format("<details><summary>… and {} more</summary>", r.workload_changes.size() - kVerdictMax);
+    for (std::size_t i = kVerdictMax; i < r.workload_changes.size(); ++i) o += item(i);
+    o += "</details>";
   }
-  if (r.workload_changes.size() > kVerdictMax) o += fmt::format("; … and {} more", r.workload_changes.size() - kVerdictMax);
-  return o + "</p>";
+  return o + "</div>";
 }
 
 std::string verdict(const DetectResult& r, const std::string& sfx) {

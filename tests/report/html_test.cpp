@@ -146,7 +146,7 @@ TEST(Html, WorkloadChangesAreNamedUnderTheVerdictNotAsIncidents) {
   ASSERT_EQ(r.workload_changes.size(), 1u);
   const std::string page = render_html({{"h", &run, &r}}, "run.db");
   EXPECT_NE(page.find("No incidents: no anomalous interval with a symptom."), std::string::npos);
-  EXPECT_NE(page.find(R"(<p class="changes">1 workload change (anomalous intervals in which no symptom rose)"),
+  EXPECT_NE(page.find(R"(<div class="changes">1 workload change (anomalous intervals in which no symptom rose)"),
             std::string::npos);
   EXPECT_EQ(count(page, R"(<section class="incident")"), 0u);
 }
