@@ -1,11 +1,13 @@
-// Telling a workload change from a fault (issue #17), for the streaming detector.
+// Telling a workload change from a fault (issue #17), for the streaming detector and, through
+// episodes() below, for detect().
 //
 // A job starting, stopping or changing phase moves load channels (utilisation, throughput,
 // memory levels) and then settles into a new steady regime; a fault shows symptoms — a shortage
 // or a failure (channel_role() in reveal/channel.h: pressure stalls, steal, reclaim, retransmits,
 // drops, errors, throttling, I/O queue time) — or keeps drifting (a leak). Two tests decide:
 //   SymptomGate::symptomatic: some symptom channel rose materially in a window — its sustained
-//     robust z ≥ kSymptomZ and its rise (z × robust scale) at least the unit's material step
+//     robust z ≥ kSymptomZ and its rise (the window's minimum over the reference median) at
+//     least the unit's material step
 //     (10 points for shares in %, 100 ms/s of stall or wait time, 0.1 s/s in us/s, 5 ms more
 //     per I/O request, 200 processes created per second): a 0.5 %
 //     PSI blip on a quiet reference is not a symptom, a job stalled 10 % of the time is.
