@@ -97,16 +97,21 @@ int run_import(const Opts& o) {
     io.start_unix_ns = parse_absolute_time("--start", o.start);
   }
   std::vector<ChannelInfo> known;
+  int known_cores = 0;
   if (!o.channels_from.empty()) {
     LoadOptions none;
     none.start_unix_ns = 1;  // channel list only: no samples in (1, 0)
     none.end_unix_ns = 0;
-    known = load_recording(o.channels_from, none).channels;
+    Recording from = load_recording(o.channels_from, none);
+    known = std::move(from.channels);
+    known_cores = from.meta.cores;
   }
   const auto bar = stderr_progress("reveal import", !o.no_progress);
   bar->update("convert", 0, 2);
   Recording rec = import_inputs(o, io);
   const std::size_t adopted = o.channels_from.empty() ? 0 : adopt_channel_info(rec, known);
+  // The host's CPU count, which a CSV does not carry: runnable tasks are judged against it.
+  if (rec.meta.cores <= 0) rec.meta.cores = known_cores;
   bar->update("write", 1, 2);
   write_store(o.out, rec);
   bar->finish();
@@ -160,7 +165,8 @@ Action add_import(CLI::App& app) {
       fs->add_option("--manifest", o->manifest, "The MANIFEST.tsv describing the array (default: found beside or above the input)");
     if (f.host) fs->add_option("--host", o->host, "The host whose columns to import (when there are several)");
     fs->add_option("--channels-from", o->channels_from,
-                   "Take unit, kind and subsystem of same-named channels from this store (e.g. csv from `reveal export`)");
+                   "Take unit, kind and subsystem of same-named channels from this store (e.g. csv from `reveal export`), "
+                   "and its host's CPU count when the input has none");
     fs->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
     fs->callback([o, name = std::string(f.name)] { o->format = name; });
   }

@@ -35,6 +35,8 @@ PY
 # With the original's channel descriptions (counters stay counters) detect sees what it saw.
 expect_exit 0 "$REVEAL" import csv "$T/a.csv" -o "$T/c.db" --channels-from "$RUN"
 grep -q "1039 channels described by" "$T/err" || fail "--channels-from: $(cat "$T/err")"
+expect_exit 0 "$REVEAL" info "$T/c.db"
+grep -q "(16 cores)" "$T/out" || fail "--channels-from did not take the host's CPU count: $(head -3 "$T/out")"
 expect_exit 0 "$REVEAL" detect "$T/c.db"
 expect_exit 0 "$REVEAL" detect "$T/a.db"
 
