@@ -183,7 +183,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     // No symptom rose and it did not keep drifting: the load changed (a job started, stopped
     // or changed phase). News, not a fault: no action.
     inc.kind = "workload_change";
-    inc.action = "a workload change: the host runs something else";
+    inc.action = pipeline::kWorkloadChangeAction;
     res.workload_changes.push_back(std::move(inc));
   }
   // Data that stops is an incident too (absence.h): a gap of at least one window.

@@ -453,7 +453,7 @@ void StreamingDetector::after_window(bool symptomatic) {
     if (rows_ < r0 + relearn || change_settled_) return;
     // The last relearn_samples rows settled (a ramp into the new state before them is fine):
     // they are the new regime. A fixed baseline model learns nothing: the change stays open
-    // until the windows are normal again (pipeline::keeps_drifting, as detect()).
+    // until the windows are normal again (as detect(): pipeline::episodes()).
     const std::uint64_t rs = rows_ - relearn;
     if (pipeline::settled(rs, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) {
       if (opts_.baseline) {
@@ -547,7 +547,7 @@ void StreamingDetector::describe(Incident& inc) {
   explain::attribute(inc, evidence_->zbar(), mean_, {model_->robust_z().median(), model_->floors()}, chans_,
                      meta_.cores, opts_.detect.top_channels, evidence_->detectors());
   // A workload change is news, not a fault: it suggests no action.
-  if (inc.kind == "workload_change") inc.action = "a workload change: the host runs something else";
+  if (inc.kind == "workload_change") inc.action = pipeline::kWorkloadChangeAction;
 }
 
 }  // namespace reveal

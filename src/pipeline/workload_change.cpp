@@ -41,14 +41,18 @@ void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans, int cores)
   }
 }
 
-double SymptomGate::rise(std::size_t j, std::span<const double> median, std::span<const double> low) const {
+double SymptomGate::rise_of(std::size_t k, std::span<const double> median, std::span<const double> low) const {
+  const std::size_t j = idx_[k];
   if (j >= median.size() || j >= low.size() || !std::isfinite(median[j]) || !std::isfinite(low[j])) return NAN;
-  const auto it = std::lower_bound(idx_.begin(), idx_.end(), j);
-  if (it != idx_.end() && *it == j && runnable_[std::size_t(it - idx_.begin())]) {
-    const auto waiting = [this](double tasks) { return std::max(0.0, tasks - 1.0 - cores_); };
-    return waiting(low[j]) - waiting(median[j]);
-  }
-  return low[j] - median[j];
+  if (!runnable_[k]) return low[j] - median[j];
+  const auto waiting = [this](double tasks) { return std::max(0.0, tasks - 1.0 - cores_); };
+  return waiting(low[j]) - waiting(median[j]);
+}
+
+double SymptomGate::rise(std::size_t j, std::span<const double> median, std::span<const double> low) const {
+  const auto it = std::lower_bound(idx_.begin(), idx_.end(), j);  // idx_ ascends
+  if (it != idx_.end() && *it == j) return rise_of(std::size_t(it - idx_.begin()), median, low);
+  return j < median.size() && j < low.size() ? low[j] - median[j] : NAN;
 }
 
 std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const double> median,
@@ -58,7 +62,7 @@ std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const
   for (std::size_t k = 0; k < idx_.size(); ++k) {
     const std::size_t j = idx_[k];
     if (j >= z.size() || !(z[j] >= kSymptomZ)) continue;
-    const double r = rise(j, median, low);
+    const double r = rise_of(k, median, low);
     if (!(r >= material_[k])) continue;
     const double ratio = material_[k] > 0 ? r / material_[k] : z[j] / kSymptomZ;
     if (best < 0 || ratio > best_ratio) {

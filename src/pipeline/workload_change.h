@@ -70,6 +70,8 @@ class SymptomGate {
   std::size_t symptom_channels() const { return idx_.size(); }
 
  private:
+  double rise_of(std::size_t k, std::span<const double> median, std::span<const double> low) const;  // idx_[k]'s
+
   std::vector<std::size_t> idx_;   // model channels that are symptoms
   std::vector<double> material_;   // their material rise, in the channel's unit
   std::vector<char> runnable_;     // the channel counts runnable tasks (judged beyond the CPUs)
@@ -105,6 +107,8 @@ struct EpisodePart {
   std::int64_t start_row = -1;
 };
 
+// A workload change's action: news, not a fault (detect() and the streaming detector).
+inline constexpr const char* kWorkloadChangeAction = "a workload change: the host runs something else";
 // What an incident that ended that way says after its action, with a fixed reference.
 inline constexpr const char* kEndedQuietFixed =
     "(ended: its symptoms are gone; the load that stays is a workload change)";
