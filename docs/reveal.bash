@@ -156,16 +156,17 @@ _reveal() {
       ;;
     'import csv')
       subs=''
-      flags='-h --help -o --output --channels-from --no-progress'
+      flags='-h --help -o --output --channels-from --cores --no-progress'
       positional=files
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --channels-from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --cores) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
     'import smd')
       subs=''
-      flags='-h --help -o --output --interval --start --manifest --channels-from --no-progress'
+      flags='-h --help -o --output --interval --start --manifest --channels-from --cores --no-progress'
       positional=files
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -173,31 +174,34 @@ _reveal() {
         --start) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --manifest) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --channels-from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --cores) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
     'import prometheus')
       subs=''
-      flags='-h --help -o --output --interval --start --channels-from --no-progress'
+      flags='-h --help -o --output --interval --start --channels-from --cores --no-progress'
       positional=files
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --interval) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --start) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --channels-from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --cores) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
     'import nvidia-smi')
       subs=''
-      flags='-h --help -o --output --channels-from --no-progress'
+      flags='-h --help -o --output --channels-from --cores --no-progress'
       positional=files
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --channels-from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --cores) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
     'import reveal-table')
       subs=''
-      flags='-h --help -o --output --interval --start --host --channels-from --no-progress'
+      flags='-h --help -o --output --interval --start --host --channels-from --cores --no-progress'
       positional=files
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -205,6 +209,7 @@ _reveal() {
         --start) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --host) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --channels-from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --cores) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
     'agent')

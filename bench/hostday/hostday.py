@@ -1174,6 +1174,19 @@ def cmd_score(a):
     if not t0 or not t1:
         die(f"{out}: labels.json has no run interval (the day never started)")
 
+    # A scoring window (--from/--until, offsets into the day): every span below is clipped to it,
+    # so a part of a day that was looked at while changing Reveal can be left out of the score.
+    w0 = t0 + int(parse_duration(a.window_from, "--from") * 1e9) if a.window_from else None
+    w1 = t0 + int(parse_duration(a.window_until, "--until") * 1e9) if a.window_until else None
+    if w0 is not None and w1 is not None and w1 <= w0:
+        die("--until must be after --from")
+
+    def clip(span):
+        lo, hi = span
+        return (max(lo, w0) if w0 is not None else lo, min(hi, w1) if w1 is not None else hi)
+    if w0 is not None or w1 is not None:  # the faults (and what they are scored on) inside the window
+        faults = [f for f in faults if f.get("start_unix_ns") and f["end_unix_ns"] >= (w0 or t0)
+                  and f["start_unix_ns"] <= (w1 or t1)]
     live_all = live_incidents(out, t1)
     live = [i for i in live_all if i.get("kind", "anomaly") == "anomaly"]
     live_abs = [i for i in live_all if i.get("kind") == "absence"]
@@ -1182,7 +1195,7 @@ def cmd_score(a):
     off = [i for i in rep["incidents"] if i.get("kind", "anomaly") == "anomaly"]
     off_changes = rep.get("workload_changes", []) + [i for i in rep["incidents"] if i.get("kind") == "workload_change"]
     st0, st1 = rep["run"]["start_unix_ns"], rep["run"]["end_unix_ns"]
-    off_scores = score_source(off, faults, events, (st0 + int(SETTLE_S * 1e9), st1),
+    off_scores = score_source(off, faults, events, clip((st0 + int(SETTLE_S * 1e9), st1)),
                               sum(1 for i in rep["incidents"] if i.get("kind") == "absence"))
     off_scores["workload_changes"] = change_stats(off_changes, faults, events)
 
@@ -1208,11 +1221,11 @@ def cmd_score(a):
         store["incident_closed_events"] = sum(1 for e in ev if e[1] == "incident_closed")
         store["absence_opened_events"] = sum(1 for e in ev if e[1] == "absence_opened")
         store["workload_change_events"] = sum(1 for e in ev if e[1].startswith("workload_change"))
-    live_scores = score_source(live, faults, events, (max(t0, ready), t1), len(live_abs))
+    live_scores = score_source(live, faults, events, clip((max(t0, ready), t1)), len(live_abs))
     live_scores["workload_changes"] = change_stats(live_changes, faults, events)
     # the agent's detector replayed over its store (`reveal detect --streaming`), over the live span
     rp = [i for i in rep_st["incidents"] if i.get("kind", "anomaly") == "anomaly"]
-    replay_scores = score_source(rp, faults, events, (max(t0, ready), t1),
+    replay_scores = score_source(rp, faults, events, clip((max(t0, ready), t1)),
                                  sum(1 for i in rep_st["incidents"] if i.get("kind") == "absence"))
     replay_scores["workload_changes"] = change_stats(rep_st.get("workload_changes", []), faults, events)
     store["live_incidents"] = len(live)
@@ -1258,12 +1271,16 @@ def cmd_score(a):
                   "offline_span": f"the store's whole recording after detect's {SETTLE_S:.0f} s settle",
                   "replay": "`reveal detect --streaming --agent-config DIR/agent.toml` on the store: the agent's "
                             "detector of the scoring reveal binary, replayed; scored over the live span"}}
-    write_json(os.path.join(out, "scores.json"), result)
+    stem = "scores"
+    if w0 is not None or w1 is not None:
+        result["window"] = {"from": a.window_from, "until": a.window_until}
+        stem += f"_{a.window_from or '0'}-{a.window_until or 'end'}"
+    write_json(os.path.join(out, stem + ".json"), result)
     md = render_md(result)
-    with open(os.path.join(out, "scores.md"), "w") as f:
+    with open(os.path.join(out, stem + ".md"), "w") as f:
         f.write(md)
     print(md, end="")
-    print(f"written: {out}/scores.md {out}/scores.json")
+    print(f"written: {out}/{stem}.md {out}/{stem}.json")
     return 0
 
 
@@ -1302,7 +1319,9 @@ def render_md(r):
             row("workload changes (not incidents): n, at workload events, overlapping a fault",
                 lambda x: wc.format(**x["workload_changes"]))]
     st = r["store"]
-    lines = [f"# Compressed host day: scores ({r['dir']})", "",
+    win = r.get("window")
+    lines = [f"# Compressed host day: scores ({r['dir']})"
+             + (f", window {win['from'] or '0'}–{win['until'] or 'end'} of the day" if win else ""), "",
              f"Day {fmt_s(r['day_s'])}, seed {r['seed']}, commit {r['commit']}, {r['jobs']} jobs of "
              f"{len(r['workloads'])} workloads, {r['faults']} faults ({r['faults_skipped']} skipped), workload events: "
              f"{r['workload_events']['start']} starts, {r['workload_events']['stop']} stops, "
@@ -1358,6 +1377,9 @@ def main():
     s.add_argument("dir")
     s.add_argument("--reveal", default=os.environ.get("REVEAL", os.path.join(REPO, "build", "reveal")))
     s.add_argument("--reuse", action="store_true", help="reuse DIR/detect.json and DIR/detect_streaming.json when newer than the store")
+    s.add_argument("--from", dest="window_from", default=None,
+                   help="score only from this offset into the day (e.g. 1h): a held-out part of a day")
+    s.add_argument("--until", dest="window_until", default=None, help="score only up to this offset into the day")
     a = p.parse_args()
     if a.cmd == "run":
         return cmd_run(a)

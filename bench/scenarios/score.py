@@ -19,6 +19,8 @@ Per fault kind and overall (docs/DESIGN.md §5; thresholds are never tuned on th
                                  the fault; best over all cut-offs, and F1 at the detector's own
                                  threshold (1) for reference
 Per-kind point-wise figures pool that kind's runs with all clean runs.
+A run whose workload died during its fault (status workload-died: an MTU black hole breaks
+DDP's connection) is scored like the others and marked in the table: the fault happened.
 """
 import argparse
 import json
@@ -194,7 +196,10 @@ def main():
     runs, skipped = [], []
     for r in rows:
         db = os.path.join(r["dir"], "run.db")
-        if r.get("status") != "ok" or not os.path.exists(db):
+        # A fault that killed its job (an MTU black hole ends DDP's connection) was still
+        # injected and recorded in full: it is scored, the death noted.
+        died = r.get("status") == "workload-died" and r.get("fault_start_unix_ns") not in (None, "", "0")
+        if (r.get("status") != "ok" and not died) or not os.path.exists(db):
             skipped.append((r["name"], r.get("status", "?")))
             continue
         baselines = a.baseline
@@ -210,6 +215,7 @@ def main():
             skipped.append((r["name"], "detect-failed"))
             continue
         runs.append(score_run(r, rep))
+        runs[-1]["workload_died"] = died
     if not runs:
         die("no scorable runs")
     clean = [r for r in runs if r["fault"] == "none"]
@@ -234,7 +240,8 @@ def main():
               "|---|---|---|---|---|---|---|"]
     for r in runs:
         incs = ", ".join(f"{s:.0f}–{e:.0f} {sub}" for s, e, sub, _ in r["incident_list"]) or "–"
-        lines.append(f"| {r['name']} | {r['fault']} | {r['subsystem']} | {fmt(r['caught'])} | "
+        lines.append(f"| {r['name']}{' (its workload died)' if r.get('workload_died') else ''} | {r['fault']} | "
+                     f"{r['subsystem']} | {fmt(r['caught'])} | "
                      f"{fmt(r.get('ttd_s'), 1)} | {r.get('detected_subsystem', '–')} | {incs} |")
     for n, st in skipped:
         lines.append(f"| {n} | skipped: {st} | | | | | |")

@@ -34,6 +34,7 @@ struct Opts {
   std::string format;
   std::vector<std::string> inputs;
   std::string out, interval, start, manifest, channels_from, host;
+  int cores = 0;  // --cores: the host's CPU count (0: from the input or --channels-from)
   bool no_progress = false;
 };
 
@@ -111,7 +112,8 @@ int run_import(const Opts& o) {
   Recording rec = import_inputs(o, io);
   const std::size_t adopted = o.channels_from.empty() ? 0 : adopt_channel_info(rec, known);
   // The host's CPU count, which a CSV does not carry: runnable tasks are judged against it.
-  if (rec.meta.cores <= 0) rec.meta.cores = known_cores;
+  if (o.cores > 0) rec.meta.cores = o.cores;
+  else if (rec.meta.cores <= 0) rec.meta.cores = known_cores;
   bar->update("write", 1, 2);
   write_store(o.out, rec);
   bar->finish();
@@ -167,6 +169,10 @@ Action add_import(CLI::App& app) {
     fs->add_option("--channels-from", o->channels_from,
                    "Take unit, kind and subsystem of same-named channels from this store (e.g. csv from `reveal export`), "
                    "and its host's CPU count when the input has none");
+    fs->add_option("--cores", o->cores,
+                   "The recorded host's CPU count (overrides the input's and --channels-from's): runnable tasks are "
+                   "judged against it; without one they are left out of the symptom test")
+        ->check(CLI::Range(1, 1 << 20));
     fs->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
     fs->callback([o, name = std::string(f.name)] { o->format = name; });
   }

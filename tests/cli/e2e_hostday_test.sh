@@ -166,4 +166,19 @@ assert st["coverage"] >= 0.9, f"the store holds {st['samples']} samples for a {s
 # the agent keeps its incidents in its store as events: the live list and the store agree
 assert abs(st["incident_opened_events"] - st["live_incidents"]) <= 1, f"store {st['incident_opened_events']} vs live {st['live_incidents']}"
 PY
+# a scoring window (a held-out part of the day): spans clipped to it, only its faults counted
+expect_exit 0 "${HD[@]}" score "$T/day" --reveal "$REVEAL" --reuse --from 3m
+/usr/bin/python3 - "$T/day" <<'PY' || fail "windowed score checks"
+import json, os, sys
+d = sys.argv[1]
+w, s, lab = (json.load(open(os.path.join(d, f))) for f in ("scores_3m-end.json", "scores.json", "labels.json"))
+t_from = lab["run_start_unix_ns"] + 180e9
+assert w["window"] == {"from": "3m", "until": None}, w.get("window")
+inside = [f for f in lab["faults"] if f.get("start_unix_ns") and f["end_unix_ns"] >= t_from]
+for src in ("live", "offline", "replay"):
+    assert w[src]["span_start_unix_ns"] >= t_from, f"{src}: span starts before the window"
+    assert w[src]["faults"] == len(inside), f"{src}: {w[src]['faults']} faults, {len(inside)} in the window"
+    assert w[src]["span_h"] < s[src]["span_h"]
+PY
+expect_exit 2 "${HD[@]}" score "$T/day" --reveal "$REVEAL" --reuse --from 5m --until 4m; one_line "window backwards" "--until must be after"
 ((fails == 0)) && echo "e2e hostday ok" || exit 1

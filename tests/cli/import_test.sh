@@ -39,6 +39,12 @@ expect_exit 0 "$REVEAL" info "$T/c.db"
 grep -q "(16 cores)" "$T/out" || fail "--channels-from did not take the host's CPU count: $(head -3 "$T/out")"
 expect_exit 0 "$REVEAL" detect "$T/c.db"
 expect_exit 0 "$REVEAL" detect "$T/a.db"
+# --cores: a plain CSV has no CPU count; the flag gives it (and wins over --channels-from's)
+expect_exit 0 "$REVEAL" import csv "$T/a.csv" -o "$T/d.db" --cores 4 --channels-from "$RUN"
+expect_exit 0 "$REVEAL" info "$T/d.db"
+grep -q "(4 cores)" "$T/out" || fail "--cores 4 not recorded: $(head -3 "$T/out")"
+expect_exit 2 "$REVEAL" import csv "$T/a.csv" -o "$T/d.db" --cores 0
+grep -q -- "--cores" "$T/err" || fail "--cores 0 not named: $(cat "$T/err")"
 
 # --- Prometheus: two scrapes, 15 s apart ---------------------------------------------------------
 printf '# TYPE node_cpu_seconds_total counter\nnode_cpu_seconds_total{cpu="0",mode="idle"} 10\nup 1\n' >"$T/s1.prom"
