@@ -19,7 +19,7 @@ if [[ $(id -u) -ne 0 ]]; then echo "SKIP: needs root (cgroups, taskset, netns)";
 if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then echo "SKIP: /usr/bin/python3 has no torch (python3-torch)"; exit 0; fi
 command -v stress-ng >/dev/null || { echo "stress-ng missing: run scripts/setup.sh"; exit 1; }
 HD=(/usr/bin/python3 "$SRC/bench/hostday/hostday.py")
-one_line() { [[ $(wc -l <"$T/err") -eq 1 ]] || fail "$1: not one line on stderr: $(cat "$T/err")"; grep -q "$2" "$T/err" || fail "$1: '$2' not said: $(cat "$T/err")"; }
+one_line() { [[ $(wc -l <"$T/err") -eq 1 ]] || fail "$1: not one line on stderr: $(cat "$T/err")"; grep -qF -- "$2" "$T/err" || fail "$1: '$2' not said: $(cat "$T/err")"; }
 
 # bad input: one line on stderr, exit 2
 expect_exit 2 "${HD[@]}" run --out "$T/x" --duration bogus --plan-only;            one_line "bad duration" "bad duration 'bogus'"
