@@ -57,6 +57,7 @@ namespace reveal {
 namespace pipeline {
 class WindowModel;
 class SymptomGate;
+class RecentPeaks;
 }
 namespace explain {
 class IncidentEvidence;
@@ -172,6 +173,7 @@ class StreamingDetector {
   // in the regime memory when `remember`.
   bool fit_rows(std::uint64_t r0, bool remember);
   void use_baseline();
+  void map_ambient();                   // ambient_model_ and seen_ for the current model channels
   void score_window();
   void update_incident();
   void update_change();
@@ -250,6 +252,14 @@ class StreamingDetector {
   std::vector<double> sym_rise_;        // per ring slot: that rise (channel unit), and its z
   std::vector<double> sym_z_;
   std::unique_ptr<pipeline::SymptomGate> gate_;
+  // Ambient symptoms (hypervisor steal, pipeline::ambient_symptom()): their layout columns, the
+  // current window's level of each, the peaks they reached over the last hour of windows, and
+  // per model channel that peak (NaN: not ambient) with the (model channel, peak slot) pairs.
+  std::vector<int> ambient_cols_;
+  std::vector<double> ambient_level_;
+  std::unique_ptr<pipeline::RecentPeaks> peaks_;
+  std::vector<double> seen_;
+  std::vector<std::pair<std::size_t, std::size_t>> ambient_model_;
   std::vector<Regime> regimes_;         // remembered past regimes (not the current one)
   std::vector<double> regime_z_;
   StreamUpdate update_;

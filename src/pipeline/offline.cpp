@@ -117,13 +117,27 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   std::vector<std::ptrdiff_t> symptom(nw, -1);
   std::vector<double> symptom_rise(nw, 0.0), low(nc);
   std::unique_ptr<bool[]> symptomatic(new bool[nw]);
+  // Ambient symptoms (hypervisor steal) are judged from the peak they reached over the last
+  // hour of windows before this one, as the streaming detector does (workload_change.h).
+  std::vector<std::size_t> ambient;  // model channels
+  for (std::size_t j = 0; j < nc; ++j)
+    if (pipeline::ambient_symptom(chans[j]->name)) ambient.push_back(j);
+  pipeline::RecentPeaks peaks;
+  const double stride_s = (run.meta.interval_s > 0 ? run.meta.interval_s : 1.0) * double(std::max<std::size_t>(opts.window.stride, 1));
+  const std::size_t stride = std::max<std::size_t>(opts.window.stride, 1);
+  peaks.reset(ambient.size(), std::size_t(std::ceil(pipeline::kAmbientMemoryS / stride_s)),
+              (StreamingOptions{}.relearn_samples + stride - 1) / stride);
+  std::vector<double> seen(nc, __builtin_nan("")), ambient_level(ambient.size());
   for (std::size_t k = 0; k < nw; ++k) {
     if (anomalous[k]) {  // the window's minimum per channel: what a rise is measured by
       for (std::size_t j = 0; j < nc; ++j) low[j] = w.at(k, std::size_t(run_cols[j]), kMin);
-      symptom[k] = gate.strongest(z.row(k), median, low);
+      for (std::size_t a = 0; a < ambient.size(); ++a) seen[ambient[a]] = peaks.peak(a);
+      symptom[k] = gate.strongest(z.row(k), median, low, seen);
       if (symptom[k] >= 0) symptom_rise[k] = gate.rise(std::size_t(symptom[k]), median, low);
     }
     symptomatic[k] = symptom[k] >= 0;
+    for (std::size_t a = 0; a < ambient.size(); ++a) ambient_level[a] = w.at(k, std::size_t(run_cols[ambient[a]]), kMin);
+    peaks.push(ambient_level);
   }
   const auto rows = [&](std::uint64_t r) { return s.values.row(std::size_t(r)); };
   // A recording without any symptom channel (an imported nvidia-smi log, a dataset of

@@ -26,7 +26,7 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
                                      StreamingOptions opts)
     : meta_(meta), raw_channels_(std::move(channels)), opts_(opts), tracker_(opts.detect.incident),
       evidence_(std::make_unique<explain::IncidentEvidence>()),
-      gate_(std::make_unique<pipeline::SymptomGate>()) {
+      gate_(std::make_unique<pipeline::SymptomGate>()), peaks_(std::make_unique<pipeline::RecentPeaks>()) {
   // The model's options, with the caller's incident rule and reporting choices (as detect()).
   if (opts_.baseline) opts_.detect = opts_.baseline->scoring_options(opts_.detect);
   // Nobody reads the PCA traces of a stream: fit and score the PCA model only when it is fused.
@@ -59,6 +59,12 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
   win_.t_start_s = {0.0};
   win_.t_end_s = {0.0};
   win_.stats = Matrix(1, nd * kNumStats, kNaN);
+  for (std::size_t c = 0; c < nd; ++c)
+    if (pipeline::ambient_symptom(layout_[c].name)) ambient_cols_.push_back(int(c));
+  ambient_level_.assign(ambient_cols_.size(), kNaN);
+  const double stride_s = (meta_.interval_s > 0 ? meta_.interval_s : 1.0) * double(stride);
+  peaks_->reset(ambient_cols_.size(), std::size_t(std::ceil(pipeline::kAmbientMemoryS / stride_s)),
+                (opts_.relearn_samples + stride - 1) / stride);
   if (opts_.baseline) use_baseline();
 }
 
@@ -85,7 +91,17 @@ void StreamingDetector::use_baseline() {
   low_.assign(cols_.size(), 0.0);
   gate_->reset(chans_, meta_.cores);
   symptoms_seen_ = symptoms_seen_ || gate_->symptom_channels() > 0;
+  map_ambient();
   not_ready_.clear();
+}
+
+void StreamingDetector::map_ambient() {
+  seen_.assign(cols_.size(), kNaN);
+  ambient_model_.clear();
+  for (std::size_t j = 0; j < cols_.size(); ++j) {
+    const auto it = std::find(ambient_cols_.begin(), ambient_cols_.end(), cols_[j]);
+    if (it != ambient_cols_.end()) ambient_model_.emplace_back(j, std::size_t(it - ambient_cols_.begin()));
+  }
 }
 
 void StreamingDetector::set_false_per_day(double f) {
@@ -227,6 +243,7 @@ void StreamingDetector::install(Regime r) {
   zring_ = Matrix();  // resized at the next window
   gate_->reset(chans_, meta_.cores);
   symptoms_seen_ = symptoms_seen_ || gate_->symptom_channels() > 0;
+  map_ambient();
 }
 
 bool StreamingDetector::switch_to_known_regime() {
@@ -318,8 +335,13 @@ void StreamingDetector::score_window() {
   std::ptrdiff_t symptom = -1;
   if (anomalous) {  // the window's minimum per model channel: what a rise is measured by
     for (std::size_t j = 0; j < cols_.size(); ++j) low_[j] = win_.at(0, std::size_t(cols_[j]), kMin);
-    symptom = gate_->strongest(z_, model_->robust_z().median(), low_);
+    for (const auto& [j, a] : ambient_model_) seen_[j] = peaks_->peak(a);
+    symptom = gate_->strongest(z_, model_->robust_z().median(), low_, seen_);
   }
+  // Every window's level of the ambient symptoms joins their recent peaks once judged.
+  for (std::size_t a = 0; a < ambient_cols_.size(); ++a)
+    ambient_level_[a] = win_.at(0, std::size_t(ambient_cols_[a]), kMin);
+  peaks_->push(ambient_level_);
   const bool symptomatic = symptom >= 0;
   const std::size_t slot_w = std::size_t(gw % K);
   std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());

@@ -25,10 +25,55 @@ double material_rise(const std::string& name, const std::string& unit) {
 
 }  // namespace
 
+bool ambient_symptom(const std::string& name) {
+  static constexpr std::string_view kSteal = "derived:cpu_steal_pct";
+  return name.compare(0, kSteal.size(), kSteal) == 0 && (name.size() == kSteal.size() || name[kSteal.size()] == '.');
+}
+
+void RecentPeaks::reset(std::size_t n, std::size_t span, std::size_t lag) {
+  n_ = n;
+  per_bucket_ = std::max<std::size_t>(1, (std::max<std::size_t>(span, 1) + kBuckets - 1) / kBuckets);
+  in_bucket_ = 0;
+  head_ = 0;
+  max_.assign(kBuckets * n_, -INFINITY);
+  lag_ = lag;
+  pushed_ = 0;
+  delay_.assign(lag_ * n_, NAN);
+}
+
+void RecentPeaks::enter(const double* level) {
+  if (in_bucket_ == per_bucket_) {  // the oldest bucket leaves the span
+    head_ = (head_ + 1) % kBuckets;
+    std::fill_n(max_.begin() + std::ptrdiff_t(head_ * n_), n_, -INFINITY);
+    in_bucket_ = 0;
+  }
+  double* row = max_.data() + head_ * n_;
+  for (std::size_t i = 0; i < n_; ++i)
+    if (level[i] > row[i]) row[i] = level[i];  // NaN never compares greater
+  ++in_bucket_;
+}
+
+void RecentPeaks::push(std::span<const double> level) {
+  if (n_ == 0 || level.size() < n_) return;
+  if (lag_ == 0) return enter(level.data());
+  double* slot = delay_.data() + (pushed_ % lag_) * n_;
+  if (pushed_ >= lag_) enter(slot);  // the level pushed lag_ windows ago
+  std::copy_n(level.data(), n_, slot);
+  ++pushed_;
+}
+
+double RecentPeaks::peak(std::size_t i) const {
+  if (i >= n_) return NAN;
+  double m = -INFINITY;
+  for (std::size_t b = 0; b < kBuckets; ++b) m = std::max(m, max_[b * n_ + i]);
+  return std::isfinite(m) ? m : NAN;
+}
+
 void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans, int cores) {
   idx_.clear();
   material_.clear();
   runnable_.clear();
+  ambient_.clear();
   cores_ = cores > 0 ? double(cores) : 0.0;
   for (std::size_t j = 0; j < chans.size(); ++j) {
     const ChannelRole role = channel_role(chans[j]->name);
@@ -38,6 +83,7 @@ void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans, int cores)
     idx_.push_back(j);
     material_.push_back(runnable ? cores_ : material_rise(chans[j]->name, chans[j]->unit));
     runnable_.push_back(runnable);
+    ambient_.push_back(ambient_symptom(chans[j]->name));
   }
 }
 
@@ -56,7 +102,7 @@ double SymptomGate::rise(std::size_t j, std::span<const double> median, std::spa
 }
 
 std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const double> median,
-                                      std::span<const double> low) const {
+                                      std::span<const double> low, std::span<const double> seen) const {
   std::ptrdiff_t best = -1;
   double best_ratio = 0;
   for (std::size_t k = 0; k < idx_.size(); ++k) {
@@ -64,6 +110,9 @@ std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const
     if (j >= z.size() || !(z[j] >= kSymptomZ)) continue;
     const double r = rise_of(k, median, low);
     if (!(r >= material_[k])) continue;
+    // A level of an ambient symptom the host reached recently is known: only a material step
+    // above it counts.
+    if (ambient_[k] && j < seen.size() && seen[j] > median[j] && !(low[j] - seen[j] >= material_[k])) continue;
     const double ratio = material_[k] > 0 ? r / material_[k] : z[j] / kSymptomZ;
     if (best < 0 || ratio > best_ratio) {
       best = std::ptrdiff_t(j);

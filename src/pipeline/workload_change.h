@@ -48,6 +48,46 @@ inline constexpr double kDriftingShare = 0.5;
 // incidents.
 inline constexpr std::uint64_t kDriftRelearns = 3;
 
+// Symptoms whose cause lies outside the host's own workloads: hypervisor steal
+// (derived:cpu_steal_pct and its per-CPU channels: time the hypervisor ran another guest while
+// this one's vCPU was runnable). No job or fault inside the guest raises it; on a shared cloud
+// host it comes and goes with the neighbours, in bursts of seconds to minutes (10–80 % all day
+// on the VM of docs/BENCHMARKS.md). A level of it the host already held for a relearn period
+// (StreamingOptions::relearn_samples, 30 s) within the last kAmbientMemoryS is a known
+// condition of the host, reported once, not a new fault each time it returns: SymptomGate
+// judges such a channel's rise from that recent peak (RecentPeaks) when it lies above the
+// reference. A first burst (for its first 30 s), or one that climbs a material step above
+// every burst of the last hour, is still a symptom.
+bool ambient_symptom(const std::string& name);
+// How long a reached level of an ambient symptom stays known: an hour, the span an operator
+// reads a recurring condition over (Alertmanager repeats a firing alert every 4 h by default).
+inline constexpr double kAmbientMemoryS = 3600.0;
+
+// The highest level each of n channels held over `span` windows, ending `lag` windows before
+// the newest (the episode a level belongs to is no history for itself while it is being judged),
+// kept as maxima of kBuckets equal buckets, so the span is exact to one bucket. Feed it one
+// value per channel per window, in time order, after the window was judged. NaN values are
+// ignored.
+class RecentPeaks {
+ public:
+  static constexpr std::size_t kBuckets = 60;
+  // Forgets everything; n channels, span ≥ 1 windows, lag ≥ 0 windows. Allocates.
+  void reset(std::size_t n, std::size_t span, std::size_t lag = 0);
+  // One window's levels (size n). Allocates nothing.
+  void push(std::span<const double> level);
+  // Channel i's highest level over the span; NaN when none was pushed. Allocates nothing.
+  double peak(std::size_t i) const;
+  std::size_t channels() const { return n_; }
+
+ private:
+  void enter(const double* level);  // a level leaving the delay line joins the buckets
+
+  std::size_t n_ = 0, per_bucket_ = 1, in_bucket_ = 0, head_ = 0;
+  std::vector<double> max_;  // kBuckets × n_, -inf: empty
+  std::size_t lag_ = 0, pushed_ = 0;
+  std::vector<double> delay_;  // lag_ × n_ ring of the newest levels, not yet in the buckets
+};
+
 class SymptomGate {
  public:
   // Per model channel: its role and the smallest rise that counts; `cores`: the host's CPUs
@@ -57,13 +97,17 @@ class SymptomGate {
   // is at least its material step. `z`: the window's sustained robust z per model channel
   // (WindowModel::score; clipped at ±200, so it cannot measure the rise); `median`: the
   // reference median (RobustZ::median()); `low`: the window's minimum (the value every sample
-  // of the window exceeds, which the sustained z is of). Allocates nothing.
-  bool symptomatic(std::span<const double> z, std::span<const double> median, std::span<const double> low) const {
-    return strongest(z, median, low) >= 0;
+  // of the window exceeds, which the sustained z is of); `seen`: per model channel, the
+  // highest level an ambient symptom (ambient_symptom()) held recently (RecentPeaks; NaN or
+  // empty: none), from which its rise is then measured when above the median. Allocates nothing.
+  bool symptomatic(std::span<const double> z, std::span<const double> median, std::span<const double> low,
+                   std::span<const double> seen = {}) const {
+    return strongest(z, median, low, seen) >= 0;
   }
   // The model channel j whose qualifying rise is largest relative to its material step (z when
   // any rise counts), or -1 when none qualifies. Allocates nothing.
-  std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> median, std::span<const double> low) const;
+  std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> median, std::span<const double> low,
+                           std::span<const double> seen = {}) const;
   // That channel's rise (low − median; for runnable tasks, the tasks waiting beyond the CPUs
   // added), in its unit.
   double rise(std::size_t j, std::span<const double> median, std::span<const double> low) const;
@@ -75,6 +119,7 @@ class SymptomGate {
   std::vector<std::size_t> idx_;   // model channels that are symptoms
   std::vector<double> material_;   // their material rise, in the channel's unit
   std::vector<char> runnable_;     // the channel counts runnable tasks (judged beyond the CPUs)
+  std::vector<char> ambient_;      // ambient_symptom(): judged from its recent peak too
   double cores_ = 0;
 };
 

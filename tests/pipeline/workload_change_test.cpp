@@ -134,6 +134,57 @@ TEST(SymptomGate, TasksWaitingBeyondTheCpusCountOnASaturatedHost) {
   EXPECT_FALSE(g.symptomatic(z8, busy, std::vector<double>{9, 0.2}));
 }
 
+TEST(RecentPeaks, TheHighestLevelOverTheSpanNaNIgnored) {
+  pipeline::RecentPeaks p;
+  p.reset(2, 120);  // 60 buckets of 2 windows
+  EXPECT_TRUE(std::isnan(p.peak(0)));
+  p.push(std::vector<double>{5, NAN});
+  p.push(std::vector<double>{3, 1});
+  EXPECT_DOUBLE_EQ(p.peak(0), 5);
+  EXPECT_DOUBLE_EQ(p.peak(1), 1);
+  EXPECT_TRUE(std::isnan(p.peak(2))) << "out of range";
+  for (int i = 0; i < 117; ++i) p.push(std::vector<double>{0, 0});
+  EXPECT_DOUBLE_EQ(p.peak(0), 5) << "119 windows later: still inside the span";
+  for (int i = 0; i < 4; ++i) p.push(std::vector<double>{0, 0});
+  EXPECT_DOUBLE_EQ(p.peak(0), 0) << "forgotten once its bucket left the span";
+  p.reset(1, 0);  // a span of at least one window
+  p.push(std::vector<double>{7});
+  EXPECT_DOUBLE_EQ(p.peak(0), 7);
+  // With a lag, a level joins the peaks only once `lag` newer windows were pushed.
+  p.reset(1, 100, 3);
+  p.push(std::vector<double>{9});
+  for (int i = 0; i < 2; ++i) p.push(std::vector<double>{1});
+  EXPECT_TRUE(std::isnan(p.peak(0))) << "still in the delay line";
+  p.push(std::vector<double>{1});
+  EXPECT_DOUBLE_EQ(p.peak(0), 9);
+  p.push(std::vector<double>{});  // too short: ignored
+  EXPECT_DOUBLE_EQ(p.peak(0), 9);
+}
+
+// Hypervisor steal comes from the neighbours, never from the guest's own jobs: a level the host
+// already reached recently is known; only a material step above it is a new symptom. Other
+// symptoms ignore the recent peaks.
+TEST(SymptomGate, AmbientStealIsJudgedFromItsRecentPeak) {
+  EXPECT_TRUE(pipeline::ambient_symptom("derived:cpu_steal_pct"));
+  EXPECT_TRUE(pipeline::ambient_symptom("derived:cpu_steal_pct.cpu3"));
+  EXPECT_FALSE(pipeline::ambient_symptom("derived:cpu_steal_pctx"));
+  EXPECT_FALSE(pipeline::ambient_symptom("derived:psi_cpu_some_pct"));
+  const ChannelInfo steal{"derived:cpu_steal_pct", "%", Kind::gauge, Subsystem::cpu};
+  const ChannelInfo psi{"derived:psi_cpu_some_pct", "%", Kind::gauge, Subsystem::cpu};
+  pipeline::SymptomGate g;
+  g.reset({&steal, &psi}, 2);
+  const std::vector<double> z{20, 20}, med{0.5, 1}, low{35, 35};
+  EXPECT_EQ(g.strongest(z, med, low), 0) << "no history: steal +34.5 points is a symptom";
+  EXPECT_EQ(g.strongest(z, med, low, std::vector<double>{NAN, NAN}), 0) << "none seen";
+  EXPECT_EQ(g.strongest(z, med, low, std::vector<double>{40, 40}), 1) << "steal below its recent peak; PSI counts";
+  const std::vector<double> low_steal{35, 1};
+  EXPECT_FALSE(g.symptomatic(z, med, low_steal, std::vector<double>{40, NAN}));
+  EXPECT_FALSE(g.symptomatic(z, med, low_steal, std::vector<double>{30, NAN})) << "only 5 points above the peak";
+  EXPECT_TRUE(g.symptomatic(z, med, low_steal, std::vector<double>{20, NAN})) << "15 points above the peak";
+  EXPECT_TRUE(g.symptomatic(z, med, low_steal, std::vector<double>{0.2, NAN})) << "a peak below the reference says nothing";
+  EXPECT_DOUBLE_EQ(g.rise(0, med, low_steal), 34.5) << "the rise reported is still over the reference";
+}
+
 TEST(SmoothedAverage, KernelAveragesOfOtherChannels) {
   for (const char* n : {"proc.pressure:cpu_some_avg10", "proc.pressure:io_full_avg300", "proc.loadavg:load1",
                         "proc.loadavg:load15", "cgroup.pressure:memory_some_avg60.kubepods"})
@@ -454,6 +505,40 @@ TEST(WorkloadChange, ALastingStallBecomesTheReferenceAndItsEndIsAKnownRegime) {
   EXPECT_EQ(back.incidents, 0u);
   ASSERT_FALSE(d.workload_changes().empty());
   EXPECT_EQ(d.workload_changes().back().action, "returned to a known regime");
+}
+
+// A VM whose neighbours steal its CPU in bursts: the first burst is an incident; the same
+// level returning within the hour is not (a known condition of the host); a burst a material
+// step higher is again, and so is a stall of the guest's own.
+TEST(WorkloadChange, RecurringHypervisorStealIsReportedOnce) {
+  std::vector<ChannelInfo> ch = {{"derived_src:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                                 {"derived:cpu_steal_pct", "%", Kind::gauge, Subsystem::cpu},
+                                 {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu}};
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  const auto row = [&](double busy, double steal, double psi) {
+    return std::vector<double>{busy + 2 * noise(rng), std::max(0.0, steal + 0.3 * noise(rng)),
+                               std::max(0.0, psi + 0.5 * noise(rng))};
+  };
+  StreamingDetector d({}, ch, options());
+  std::size_t t = 0, opened = 0;
+  const auto phase = [&](std::size_t n, double busy, double steal, double psi) {
+    std::size_t o = 0;
+    for (std::size_t i = 0; i < n; ++i, ++t) o += d.push(kT0 + std::int64_t(t) * 1'000'000'000, row(busy, steal, psi)).opened;
+    opened += o;
+    return o;
+  };
+  phase(150, 60, 0.5, 1.0);
+  ASSERT_TRUE(d.model_ready());
+  EXPECT_EQ(phase(25, 45, 30, 1.0), 1u) << "the first burst";
+  phase(120, 60, 0.5, 1.0);
+  EXPECT_FALSE(d.active());
+  EXPECT_EQ(phase(25, 45, 30, 1.0), 0u) << "the same burst again";
+  phase(120, 60, 0.5, 1.0);
+  EXPECT_EQ(phase(25, 35, 50, 1.0), 1u) << "20 points higher";
+  phase(120, 60, 0.5, 1.0);
+  EXPECT_EQ(phase(25, 60, 0.5, 30.0), 1u) << "the guest's own stall";
+  EXPECT_EQ(opened, 3u);
 }
 
 TEST(WorkloadChange, OffMeansEveryAnomalyIsAnIncident) {
