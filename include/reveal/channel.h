@@ -70,7 +70,9 @@ struct ChannelInfo {
 //   saturation: work queued beyond a resource's capacity (the USE method's saturation, B. Gregg):
 //            runnable tasks (proc.stat:procs_running) and run-queue wait per CPU
 //            (derived:runqueue_wait_per_cpu). Once PSI cpu "some" sits at 100 % (one task always
-//            waits), only these still rise with contention. The workload-change gate counts a
+//            waits), only these still rise with contention. Also memory in use
+//            (derived:mem_used_pct), whose part beyond 90 % (MemAvailable under 10 % of
+//            MemTotal: the host close to out of memory) the gate counts. The workload-change gate counts a
 //            material rise of them as a symptom (more tasks waiting per CPU than before,
 //            src/pipeline/workload_change.h); attribution weighs them as load, because every
 //            busy subsystem's workers (network, I/O) are runnable tasks too: as full symptoms

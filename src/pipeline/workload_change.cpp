@@ -72,17 +72,24 @@ double RecentPeaks::peak(std::size_t i) const {
 void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans, int cores) {
   idx_.clear();
   material_.clear();
-  runnable_.clear();
+  beyond_.clear();
   ambient_.clear();
   cores_ = cores > 0 ? double(cores) : 0.0;
   for (std::size_t j = 0; j < chans.size(); ++j) {
     const ChannelRole role = channel_role(chans[j]->name);
     if (role == ChannelRole::load) continue;
-    const bool runnable = role == ChannelRole::saturation && chans[j]->unit != "s/s";
-    if (runnable && cores_ <= 0) continue;
+    double beyond = NAN, material = material_rise(chans[j]->name, chans[j]->unit);
+    if (role == ChannelRole::saturation && chans[j]->name == "derived:mem_used_pct") {  // memory in use
+      beyond = kMemoryFullPct;
+      material = kMemoryBeyondStep;
+    } else if (role == ChannelRole::saturation && chans[j]->unit != "s/s") {  // runnable tasks
+      if (cores_ <= 0) continue;
+      beyond = 1.0 + cores_;  // the reader itself is one runnable task
+      material = cores_;
+    }
     idx_.push_back(j);
-    material_.push_back(runnable ? cores_ : material_rise(chans[j]->name, chans[j]->unit));
-    runnable_.push_back(runnable);
+    material_.push_back(material);
+    beyond_.push_back(beyond);
     ambient_.push_back(ambient_symptom(chans[j]->name));
   }
 }
@@ -90,9 +97,9 @@ void SymptomGate::reset(const std::vector<const ChannelInfo*>& chans, int cores)
 double SymptomGate::rise_of(std::size_t k, std::span<const double> median, std::span<const double> low) const {
   const std::size_t j = idx_[k];
   if (j >= median.size() || j >= low.size() || !std::isfinite(median[j]) || !std::isfinite(low[j])) return NAN;
-  if (!runnable_[k]) return low[j] - median[j];
-  const auto waiting = [this](double tasks) { return std::max(0.0, tasks - 1.0 - cores_); };
-  return waiting(low[j]) - waiting(median[j]);
+  if (std::isnan(beyond_[k])) return low[j] - median[j];
+  const double b = beyond_[k];
+  return std::max(0.0, low[j] - b) - std::max(0.0, median[j] - b);
 }
 
 double SymptomGate::rise(std::size_t j, std::span<const double> median, std::span<const double> low) const {

@@ -17,6 +17,9 @@
 //     least the number of CPUs between the reference median and the window. A new job on an
 //     idle host (1 → 3 runnable tasks on 2 CPUs) is not; a CPU hog on a host another job
 //     already saturates (5 → 10) is, where PSI cpu "some", already near 100 %, cannot rise.
+//     Memory in use (derived:mem_used_pct) counts by its part beyond kMemoryFullPct, up by
+//     kMemoryBeyondStep points: the host close to out of memory, which a job filling its own
+//     share of memory is not.
 //   settled: the rows since a change look like one steady regime. Among the kDriftChannels
 //     channels that moved most (largest |mean z| of the episode, at least 3), a channel drifts
 //     when the medians of the first and second half of the rows lie more than kDriftMax robust
@@ -38,6 +41,12 @@
 namespace reveal::pipeline {
 
 inline constexpr double kSymptomZ = 6.0;
+// Memory in use beyond which the host is close to out of memory: MemAvailable under 10 % of
+// MemTotal, the threshold of the common "host out of memory" alert (node_exporter users'
+// HostOutOfMemory rule). A window must lie kMemoryBeyondStep points further beyond it than the
+// reference, so a host that lives at 91 % does not alert on every wobble.
+inline constexpr double kMemoryFullPct = 90.0;
+inline constexpr double kMemoryBeyondStep = 2.0;
 inline constexpr double kDriftMax = 1.0;
 inline constexpr std::size_t kDriftChannels = 5;  // channels the settled test looks at
 inline constexpr double kDriftingShare = 0.5;
@@ -109,7 +118,7 @@ class SymptomGate {
   std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> median, std::span<const double> low,
                            std::span<const double> seen = {}) const;
   // That channel's rise (low − median; for runnable tasks, the tasks waiting beyond the CPUs
-  // added), in its unit.
+  // added; for memory in use, the points beyond kMemoryFullPct added), in its unit.
   double rise(std::size_t j, std::span<const double> median, std::span<const double> low) const;
   std::size_t symptom_channels() const { return idx_.size(); }
 
@@ -118,7 +127,9 @@ class SymptomGate {
 
   std::vector<std::size_t> idx_;   // model channels that are symptoms
   std::vector<double> material_;   // their material rise, in the channel's unit
-  std::vector<char> runnable_;     // the channel counts runnable tasks (judged beyond the CPUs)
+  std::vector<double> beyond_;     // saturation channels: the level their rise is counted beyond
+                                   // (runnable tasks: 1 + CPUs; memory in use: kMemoryFullPct);
+                                   // NaN for the others
   std::vector<char> ambient_;      // ambient_symptom(): judged from its recent peak too
   double cores_ = 0;
 };

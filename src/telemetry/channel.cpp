@@ -82,6 +82,9 @@ ChannelRole channel_role(std::string_view name) {
   if (source == "proc.stat" && field.rfind("procs_blocked", 0) == 0) return ChannelRole::symptom;
   if ((source == "proc.stat" && field == "procs_running") || (source == "derived" && field == "runqueue_wait_per_cpu"))
     return ChannelRole::saturation;
+  // Memory in use (1 − MemAvailable/MemTotal): a level that moves with every job, until the
+  // host nears out of memory (SymptomGate counts only its part beyond 90 %).
+  if (source == "derived" && field == "mem_used_pct") return ChannelRole::saturation;
   // Processes created: a job forks a few dozen at start; thousands a second is a fork or exec
   // storm (a crash loop, a fork bomb, a runaway health check). SymptomGate asks for a material
   // rise of 200/s.

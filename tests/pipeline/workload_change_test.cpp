@@ -134,6 +134,24 @@ TEST(SymptomGate, TasksWaitingBeyondTheCpusCountOnASaturatedHost) {
   EXPECT_FALSE(g.symptomatic(z8, busy, std::vector<double>{9, 0.2}));
 }
 
+// Memory in use is a level every job moves; only its part beyond 90 % (MemAvailable under 10 %:
+// the host close to out of memory) is a symptom.
+TEST(SymptomGate, MemoryInUseCountsOnlyNearOutOfMemory) {
+  EXPECT_EQ(channel_role("derived:mem_used_pct"), ChannelRole::saturation);
+  const ChannelInfo used{"derived:mem_used_pct", "%", Kind::gauge, Subsystem::memory};
+  pipeline::SymptomGate g;
+  g.reset({&used}, 0);  // no CPU count needed
+  EXPECT_EQ(g.symptom_channels(), 1u);
+  const std::vector<double> z{50}, ref{8};
+  EXPECT_FALSE(g.symptomatic(z, ref, std::vector<double>{85})) << "a job filling 77 points of memory";
+  EXPECT_FALSE(g.symptomatic(z, ref, std::vector<double>{91.5})) << "1.5 points beyond 90";
+  EXPECT_TRUE(g.symptomatic(z, ref, std::vector<double>{94})) << "MemAvailable 6 %";
+  EXPECT_DOUBLE_EQ(g.rise(0, ref, std::vector<double>{94}), 4.0);
+  EXPECT_FALSE(g.symptomatic(z, std::vector<double>{93}, std::vector<double>{94})) << "a host that lives beyond 90";
+  EXPECT_TRUE(g.symptomatic(z, std::vector<double>{93}, std::vector<double>{96}));
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{4}, ref, std::vector<double>{94})) << "z below 6";
+}
+
 TEST(RecentPeaks, TheHighestLevelOverTheSpanNaNIgnored) {
   pipeline::RecentPeaks p;
   p.reset(2, 120);  // 60 buckets of 2 windows
