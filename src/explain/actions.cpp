@@ -21,7 +21,8 @@ std::string suggest_action(Subsystem s, const ChannelEvidence& top) {
       break;
     case Subsystem::network:
       what = "network degradation: check link errors and retransmits, MTU on every hop, NIC "
-             "offloads and foreign traffic on the job's interfaces (ip -s link, ss -ti)";
+             "offloads, rate limits and drops in the interfaces' queueing disciplines (tc -s qdisc) "
+             "and foreign traffic on the job's interfaces (ip -s link, ss -ti)";
       break;
     case Subsystem::storage:
       what = "storage contention: check other I/O on the device (iotop, iostat -x), checkpoint "

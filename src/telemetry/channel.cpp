@@ -85,6 +85,9 @@ ChannelRole channel_role(std::string_view name) {
   // Memory in use (1 − MemAvailable/MemTotal): a level that moves with every job, until the
   // host nears out of memory (SymptomGate counts only its part beyond 90 %).
   if (source == "derived" && field == "mem_used_pct") return ChannelRole::saturation;
+  // Egress qdiscs (tc.qdisc): drops, throttle events at a rate limit (overlimits) and requeues
+  // by a busy driver are shortages; the queue's length and backlog are levels.
+  if (source == "tc.qdisc") return (field == "backlog" || field == "qlen") ? ChannelRole::load : ChannelRole::symptom;
   // Processes created: a job forks a few dozen at start; thousands a second is a fork or exec
   // storm (a crash loop, a fork bomb, a runaway health check). SymptomGate asks for a material
   // rise of 200/s.

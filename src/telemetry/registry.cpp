@@ -12,6 +12,7 @@ const std::vector<ProbeFactory>& probe_registry() {
     add_procfs_probes(r);
     add_sysfs_probes(r);
     add_ethtool_probes(r);
+    add_netlink_probes(r);
     add_rdma_probes(r);
     add_cgroup_probes(r);
     add_nvml_probes(r);

@@ -12,6 +12,7 @@ namespace reveal::telemetry {
 void add_procfs_probes(std::vector<ProbeFactory>& out);  // src/telemetry/procfs/register.cpp
 void add_sysfs_probes(std::vector<ProbeFactory>& out);   // src/telemetry/sysfs/register.cpp
 void add_ethtool_probes(std::vector<ProbeFactory>& out); // src/telemetry/ethtool/register.cpp
+void add_netlink_probes(std::vector<ProbeFactory>& out); // src/telemetry/netlink/register.cpp
 void add_rdma_probes(std::vector<ProbeFactory>& out);    // src/telemetry/rdma/register.cpp
 void add_cgroup_probes(std::vector<ProbeFactory>& out);  // src/telemetry/cgroup/register.cpp
 void add_nvml_probes(std::vector<ProbeFactory>& out);    // src/telemetry/nvml/register.cpp

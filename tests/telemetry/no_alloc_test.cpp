@@ -19,6 +19,7 @@
 #include "telemetry/ethtool/ethtool.h"
 #include "telemetry/perf/hardware.h"
 #include "telemetry/perf/uncore.h"
+#include "telemetry/netlink/qdisc_probe.h"
 #include "telemetry/sysfs/net.h"
 
 namespace {
@@ -220,6 +221,26 @@ TEST(StoreNoAlloc, AppendAllocatesNothingBetweenChunkCommits) {
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+// tc.qdisc on a scripted dump: steady, a new root qdisc (a rate limit added), one gone, a
+// failing dump.
+TEST(ProbeNoAlloc, QdiscOnTheFakeAllocatesNothing) {
+  FakeRtnl kernel;
+  kernel.qdiscs = {FakeQdisc{1, 0, TC_H_ROOT, "noqueue", gnet_stats_queue{}},
+                   FakeQdisc{2, 0, TC_H_ROOT, "fq_codel", gnet_stats_queue{0, 0, 4, 0, 0}}};
+  telemetry::QdiscProbe p(kernel);
+  ASSERT_TRUE(p.open("/").available);
+  std::vector<double> out(p.channels().size());
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  kernel.qdiscs.push_back(FakeQdisc{7, 0x7e570000, TC_H_ROOT, "tbf", gnet_stats_queue{1, 1500, 2, 0, 90}});
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  EXPECT_EQ(out[1], 90);
+  kernel.qdiscs.erase(kernel.qdiscs.begin());
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  kernel.error_reply = EIO;
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  EXPECT_TRUE(std::isnan(out[0]));
 }
 
 }  // namespace

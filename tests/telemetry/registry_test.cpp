@@ -23,7 +23,7 @@ TEST(ProbeRegistry, ListsAllProbesInOrder) {
   EXPECT_EQ(got, (std::vector<std::string>{
                      "proc.stat", "proc.meminfo", "proc.vmstat", "proc.pressure", "proc.loadavg",
                      "proc.net.dev", "proc.net.snmp", "proc.diskstats", "proc.schedstat", "sys.cpufreq", "sys.net",
-                     "sys.rapl", "sys.hwmon", "sys.thermal", "sys.cpuidle", "ethtool", "rdma", "cgroup",
+                     "sys.rapl", "sys.hwmon", "sys.thermal", "sys.cpuidle", "ethtool", "tc.qdisc", "rdma", "cgroup",
                      "nvml", "perf.software", "perf.hardware", "perf.uncore", "reveal.sampler"}));
 }
 

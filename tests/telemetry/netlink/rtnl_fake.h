@@ -1,15 +1,17 @@
-// Hand-built rtnetlink datagrams and a scripted NETLINK_ROUTE socket, for the rtnl_link parser
-// and dumper tests and the sys.net probe tests: no kernel needed.
+// Hand-built rtnetlink datagrams and a scripted NETLINK_ROUTE socket, for the rtnl_link and
+// rtnl_qdisc parser and dumper tests and the sys.net and tc.qdisc probe tests: no kernel needed.
 //
 // The append_* helpers write netlink messages the way the kernel lays them out (nlmsghdr,
-// then for RTM_NEWLINK an ifinfomsg and 4-byte aligned rtattrs). FakeRtnl answers each
-// RTM_GETLINK dump request with the current `links`, links_per_datagram per datagram, then
-// NLMSG_DONE, following the RtnlIo contract; knobs make it fail the ways the kernel can.
+// then for RTM_NEWLINK an ifinfomsg, for RTM_NEWQDISC a tcmsg, and 4-byte aligned rtattrs).
+// FakeRtnl answers each RTM_GETLINK dump request with the current `links` (RTM_GETQDISC: the
+// current `qdiscs`), links_per_datagram per datagram, then NLMSG_DONE, following the RtnlIo contract; knobs make it fail the ways the kernel can.
 // Within the capacity reserved at construction it allocates nothing (no_alloc_test uses it).
 #pragma once
 
+#include <linux/gen_stats.h>
 #include <linux/if.h>
 #include <linux/netlink.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
 #include <cerrno>
@@ -22,6 +24,7 @@
 
 #include "../probe_test_util.h"
 #include "telemetry/netlink/rtnl_link.h"
+#include "telemetry/netlink/rtnl_qdisc.h"
 
 namespace reveal::testing {
 
@@ -33,6 +36,15 @@ struct FakeLink {
   std::optional<std::uint8_t> operstate;  // IF_OPER_*
   std::optional<std::uint8_t> carrier;
   std::optional<std::vector<std::uint64_t>> stats64;  // IFLA_STATS64 payload, in u64 words
+};
+
+struct FakeQdisc {
+  std::int32_t ifindex = 0;
+  std::uint32_t handle = 0;
+  std::uint32_t parent = TC_H_ROOT;
+  std::string kind = "fq_codel";
+  std::optional<gnet_stats_queue> queue = gnet_stats_queue{};  // TCA_STATS2/TCA_STATS_QUEUE
+  bool flat_stats = true;  // also the older TCA_STATS (as the kernel sends), from `queue`
 };
 
 // struct rtnl_link_stats64 values base + i for field i (25 fields, as Linux 6.x sends).
@@ -94,6 +106,37 @@ inline void append_newlink(std::vector<std::uint8_t>& b, std::uint32_t seq, cons
   finish_message(b, at);
 }
 
+// The nested TCA_STATS2 carries TCA_STATS_BASIC first and TCA_STATS_QUEUE after, as
+// gnet_stats_copy_* write them.
+inline void append_newqdisc(std::vector<std::uint8_t>& b, std::uint32_t seq, const FakeQdisc& q) {
+  const std::size_t at = begin_message(b, RTM_NEWQDISC, seq);
+  tcmsg tcm{};
+  tcm.tcm_family = AF_UNSPEC;
+  tcm.tcm_ifindex = q.ifindex;
+  tcm.tcm_handle = q.handle;
+  tcm.tcm_parent = q.parent;
+  append_bytes(b, &tcm, sizeof tcm);
+  append_attr(b, TCA_KIND, q.kind.c_str(), q.kind.size() + 1);
+  if (q.queue) {
+    const std::size_t nest = b.size();  // the TCA_STATS2 header, its length set below
+    append_attr(b, TCA_STATS2 | NLA_F_NESTED, nullptr, 0);
+    const gnet_stats_basic basic{12345, 67};
+    append_attr(b, TCA_STATS_BASIC, &basic, sizeof basic);
+    append_attr(b, TCA_STATS_QUEUE, &*q.queue, sizeof *q.queue);
+    const auto nest_len = static_cast<std::uint16_t>(b.size() - nest);
+    std::memcpy(b.data() + nest, &nest_len, sizeof nest_len);  // rta_len is the first field
+    if (q.flat_stats) {
+      tc_stats flat{};
+      flat.drops = q.queue->drops;
+      flat.overlimits = q.queue->overlimits;
+      flat.qlen = q.queue->qlen;
+      flat.backlog = q.queue->backlog;
+      append_attr(b, TCA_STATS, &flat, sizeof flat);
+    }
+  }
+  finish_message(b, at);
+}
+
 inline void append_done(std::vector<std::uint8_t>& b, std::uint32_t seq, int status = 0) {
   const std::size_t at = begin_message(b, NLMSG_DONE, seq);
   append_bytes(b, &status, sizeof status);
@@ -111,6 +154,7 @@ inline void append_error(std::vector<std::uint8_t>& b, std::uint32_t seq, int er
 class FakeRtnl final : public telemetry::RtnlIo {
  public:
   std::vector<FakeLink> links;
+  std::vector<FakeQdisc> qdiscs;
   std::size_t links_per_datagram = 2;
   int open_errno = 0;
   int send_errno = 0;        // send() fails with it
@@ -166,8 +210,11 @@ class FakeRtnl final : public telemetry::RtnlIo {
       ends_.push_back(bytes_.size());
       return 0;
     }
-    for (std::size_t i = 0; i < links.size(); ++i) {
-      append_newlink(bytes_, seq, links[i]);
+    const bool qdisc_dump = last_request.nlmsg_type == RTM_GETQDISC;
+    const std::size_t n = qdisc_dump ? qdiscs.size() : links.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (qdisc_dump) append_newqdisc(bytes_, seq, qdiscs[i]);
+      else append_newlink(bytes_, seq, links[i]);
       if ((i + 1) % links_per_datagram == 0) ends_.push_back(bytes_.size());
     }
     if (!no_done) append_done(bytes_, seq, done_status);
