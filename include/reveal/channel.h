@@ -81,6 +81,15 @@ struct ChannelInfo {
 // applies to stored and imported recordings alike. Unknown channels are load.
 enum class ChannelRole : std::uint8_t { load, symptom, saturation };
 ChannelRole channel_role(std::string_view name);
+
+// A failure counter's rate (channel `name` of unit "<x>/s" after rates): errors, drops,
+// discards, retransmits, timeouts, throttle events (tc.qdisc overlimits, cgroup throttling),
+// whose healthy level is a flat 0. A symptom by channel_role(), except the stall times (PSI),
+// steal, I/O wait, task counts, paging and the sampler's lateness, which a healthy busy host
+// does show. The streaming detector scores such a channel even when it stayed at 0 through the
+// whole history it is fitted on (pipeline::scored_columns): a link that starts dropping is
+// news exactly because it never did.
+bool failure_counter(std::string_view name, std::string_view unit);
 std::string_view to_string(ChannelRole r);
 
 }  // namespace reveal

@@ -14,6 +14,14 @@ namespace {
 
 constexpr double kFallWeight = 0.25;
 constexpr double kLoadWeight = 0.5;  // a load channel's evidence against a symptom channel's (channel_role)
+
+// CPU pressure stall (PSI cpu, total and derived shares): tasks waiting for a CPU, whatever
+// they run. On a host with few CPUs every extra piece of work raises it, the network stack's
+// softirqs and a memory-bandwidth hog's threads as much as a CPU hog, so it says that something
+// competes for the CPUs, not what: in attribution it weighs as load, like the runnable tasks.
+bool cpu_contention(const std::string& name) {
+  return name.rfind("proc.pressure:cpu_", 0) == 0 || name.rfind("derived:psi_cpu_", 0) == 0;
+}
 const double kMaxEffect = std::log(100.0);  // effect-size cap for attribution (100×)
 constexpr std::size_t kTopPerSubsystem = 3;
 
@@ -70,7 +78,9 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   //    load channels (utilisation, throughput, activity counts, levels) kLoadWeight (0.5): a
   //    shortage is where the host hurts, while activity moves wherever work moves. A fork storm
   //    allocates and faults pages by the hundred thousand per second (proc.vmstat:pgalloc_*,
-  //    pgfree, pgfault: load), which must not name memory over the CPU pressure it causes.
+  //    pgfree, pgfault: load), which must not name memory over the processes it creates.
+  //    Saturation (runnable tasks) and CPU pressure stall (cpu_contention above) weigh as load:
+  //    they show that something competes for the CPUs, not what;
   //    When only load channels move (a new job), every weight halves and the shares are as
   //    without the role;
   //  * per CPU: a channel of one CPU (label "cpu<N>", or "cpu<N>.<state>" for sys.cpuidle)
@@ -85,7 +95,9 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   const double n_cpus = std::max(1, cores);
   std::vector<double> static_weight(nc);  // role × per-CPU; the direction depends on zbar
   for (std::size_t j = 0; j < nc; ++j)
-    static_weight[j] = (channel_role(chans[j]->name) == ChannelRole::symptom ? 1.0 : kLoadWeight) /
+    static_weight[j] = (channel_role(chans[j]->name) == ChannelRole::symptom && !cpu_contention(chans[j]->name)
+                            ? 1.0
+                            : kLoadWeight) /
                        (per_cpu_prefix(channel_label(chans[j]->name)) ? n_cpus : 1.0);
   const auto channel_weight = [&](std::size_t j) { return (zbar[j] < 0 ? kFallWeight : 1.0) * static_weight[j]; };
   std::vector<double> zev(nc, 0.0);

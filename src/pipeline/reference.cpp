@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "reveal/channel.h"
 #include "reveal/robust_z.h"
 
 namespace reveal::pipeline {
@@ -42,17 +43,24 @@ std::vector<double> finite_column(const Matrix& m, std::size_t c) {
   return v;
 }
 
-std::vector<int> varying_columns(const Series& s) {
+namespace {
+// Columns with at least half the samples finite that vary, or (flat_failures) are failure counters.
+std::vector<int> columns(const Series& s, bool flat_failures) {
   std::vector<int> cols;
   for (std::size_t c = 0; c < s.channels.size(); ++c) {
     auto v = finite_column(s.values, c);
     if (v.empty() || v.size() * 2 < s.t_s.size()) continue;
     auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    if (*lo == *hi) continue;
+    if (*lo == *hi && !(flat_failures && failure_counter(s.channels[c].name, s.channels[c].unit))) continue;
     cols.push_back(int(c));
   }
   return cols;
 }
+}  // namespace
+
+std::vector<int> varying_columns(const Series& s) { return columns(s, false); }
+
+std::vector<int> scored_columns(const Series& s) { return columns(s, true); }
 
 std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols) {
   std::vector<double> floors(cols.size());

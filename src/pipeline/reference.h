@@ -20,6 +20,11 @@ std::vector<double> finite_column(const Matrix& m, std::size_t c);
 // mode; baseline mode adds its own checks.
 std::vector<int> varying_columns(const Series& s);
 
+// The streaming detector's columns: varying_columns(), plus the failure counters
+// (reveal::failure_counter) that stayed constant in `s` with at least half the samples finite:
+// their reference spread is their unit's floor, so a link that starts dropping scores at once.
+std::vector<int> scored_columns(const Series& s);
+
 // Per scored column, the smallest deviation worth a robust SD (unit resolution; memory-sized
 // levels at least 0.5 % of the host's RAM when proc.meminfo:MemTotal is in `s`; the sampler's
 // lateness in units of the sampling interval Δ, the median spacing of `s`, instead of its

@@ -194,7 +194,7 @@ bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember) {
     std::copy(src.begin(), src.end(), s.values.row(std::size_t(g - g0)).begin());
     s.t_s[std::size_t(g - g0)] = double(hist_t_[slot(g)] - t0_ns_) * 1e-9;
   }
-  std::vector<int> cols = pipeline::varying_columns(s);
+  std::vector<int> cols = pipeline::scored_columns(s);
   if (opts_.workload_changes && !opts_.baseline)
     std::erase_if(cols, [&](int c) { return pipeline::smoothed_average(layout_[std::size_t(c)].name); });
   if (cols.empty()) {

@@ -108,6 +108,18 @@ ChannelRole channel_role(std::string_view name) {
   return ChannelRole::load;
 }
 
+bool failure_counter(std::string_view name, std::string_view unit) {
+  if (unit.size() < 2 || unit.substr(unit.size() - 2) != "/s") return false;
+  if (channel_role(name) != ChannelRole::symptom) return false;
+  const std::size_t colon = name.find(':');
+  const std::string source = lower(name.substr(0, colon));
+  const std::string field = lower(name.substr(colon + 1));
+  if (source == "reveal.sampler" || source == "proc.stat" || source == "proc.vmstat" || source == "derived") return false;
+  if (source.find("pressure") != std::string::npos || contains(field, "pressure")) return false;
+  if (field.rfind("steal", 0) == 0 || field.rfind("iowait", 0) == 0) return false;
+  return true;
+}
+
 std::string_view to_string(ChannelRole r) {
   switch (r) {
     case ChannelRole::symptom: return "symptom";

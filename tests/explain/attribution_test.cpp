@@ -145,7 +145,7 @@ double share_of(const Incident& inc, Subsystem s) {
 // counters moved a hundredfold.
 TEST(AttributeWeights, AForkStormsPageCountersAreLoadAndDoNotNameMemory) {
   Channels c;
-  c.add("proc.pressure:cpu_some_total", "us", Subsystem::cpu, 1000);   // symptom
+  c.add("proc.pressure:cpu_some_total", "us", Subsystem::cpu, 1000);   // symptom, weighed as load (contention)
   c.add("proc.stat:processes", "count", Subsystem::cpu, 2);            // symptom (process creation)
   c.add("derived:cpu_busy_pct", "%", Subsystem::cpu, 10);              // load
   c.add("proc.vmstat:pgalloc_normal", "pages", Subsystem::memory, 4000);
@@ -159,7 +159,7 @@ TEST(AttributeWeights, AForkStormsPageCountersAreLoadAndDoNotNameMemory) {
   Incident inc;
   attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
   const double cap = std::log(100.0), busy = std::log((90.0 + 5) / (10.0 + 5));
-  const double cpu = cap * 1.0 + cap * 1.0 + busy * 0.5, memory = 3 * cap * 0.5;
+  const double cpu = cap * 0.5 + cap * 1.0 + busy * 0.5, memory = 3 * cap * 0.5;
   EXPECT_EQ(inc.subsystem, Subsystem::cpu) << "memory " << share_of(inc, Subsystem::memory);
   EXPECT_NEAR(inc.confidence, cpu / (cpu + memory), 1e-9);
   EXPECT_NEAR(share_of(inc, Subsystem::memory), memory / (cpu + memory), 1e-9);
@@ -167,6 +167,21 @@ TEST(AttributeWeights, AForkStormsPageCountersAreLoadAndDoNotNameMemory) {
   EXPECT_EQ(inc.top[0].name, "proc.vmstat:pgalloc_normal");
   // The action names the incident subsystem's strongest channel.
   EXPECT_NE(inc.action.find("proc.stat:processes"), std::string::npos) << inc.action;
+}
+
+// A network flood's softirqs and senders compete for the CPUs: CPU pressure stall rises as
+// much as on a CPU hog. It says something competes, not what: weighed as load, the traffic
+// itself names the subsystem.
+TEST(AttributeWeights, CpuPressureStallNamesNoSubsystemOnItsOwn) {
+  Channels c;
+  c.add("derived:psi_cpu_some_pct", "%", Subsystem::cpu, 1);                 // 1 % → 90 %
+  c.add("derived:net_tx_bytes_per_s", "bytes/s", Subsystem::network, 1e6);  // 1 → 60 MB/s
+  ASSERT_EQ(channel_role("derived:psi_cpu_some_pct"), ChannelRole::symptom);
+  const std::vector<double> zbar{30, 30};
+  const std::vector<double> mean{90, 6e7};  // effects ln(95/6) = 2.8 (×0.5) and ln 60 = 4.1 (×0.5)
+  Incident inc;
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
+  EXPECT_EQ(inc.subsystem, Subsystem::network) << "cpu " << share_of(inc, Subsystem::cpu);
 }
 
 // A disk fault's I/O workers are runnable tasks too: runnable tasks (saturation) weigh as load

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "reveal/channel.h"
+
 namespace reveal::pipeline {
 namespace {
 
@@ -26,6 +30,34 @@ TEST(ChannelFloors, TheSamplersLatenessIsFlooredByTheInterval) {
   EXPECT_DOUBLE_EQ(f[1], 0.2);   // 0.1 / 0.5 s: a tenth of the ticks
   EXPECT_DOUBLE_EQ(f[2], 1e-9);  // "s" in general: the unit's resolution
   EXPECT_DOUBLE_EQ(f[3], 1.0);   // count/s
+}
+
+// The streaming detector also scores failure counters that stayed at 0 through its history
+// (a link that starts dropping is news because it never did); varying_columns (self mode
+// offline, where the fault is in the run) keeps only what varies.
+TEST(ScoredColumns, FlatFailureCountersAreScoredFlatLoadIsNot) {
+  Series s;
+  s.channels = {{"tc.qdisc:overlimits", "count/s", Kind::gauge, Subsystem::network},
+                {"sys.net:rx_crc_errors.eth0", "count/s", Kind::gauge, Subsystem::network},
+                {"proc.net.dev:tx_bytes.eth0", "bytes/s", Kind::gauge, Subsystem::network},
+                {"derived:psi_cpu_some_pct", "%", Kind::gauge, Subsystem::cpu},
+                {"proc.pressure:io_some_total", "us/s", Kind::gauge, Subsystem::storage},
+                {"derived:cpu_busy_pct", "%", Kind::gauge, Subsystem::cpu},
+                {"tc.qdisc:drops", "packets/s", Kind::gauge, Subsystem::network}};
+  s.values = Matrix(0, 7);
+  for (int i = 0; i < 20; ++i) {
+    const double row[] = {0, 0, 1000, 0, 0, 10.0 + i, i < 15 ? NAN : 0.0};  // drops: mostly missing
+    s.values.append_row(row);
+    s.t_s.push_back(i);
+  }
+  EXPECT_EQ(varying_columns(s), (std::vector<int>{5}));
+  EXPECT_EQ(scored_columns(s), (std::vector<int>{0, 1, 5}));
+  EXPECT_TRUE(failure_counter("proc.net.snmp:TcpExt_TCPTimeouts", "count/s"));
+  EXPECT_FALSE(failure_counter("tc.qdisc:overlimits", "count")) << "a raw counter, not its rate";
+  EXPECT_FALSE(failure_counter("tc.qdisc:backlog", "bytes/s")) << "a level";
+  EXPECT_FALSE(failure_counter("proc.vmstat:pgmajfault", "count/s")) << "paging: a new job's start shows it";
+  EXPECT_FALSE(failure_counter("proc.stat:processes", "count/s"));
+  EXPECT_FALSE(failure_counter("derived:cpu_steal_pct", "%"));
 }
 
 }  // namespace

@@ -79,6 +79,38 @@ TEST(StreamingDetector, WarmsUpThenFindsALevelShiftWithinSecondsOnTheRightSubsys
   EXPECT_GT(d.reference_windows(), 100u);
 }
 
+// A qdisc that never throttled starts throttling (a rate limit put on the job's link): the
+// channel was flat at 0 through the whole history, yet it is scored and opens a network
+// incident; the same flat channel of a load (bytes) is not scored.
+TEST(StreamingDetector, AFailureCounterFlatAtZeroIsScoredWhenItStartsCounting) {
+  Synth syn(5);
+  std::vector<ChannelInfo> ch = syn.channels;
+  ch.push_back({"tc.qdisc:overlimits", "count", Kind::counter, Subsystem::network});
+  RunMetadata meta;
+  meta.cores = 4;
+  StreamingOptions o;
+  o.warmup_samples = 60;
+  o.refit_samples = 30;
+  o.history_samples = 300;
+  StreamingDetector d(meta, ch, o);
+  double overlimits = 0;
+  std::size_t opened_at = 0;
+  for (std::size_t i = 0; i < 200; ++i) {
+    auto row = syn.row(false, 0);
+    if (i >= 150) overlimits += 600;  // 600 throttle events per second
+    row.push_back(overlimits);
+    const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, row);
+    if (u.opened && !opened_at) {
+      opened_at = i;
+      ASSERT_TRUE(d.active());
+      EXPECT_EQ(d.active()->subsystem, Subsystem::network);
+      EXPECT_EQ(d.active()->top[0].name, "tc.qdisc:overlimits");
+    }
+  }
+  EXPECT_GE(opened_at, 150u);
+  EXPECT_LE(opened_at, 155u);
+}
+
 TEST(StreamingDetector, CleanStreamRaisesNothing) {
   Synth syn(11);
   StreamingOptions o;
