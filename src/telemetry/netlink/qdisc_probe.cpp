@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <system_error>
+#include <utility>
 
 #include "telemetry/file_reader.h"
 
@@ -10,10 +11,6 @@ namespace reveal::telemetry {
 namespace {
 
 constexpr std::string_view kSource = "tc.qdisc";
-
-bool key_less(const std::pair<std::int32_t, std::uint32_t>& a, const std::pair<std::int32_t, std::uint32_t>& b) {
-  return a < b;
-}
 
 }  // namespace
 
@@ -63,9 +60,8 @@ int QdiscProbe::read_dump(bool baseline) {
     backlog += q.backlog;
     qlen += q.qlen;
     const std::pair key{r.ifindex, r.handle};
-    auto it = std::lower_bound(table_.begin(), table_.end(), key, [](const Tracked& t, const auto& k) {
-      return key_less({t.ifindex, t.handle}, k);
-    });
+    auto it = std::lower_bound(table_.begin(), table_.end(), key,
+                               [](const Tracked& t, const auto& k) { return std::pair{t.ifindex, t.handle} < k; });
     if (it != table_.end() && it->ifindex == r.ifindex && it->handle == r.handle) {
       // The kernel's counters are 32-bit: unsigned subtraction is their growth across a wrap.
       drops_ += std::uint32_t(q.drops - it->drops);
@@ -96,7 +92,7 @@ int QdiscProbe::read_dump(bool baseline) {
   if (fresh_.empty()) return rc;
   table_.insert(table_.end(), fresh_.begin(), fresh_.end());
   std::sort(table_.begin(), table_.end(),
-            [](const Tracked& a, const Tracked& b) { return key_less({a.ifindex, a.handle}, {b.ifindex, b.handle}); });
+            [](const Tracked& a, const Tracked& b) { return std::pair{a.ifindex, a.handle} < std::pair{b.ifindex, b.handle}; });
   fresh_.clear();
   return rc;
 }
