@@ -1093,6 +1093,9 @@ def score_source(incidents, faults, events, span, absences=0):
             at_phase.append(i)
         else:
             elsewhere.append(i)
+    # false incidents whose symptom is hypervisor steal: a real condition of the VM's physical host
+    # that no label covers (the benchmark injects no steal); still counted as false above
+    by_steal = [i for i in false if (i.get("symptom") or {}).get("channel", "").startswith("derived:cpu_steal_pct")]
     ttd = [r["ttd_s"] for r in caught]
     ttr = [r["ttr_s"] for r in caught if "ttr_s" in r]
     outl = [r["outlast_s"] for r in caught]
@@ -1111,7 +1114,7 @@ def score_source(incidents, faults, events, span, absences=0):
         "false_per_day": per_day(len(false)),
         "false_at_workload_events": len(at_startstop) + len(at_phase),
         "false_at_start_stop": len(at_startstop), "false_at_phase_change": len(at_phase),
-        "false_elsewhere": len(elsewhere),
+        "false_elsewhere": len(elsewhere), "false_opened_by_steal": len(by_steal),
         "false_per_day_at_events": per_day(len(at_startstop) + len(at_phase)),
         "false_per_day_elsewhere": per_day(len(elsewhere)),
         "subsystem_top1": sum(r["subsystem_ok"] for r in caught) / len(caught) if caught else None,
@@ -1308,6 +1311,8 @@ def render_md(r):
                 lambda x: f"{x['false_at_start_stop']}, {x['false_at_phase_change']} "
                           f"({fmt(x['false_per_day_at_events'], 1)}/day)"),
             row("… elsewhere", lambda x: f"{x['false_elsewhere']} ({fmt(x['false_per_day_elsewhere'], 1)}/day)"),
+            row("… of all false: opened by hypervisor steal (the VM's host, unlabelled)",
+                lambda x: str(x.get("false_opened_by_steal", "–"))),
             row("subsystem top-1 (of caught)", lambda x: fmt(x["subsystem_top1"])),
             row("TTD median / p90 s", lambda x: f"{fmt(x['ttd_median_s'], 1)} / {fmt(x['ttd_p90_s'], 1)}"),
             row("time to report (the agent's incident_opened event − fault start): median / p90 s",

@@ -117,7 +117,11 @@ def score_run(row, rep):
            "incidents": len(incs), "hits": len(hits), "false": len(incs) - len(hits),
            "caught": None if clean else bool(hits),
            "hours": (rep["run"]["end_unix_ns"] - rep["run"]["start_unix_ns"]) / 3.6e12,
-           "incident_list": [(i["start_s"], i["end_s"], i["subsystem"], round(i["confidence"], 2)) for i in incs]}
+           "incident_list": [(i["start_s"], i["end_s"], i["subsystem"], round(i["confidence"], 2)) for i in incs],
+           # false incidents whose symptom is hypervisor steal: a real condition of the VM's host
+           # that no label covers (the suite injects no steal); still counted as false
+           "false_by_steal": sum(1 for i in incs if i not in hits and (i.get("symptom") or {}).get(
+               "channel", "").startswith("derived:cpu_steal_pct"))}
     if hits:
         first = min(hits, key=lambda i: i["start_unix_ns"])
         res["ttd_s"] = (first["start_unix_ns"] - f0) / 1e9
@@ -245,6 +249,9 @@ def main():
                      f"{fmt(r.get('ttd_s'), 1)} | {r.get('detected_subsystem', '–')} | {incs} |")
     for n, st in skipped:
         lines.append(f"| {n} | skipped: {st} | | | | | |")
+    steal = [(r["name"], r["false_by_steal"]) for r in runs if r.get("false_by_steal")]
+    lines += ["", f"False incidents opened by hypervisor steal (the VM's host, unlabelled; counted as false above): "
+              f"{sum(n for _, n in steal)}" + (" (" + ", ".join(f"{r}: {n}" for r, n in steal) + ")" if steal else "")]
     md = "\n".join(lines) + "\n"
     open(md_path, "w").write(md)
     for r in runs:

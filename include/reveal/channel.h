@@ -90,6 +90,14 @@ ChannelRole channel_role(std::string_view name);
 // whole history it is fitted on (pipeline::scored_columns): a link that starts dropping is
 // news exactly because it never did.
 bool failure_counter(std::string_view name, std::string_view unit);
+
+// Hypervisor steal: derived:cpu_steal_pct, host-wide or of one CPU ("derived:cpu_steal_pct.cpu3"),
+// the share of time the hypervisor ran another guest while this guest's vCPU was ready to run
+// (/proc/stat "steal"). Its cause lies outside the guest: no job, fault or setting inside it
+// raises it, only its physical host's other tenants do. The workload-change gate judges it as
+// an ambient symptom (pipeline::ambient_symptom), and an incident opened by it names the
+// hypervisor in its action (explain::attribute).
+bool hypervisor_steal(std::string_view name);
 std::string_view to_string(ChannelRole r);
 
 }  // namespace reveal

@@ -128,4 +128,9 @@ std::string channel_label(const std::string& name);
 // src/explain/actions.cpp).
 std::string suggest_action(Subsystem s, const ChannelEvidence& top);
 
+// Suggested action for an incident whose symptom (Incident::symptom: its rise over the
+// reference median) is hypervisor steal (hypervisor_steal() in reveal/channel.h): the cause is
+// the VM's physical host, so the action is the provider's or the placement's, not the jobs'.
+std::string steal_action(const ChannelEvidence& symptom);
+
 }  // namespace reveal

@@ -47,4 +47,13 @@ std::string suggest_action(Subsystem s, const ChannelEvidence& top) {
          " (robust z " + z + "): " + what;
 }
 
+std::string steal_action(const ChannelEvidence& symptom) {
+  return symptom.name + " +" + format_value(symptom.value, symptom.unit) + " over " +
+         format_value(symptom.reference, symptom.unit) +
+         ": the hypervisor ran other guests while this VM's vCPUs were ready to run (steal), so every "
+         "job here slows down with nothing on the host to blame: the physical host is oversubscribed or a "
+         "neighbour VM is busy. Check the provider's host health and the steal history, move the instance "
+         "to another host (stop/start) or use dedicated hosts";
+}
+
 }  // namespace reveal

@@ -223,6 +223,15 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
       if (chans[j]->subsystem == inc.subsystem) { lead = j; break; }
     inc.action = suggest_action(inc.subsystem, evidence(lead));
   }
+  // Steal is caused by the VM's physical host, never by what moved inside it, so an incident
+  // whose symptom is hypervisor steal says so in its action. The subsystem stays the evidence's:
+  // on a shared VM steal rises as the host gets busy, with a job's start (its traffic named) as
+  // with a fault that began then (a leak's page faults, a disk's writes), and only the evidence
+  // tells the two apart. When the evidence names cpu, steal is the action.
+  if (hypervisor_steal(inc.symptom.name))
+    inc.action = inc.subsystem == Subsystem::cpu || inc.action.empty()
+                     ? steal_action(inc.symptom)
+                     : inc.action + "; it opened on " + steal_action(inc.symptom);
 }
 
 }  // namespace reveal::explain

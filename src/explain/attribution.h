@@ -42,6 +42,10 @@ struct ChannelReference {
 // The incident's shares are robust_z's when its peak level is ≥ 1; otherwise the mean of
 // iforest's and pca_spe's weighted by peak level over those ≥ 1 (robust_z when none is). The
 // top channels are those of largest |z| when robust_z takes part, else of largest combined share.
+// An incident whose symptom (inc.symptom, set before the call) is hypervisor steal
+// (hypervisor_steal(), reveal/channel.h) has the hypervisor's action (steal_action()): alone
+// when the evidence names cpu, after the subsystem's own action otherwise (the subsystem stays
+// the evidence's: a job's start and a fault that began with the steal look alike otherwise).
 // Fills subsystem, confidence, subsystem_shares, detectors, focus, top and action of `inc`.
 // All spans have one entry per model channel (chans.size()).
 void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,

@@ -25,10 +25,7 @@ double material_rise(const std::string& name, const std::string& unit) {
 
 }  // namespace
 
-bool ambient_symptom(const std::string& name) {
-  static constexpr std::string_view kSteal = "derived:cpu_steal_pct";
-  return name.compare(0, kSteal.size(), kSteal) == 0 && (name.size() == kSteal.size() || name[kSteal.size()] == '.');
-}
+bool ambient_symptom(const std::string& name) { return hypervisor_steal(name); }
 
 void RecentPeaks::reset(std::size_t n, std::size_t span, std::size_t lag) {
   n_ = n;

@@ -120,6 +120,11 @@ bool failure_counter(std::string_view name, std::string_view unit) {
   return true;
 }
 
+bool hypervisor_steal(std::string_view name) {
+  static constexpr std::string_view kSteal = "derived:cpu_steal_pct";
+  return name.substr(0, kSteal.size()) == kSteal && (name.size() == kSteal.size() || name[kSteal.size()] == '.');
+}
+
 std::string_view to_string(ChannelRole r) {
   switch (r) {
     case ChannelRole::symptom: return "symptom";

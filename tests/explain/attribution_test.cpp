@@ -264,5 +264,34 @@ TEST(AttributeWeights, ACpusIdleStatesFocusOnTheCpu) {
   EXPECT_GT(inc.focus_share, kFocusMinShare);
 }
 
+// Steal on a shared cloud VM rises as a job starts and the physical host's other guests get
+// busy. An incident whose symptom is steal names the hypervisor in its action; the subsystem
+// stays the evidence's (a fault that began with the steal, here a leak's page faults, is named).
+TEST(AttributeWeights, AnIncidentOpenedByHypervisorStealNamesTheHypervisor) {
+  Channels c;
+  c.add("derived:cpu_steal_pct.cpu1", "%", Subsystem::cpu, 0.3);  // 0.3 → 30.7 %
+  c.add("proc.vmstat:pgfault", "count/s", Subsystem::memory, 1e3);  // 1 k → 100 k/s
+  const std::vector<double> zbar{30, 30}, mean{30.7, 1e5};
+  Incident inc;
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
+  ASSERT_EQ(inc.subsystem, Subsystem::memory);
+  ASSERT_EQ(inc.action.find("hypervisor"), std::string::npos);
+  inc.symptom = {"derived:cpu_steal_pct.cpu1", "%", Subsystem::cpu, 30.4, 0.3, 30};
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
+  EXPECT_EQ(inc.subsystem, Subsystem::memory);
+  EXPECT_EQ(inc.action.rfind("proc.vmstat:pgfault", 0), 0u) << inc.action;
+  EXPECT_NE(inc.action.find("; it opened on derived:cpu_steal_pct.cpu1 +30.4 % over 0.3 %: the hypervisor"),
+            std::string::npos) << inc.action;
+  // Only steal moved: cpu, and the action is the hypervisor's alone.
+  const std::vector<double> zbar2{30, 0}, mean2{30.7, 1e3};
+  attribute(inc, zbar2, mean2, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
+  EXPECT_EQ(inc.subsystem, Subsystem::cpu);
+  EXPECT_EQ(inc.action.rfind("derived:cpu_steal_pct.cpu1 +30.4 % over 0.3 %: the hypervisor", 0), 0u) << inc.action;
+  // Any other symptom: the subsystem's action only.
+  inc.symptom = {"derived:psi_cpu_some_pct", "%", Subsystem::cpu, 30, 1, 30};
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 5, DetectorEvidence{});
+  EXPECT_EQ(inc.action.find("hypervisor"), std::string::npos) << inc.action;
+}
+
 }  // namespace
 }  // namespace reveal::explain

@@ -43,6 +43,15 @@ TEST(ChannelRole, TasksWaitingForACpuAreSaturation) {
     EXPECT_EQ(channel_role(name), ChannelRole::saturation) << name;
 }
 
+// Steal, host-wide or of one CPU; not the raw tick counters, other fields or look-alike names.
+TEST(ChannelRole, HypervisorSteal) {
+  for (const char* name : {"derived:cpu_steal_pct", "derived:cpu_steal_pct.cpu0", "derived:cpu_steal_pct.cpu223"})
+    EXPECT_TRUE(hypervisor_steal(name)) << name;
+  for (const char* name : {"derived:cpu_steal_pctx", "derived:cpu_steal_pct_avg", "proc.vmstat:pgsteal_direct",
+                           "derived:cpu_iowait_pct", "derived:cpu_steal", "", "x:derived:cpu_steal_pct"})
+    EXPECT_FALSE(hypervisor_steal(name)) << name;
+}
+
 TEST(ChannelRole, Names) {
   EXPECT_EQ(to_string(ChannelRole::symptom), "symptom");
   EXPECT_EQ(to_string(ChannelRole::load), "load");
