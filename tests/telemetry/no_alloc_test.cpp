@@ -16,6 +16,7 @@
 #include "reveal/registry.h"
 #include "reveal/sampler.h"
 #include "reveal/store.h"
+#include "telemetry/cgroup/throttling.h"
 #include "telemetry/ethtool/ethtool.h"
 #include "telemetry/perf/hardware.h"
 #include "telemetry/perf/uncore.h"
@@ -241,6 +242,21 @@ TEST(ProbeNoAlloc, QdiscOnTheFakeAllocatesNothing) {
   kernel.error_reply = EIO;
   EXPECT_EQ(allocations_during_sample(p, out), 0);
   EXPECT_TRUE(std::isnan(out[0]));
+}
+
+// cgroup.throttling walking the tree at every sample (rescan 0) while cgroups come and go.
+TEST(ProbeNoAlloc, CpuThrottlingWalksAllocateNothing) {
+  TempRoot root("host-cgroup2");
+  telemetry::CpuThrottlingProbe p(std::chrono::seconds(0));
+  ASSERT_TRUE(p.open(root.path()).available);
+  std::vector<double> out(p.channels().size());
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  root.write("sys/fs/cgroup/kubepods.slice/pod9/cpu.max", "1000 100000\n");
+  root.write("sys/fs/cgroup/kubepods.slice/pod9/cpu.stat", "nr_periods 4\nnr_throttled 3\nthrottled_usec 9\n");
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  root.remove("sys/fs/cgroup/kubepods.slice/pod9");
+  EXPECT_EQ(allocations_during_sample(p, out), 0);
+  EXPECT_GE(out[0], 3);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ TEST(ProbeRegistry, ListsAllProbesInOrder) {
                      "proc.stat", "proc.meminfo", "proc.vmstat", "proc.pressure", "proc.loadavg",
                      "proc.net.dev", "proc.net.snmp", "proc.diskstats", "proc.schedstat", "sys.cpufreq", "sys.net",
                      "sys.rapl", "sys.hwmon", "sys.thermal", "sys.cpuidle", "ethtool", "tc.qdisc", "rdma", "cgroup",
+                     "cgroup.throttling",
                      "nvml", "perf.software", "perf.hardware", "perf.uncore", "reveal.sampler"}));
 }
 
