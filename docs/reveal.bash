@@ -51,7 +51,7 @@ _reveal() {
       ;;
     'detect')
       subs=''
-      flags='-h --help --html --baseline --peers --streaming --agent-config --prometheus --match --start --end --step --timeout --json --fail-on-incident --no-progress --window --stride --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --all-anomalies --top'
+      flags='-h --help --html --baseline --peers --streaming --agent-config --prometheus --match --start --end --step --timeout --json --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --all-anomalies --top'
       positional=stores
       case $prev in
         --html) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -65,6 +65,7 @@ _reveal() {
         --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --window) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --stride) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --trail) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --min-windows) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --settle) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -77,7 +78,7 @@ _reveal() {
       ;;
     'report')
       subs=''
-      flags='-h --help -o --output --baseline --peers --prometheus --match --start --end --step --timeout --fail-on-incident --no-progress --window --stride --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --all-anomalies --top'
+      flags='-h --help -o --output --baseline --peers --prometheus --match --start --end --step --timeout --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --all-anomalies --top'
       positional=stores
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -90,6 +91,7 @@ _reveal() {
         --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --window) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --stride) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --trail) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --min-windows) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --settle) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -102,12 +104,13 @@ _reveal() {
       ;;
     'train')
       subs=''
-      flags='-h --help -o --output --window --stride --seed --pca --no-progress'
+      flags='-h --help -o --output --window --stride --trail --seed --pca --no-progress'
       positional=stores
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --window) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --stride) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --trail) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --seed) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --pca) COMPREPLY=($(compgen -W 'report fuse off' -- "$cur")); return ;;
       esac

@@ -19,28 +19,28 @@
 // Scoring a run against a model (detect(run, model, opts)): channels are matched by name. A model
 // channel absent from the run is scored as missing (robust z 0, the Isolation Forest's NaN fill,
 // PCA's mean) and a note says how many; run channels not in the model are not scored (note). The
-// window length and stride, cuts, prune_r, PCA use and variance, and seed are the model's; only
+// window length, stride and trail, cuts, prune_r, PCA use and variance, and seed are the model's; only
 // the incident rule, settle, top_channels and window_z of `opts` apply.
 //
-// File format, version 1 (every integer little-endian):
+// File format, version 2 (every integer little-endian; version 1 had no trailing-mean stream):
 //   offset 0   8 bytes  magic "REVEALMD"
-//   offset 8   u32      format version (1)
+//   offset 8   u32      format version (2)
 //   offset 12  …        one zstd frame (with content size and checksum) holding the payload
 // Payload: a sequence of sections, each a 4-byte ASCII tag, a u64 length and that many bytes:
 //   "META"  JSON metadata (UTF-8), below.
 //   "WMOD"  the fitted window model in the binary encoding of binary_io.h, written by
 //           pipeline::WindowModel::save (layout in src/pipeline/window_model_io.cpp): channel
 //           floors and subsystems; cuts, prune_r, seed, PCA use; RobustZ (per channel median and
-//           scale); the Pearson-kept channel indices; the Isolation Forest (options, NaN fill
-//           values, every tree's nodes); the PCA residual (mean, axes, 1/λ); the median/scale
-//           calibrations of the four score streams; their SPOT tails (t, γ, σ, n, peaks and the
+//           scale); the same for the trailing means; the Pearson-kept channel indices; the
+//           Isolation Forest (options, NaN fill values, every tree's nodes); the PCA residual
+//           (mean, axes, 1/λ); the median/scale calibrations of the five score streams; their SPOT tails (t, γ, σ, n, peaks and the
 //           sorted reference stream); per-subsystem calibrations; the reference window count.
 // Both sections are required, in that order; a reader skips sections it does not know. A
 // change that older readers cannot read raises the format version; a reader refuses any
 // version but its own.
-// META: {"format": "reveal.model", "format_version": 1, "reveal_version", "created" (ISO 8601
+// META: {"format": "reveal.model", "format_version": 2, "reveal_version", "created" (ISO 8601
 //   UTC), "created_unix_ns", "training": [{"path", "hostname", "samples", "windows", "start",
-//   "end", "start_unix_ns", "end_unix_ns", "interval_s"}], "window": {"length", "stride"},
+//   "end", "start_unix_ns", "end_unix_ns", "interval_s"}], "window": {"length", "stride", "trail"},
 //   "detect": {"z_cut", "if_cut", "pca_cut", "pca" ("off"|"report"|"fuse"), "pca_variance",
 //   "prune_r", "seed"}, "model": {"channels", "model_channels" (after Pearson pruning),
 //   "reference_windows", "pca_components"}, "channels": [{"name", "unit",
@@ -72,7 +72,7 @@ class ModelError : public DetectError {
 };
 
 inline constexpr std::string_view kModelMagic = "REVEALMD";
-inline constexpr std::uint32_t kModelFormatVersion = 1;
+inline constexpr std::uint32_t kModelFormatVersion = 2;
 
 // One known-good recording a model was trained on.
 struct TrainingStore {

@@ -80,16 +80,23 @@ Series prepare_series(const Recording& r);
 struct WindowOptions {
   std::size_t length = 3;  // samples per window
   std::size_t stride = 1;  // samples between window starts
+  // Samples of the trailing mean (WindowStat kTrail) that ends with each window's last sample:
+  // the longer time scale at which the robust-z detector also looks (window_model.h).
+  std::size_t trail = 10;
 };
+inline constexpr std::size_t kMaxTrail = 600;  // the longest trail (each window's trail costs O(trail) per channel)
 
-enum WindowStat : std::size_t { kMean = 0, kStd, kMin, kMax, kSlope, kNumStats };
+enum WindowStat : std::size_t { kMean = 0, kStd, kMin, kMax, kSlope, kTrail, kTrailMin, kTrailMax, kNumStats };
 const char* to_string(WindowStat s);
 
 // Sliding windows over a Series. Window w covers rows [first_row[w], first_row[w] + length).
 // stats(w, c·kNumStats + stat) over the finite values of channel c in the window (NaN if none):
-// mean, population std, min, max, least-squares slope in units per second.
+// mean, population std, min, max, least-squares slope in units per second; and kTrail,
+// kTrailMin, kTrailMax, the mean, min and max over the `trail` rows that end with the window's
+// last row (the window's own rows when trail ≤ length), NaN when the series holds fewer rows
+// before that end or when fewer than half of them are finite.
 struct Windows {
-  std::size_t length = 0, n_channels = 0;
+  std::size_t length = 0, n_channels = 0, trail = 0;
   std::vector<std::size_t> first_row;
   std::vector<double> t_start_s, t_end_s;  // time of the window's first and last sample
   Matrix stats;
@@ -102,7 +109,8 @@ Windows make_windows(const Series& s, WindowOptions opts);
 // has one window; 1 when neither is positive); positive.
 double window_period_s(const Windows& w, const Recording& r);
 // The statistics of one window, rows [r0, r0 + length) of `s`, into `out`
-// (size channels × kNumStats, layout as Windows::stats). Allocates nothing.
-void window_stats(const Series& s, std::size_t r0, std::size_t length, std::span<double> out);
+// (size channels × kNumStats, layout as Windows::stats); kTrail over rows
+// [r0 + length − trail, r0 + length) of `s`. Allocates nothing.
+void window_stats(const Series& s, std::size_t r0, std::size_t length, std::size_t trail, std::span<double> out);
 
 }  // namespace reveal

@@ -19,7 +19,9 @@
 //   reference window scores at least this much). The user's knob F = false_per_day (expected
 //   false incidents per host-day, default 1) sets the per-window false-alarm rate
 //   q = F·T_w / 86400 s (T_w: seconds between window starts). With D fused detectors
-//   (robust_z and iforest; pca_spe too with PcaUse::fuse), a window is anomalous when some
+//   (robust_z at both time scales — the window, and the trailing mean of WindowOptions::trail
+//   samples when longer, src/pipeline/window_model.h — and iforest; pca_spe too with
+//   PcaUse::fuse), a window is anomalous when some
 //   p_d ≤ q / D (Bonferroni); fused = max_d ln(D·p_d) / ln q, so fused ≥ 1 exactly then and
 //   0.5 means p_d ≈ √q / D. An incident needs ≥ 2 anomalous windows in a row and neighbouring
 //   windows share samples, so q per window bounds the rate of false incidents from above.

@@ -206,12 +206,13 @@ class StreamingDetector {
   std::int64_t t0_ns_ = 0;          // first sample
   std::int64_t last_t_ns_ = 0;
   // Window scoring.
-  Series recent_;                   // the last `length` rows
+  Series recent_;                   // the last max(length, trail) rows (WindowOptions)
   Windows win_;                     // one window over recent_
   std::unique_ptr<pipeline::WindowModel> model_;
   std::vector<int> cols_;           // layout columns the model scores
   std::vector<const ChannelInfo*> chans_;
   std::vector<double> z_;
+  std::vector<double> rise_z_;  // the current window's rise per model channel (WindowModel::rise_z)
   std::vector<double> low_;  // the current window's minimum per model channel (the symptom gate)
   Matrix zring_;                    // z rows of the last min_windows + 1 windows
   Matrix ifring_, spering_;         // their forest / PCA contribution shares (0 when normal)

@@ -256,10 +256,11 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
   }
   if (const toml::table* t = in.table(doc, "detect")) {
     in.check_keys(*t, "detect.",
-                  {"window", "stride", "warmup", "refit", "history", "min_windows", "end_after", "false_per_day",
+                  {"window", "stride", "trail", "warmup", "refit", "history", "min_windows", "end_after", "false_per_day",
                    "seed", "workload_changes", "relearn", "regimes"});
     in.integer(*t, "detect.", "window", c.window, 2, kInt64Max);
     in.integer(*t, "detect.", "stride", c.stride, 1, kInt64Max);
+    in.integer(*t, "detect.", "trail", c.trail, 0, kMaxTrail);
     in.duration(*t, "detect.", "warmup", c.warmup, nanoseconds(0), "at least 0s");
     in.duration(*t, "detect.", "refit", c.refit, nanoseconds(1), "above 0s");
     in.duration(*t, "detect.", "history", c.history, nanoseconds(1), "above 0s");
@@ -316,6 +317,7 @@ std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentC
   check(a.store_path != b.store_path, "store.path");
   check(a.window != b.window, "detect.window");
   check(a.stride != b.stride, "detect.stride");
+  check(a.trail != b.trail, "detect.trail");
   check(a.warmup != b.warmup, "detect.warmup");
   check(a.seed != b.seed, "detect.seed");
   check(a.workload_changes != b.workload_changes, "detect.workload_changes");
@@ -330,7 +332,7 @@ std::size_t samples_in(std::chrono::nanoseconds d, std::chrono::nanoseconds inte
 
 StreamingOptions streaming_options(const AgentConfig& c) {
   StreamingOptions o;
-  o.detect.window = {c.window, c.stride};
+  o.detect.window = {c.window, c.stride, c.trail};
   o.detect.incident = {c.min_windows, c.end_after};
   o.detect.seed = c.seed;
   o.detect.false_per_day = c.false_per_day;

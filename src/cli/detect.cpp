@@ -83,7 +83,7 @@ struct Opts {
   bool all_anomalies = false;
   std::string agent_config;
   DetectOptions d;
-  std::size_t window = 3, stride = 1;
+  std::size_t window = 3, stride = 1, trail = WindowOptions{}.trail;
   std::string settle = "10s", pca = "report";
   std::string prometheus, match = "{__name__=~\"reveal_.+\"}", start, end = "now", step = "1s";
   double timeout_s = 60;
@@ -167,6 +167,10 @@ void add_input_options(CLI::App* sub, Opts& o, bool report) {
 void add_detector_options(CLI::App* sub, Opts& o, bool report) {
   sub->add_option("--window", o.window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
   sub->add_option("--stride", o.stride, "Samples between window starts")->capture_default_str()->check(CLI::Range(1, 3600));
+  sub->add_option("--trail", o.trail,
+                  "Samples of the trailing mean the robust-z detector also scores (a shift held that long; at most the window length: not scored)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t(0), kMaxTrail));
   sub->add_option("--seed", o.d.seed, "Random seed (Isolation Forest)")->capture_default_str()->check(whole_u64());
   sub->add_option("--min-windows", o.d.incident.min_windows, "Anomalous windows in a row that open an incident")
       ->capture_default_str()->check(CLI::Range(1, 1000));
@@ -200,7 +204,7 @@ void add_detector_options(CLI::App* sub, Opts& o, bool report) {
 // Checks that the options fit together (UsageError otherwise) and completes o.d from them.
 // Returns the input files: the runs, then the baselines.
 std::vector<std::string> check_options(Opts& o, const CLI::App& sub, bool report) {
-  o.d.window = {o.window, o.stride};
+  o.d.window = {o.window, o.stride, o.trail};
   o.d.workload_changes = !o.all_anomalies;
   o.d.settle_s = double(parse_duration_arg("--settle", o.settle)) * 1e-9;
   if (!(o.d.false_per_day >= 1e-6 && o.d.false_per_day <= 1e6))  // also NaN, which Range lets through
@@ -339,6 +343,7 @@ std::optional<BaselineModel> reference_model(const Opts& o, const CLI::App& sub,
     };
     fixed("--window", o.window == m.window.length, std::to_string(m.window.length));
     fixed("--stride", o.stride == m.window.stride, std::to_string(m.window.stride));
+    fixed("--trail", o.trail == m.window.trail, std::to_string(m.window.trail));
     fixed("--seed", o.d.seed == m.seed, std::to_string(m.seed));
     fixed("--pca", o.d.pca == m.pca, m.pca == PcaUse::off ? "off" : m.pca == PcaUse::fuse ? "fuse" : "report");
     return model;
@@ -383,6 +388,7 @@ struct Run {
     cfg.interval = std::chrono::nanoseconds(std::int64_t(std::max(h.meta.interval_s, 1e-3) * 1e9));
     if (sub.count("--window")) cfg.window = o.window;
     if (sub.count("--stride")) cfg.stride = o.stride;
+    if (sub.count("--trail")) cfg.trail = o.trail;
     if (sub.count("--seed")) cfg.seed = o.d.seed;
     if (sub.count("--min-windows")) cfg.min_windows = o.d.incident.min_windows;
     if (sub.count("--end-after")) cfg.end_after = o.d.incident.end_after;

@@ -56,8 +56,8 @@ int model_info(const std::string& path, bool json) {
     o += fmt::format("  {}  host {}, {} samples every {:g} s, {} → {}, {} windows\n", t.path.empty() ? "(in memory)" : t.path,
                      t.hostname, t.samples, t.interval_s, format_utc(t.start_unix_ns), format_utc(t.end_unix_ns),
                      t.windows);
-  o += fmt::format("windows     {} samples, stride {}; {} reference windows\n", d.window.length, d.window.stride,
-                   m.reference_windows());
+  o += fmt::format("windows     {} samples, stride {}, trailing mean {} samples; {} reference windows\n",
+                   d.window.length, d.window.stride, d.window.trail, m.reference_windows());
   o += fmt::format("detectors   robust z cut {:g}, Isolation Forest cut {:g} over {} channels (Pearson |r| < {:g}, seed {}), "
                    "PCA residual {} ({} component{}, {:g} of the variance, cut {:g})\n",
                    d.z_cut, d.if_cut, m.model_channels(), d.prune_r, d.seed,

@@ -77,7 +77,7 @@ Action add_train(CLI::App& app) {
   struct Opts {
     std::vector<std::string> stores;
     std::string output, pca = "report";
-    std::size_t window = 3, stride = 1;
+    std::size_t window = 3, stride = 1, trail = WindowOptions{}.trail;
     DetectOptions d;
     bool no_progress = false;
   };
@@ -89,6 +89,10 @@ Action add_train(CLI::App& app) {
   sub->add_option("-o,--output", o->output, "Model file to write (an earlier model file is replaced)")->required();
   sub->add_option("--window", o->window, "Window length in samples")->capture_default_str()->check(CLI::Range(2, 3600));
   sub->add_option("--stride", o->stride, "Samples between window starts")->capture_default_str()->check(CLI::Range(1, 3600));
+  sub->add_option("--trail", o->trail,
+                  "Samples of the trailing mean the robust-z detector also scores (at most the window length: not scored)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t(0), kMaxTrail));
   sub->add_option("--seed", o->d.seed, "Random seed (Isolation Forest)")->capture_default_str()->check(whole_u64());
   sub->add_option("--pca", o->pca,
                   "PCA residual detector: report (its streams in detect's JSON, not fused), fuse (SPE joins the "
@@ -97,7 +101,7 @@ Action add_train(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--no-progress", o->no_progress, "No progress bar on stderr (drawn only when stderr is a terminal)");
   return [o]() -> int {
-    o->d.window = {o->window, o->stride};
+    o->d.window = {o->window, o->stride, o->trail};
     o->d.pca = o->pca == "fuse" ? PcaUse::fuse : o->pca == "off" ? PcaUse::off : PcaUse::report;
     for (const auto& s : o->stores) check_input_path("store", s);
     check_distinct(o->stores);

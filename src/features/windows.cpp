@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "reveal/features.h"
@@ -5,12 +6,14 @@
 namespace reveal {
 
 const char* to_string(WindowStat s) {
-  static const char* names[] = {"mean", "std", "min", "max", "slope"};
+  static const char* names[] = {"mean", "std", "min", "max", "slope", "trail", "trail_min", "trail_max"};
   return s < kNumStats ? names[s] : "?";
 }
 
-void window_stats(const Series& s, std::size_t r0, std::size_t length, std::span<double> out) {
-  const std::size_t nc = s.channels.size();
+void window_stats(const Series& s, std::size_t r0, std::size_t length, std::size_t trail, std::span<double> out) {
+  const std::size_t nc = s.channels.size(), end = r0 + length;
+  trail = std::max(trail, length);
+  const bool has_trail = end >= trail;
   for (std::size_t c = 0; c < nc; ++c) {
     auto st = out.subspan(c * kNumStats, kNumStats);
     double sum = 0, mn = INFINITY, mx = -INFINITY, ts = 0, tt = 0, sx = 0, tx = 0;
@@ -26,8 +29,26 @@ void window_stats(const Series& s, std::size_t r0, std::size_t length, std::span
       mx = std::max(mx, x);
       ts += t; tt += t * t; sx += x; tx += t * x;
     }
+    st[kTrail] = st[kTrailMin] = st[kTrailMax] = std::nan("");
+    if (has_trail) {
+      double tsum = 0, tmin = INFINITY, tmax = -INFINITY;
+      std::size_t tcnt = 0;
+      for (std::size_t r = end - trail; r < end; ++r) {
+        const double x = s.values(r, c);
+        if (!std::isfinite(x)) continue;
+        tsum += x;
+        tmin = std::min(tmin, x);
+        tmax = std::max(tmax, x);
+        ++tcnt;
+      }
+      if (2 * tcnt >= trail) {
+        st[kTrail] = tsum / double(tcnt);
+        st[kTrailMin] = tmin;
+        st[kTrailMax] = tmax;
+      }
+    }
     if (cnt == 0) {
-      for (double& v : st) v = std::nan("");
+      for (std::size_t i = 0; i < kTrail; ++i) st[i] = std::nan("");  // the trail's are set
       continue;
     }
     const double mean = sum / cnt;
@@ -48,6 +69,7 @@ void window_stats(const Series& s, std::size_t r0, std::size_t length, std::span
 Windows make_windows(const Series& s, WindowOptions opts) {
   Windows w;
   w.length = opts.length < 1 ? 1 : opts.length;
+  w.trail = std::max(opts.trail, w.length);
   const std::size_t stride = opts.stride < 1 ? 1 : opts.stride;
   const std::size_t n = s.t_s.size(), nc = s.channels.size();
   w.n_channels = nc;
@@ -62,7 +84,7 @@ Windows make_windows(const Series& s, WindowOptions opts) {
     w.first_row.push_back(r0);
     w.t_start_s.push_back(s.t_s[r0]);
     w.t_end_s.push_back(s.t_s[r0 + w.length - 1]);
-    window_stats(s, r0, w.length, w.stats.row(k));
+    window_stats(s, r0, w.length, opts.trail, w.stats.row(k));
   }
   return w;
 }

@@ -20,6 +20,7 @@
 #include "reveal/version.h"
 #include "reference.h"
 #include "window_model.h"
+#include "workload_change.h"
 
 namespace reveal {
 namespace {
@@ -107,8 +108,10 @@ BaselineModel BaselineModel::train(const std::vector<Recording>& good, const Det
   std::vector<Windows> windows;
   windows.reserve(refs.size());
   for (const Series& r : refs) windows.push_back(make_windows(r, opts.window));
+  std::vector<const ChannelInfo*> chans;
+  for (const auto& ch : m.channels_) chans.push_back(&ch);
   auto wm = std::make_shared<pipeline::WindowModel>(std::move(floors), std::move(subsystems), opts,
-                                                    window_period_s(windows[0], *used[0]));
+                                                    window_period_s(windows[0], *used[0]), pipeline::ambient_mask(chans));
   // Each store's start-up windows (ending within settle_s of its first sample) as in self mode
   // (pipeline::startup_reference()).
   std::vector<std::vector<char>> keep(refs.size());
@@ -160,7 +163,7 @@ std::string BaselineModel::metadata_json() const {
       {"created", format_utc(created_unix_ns_)},
       {"created_unix_ns", created_unix_ns_},
       {"training", training},
-      {"window", {{"length", opts_.window.length}, {"stride", opts_.window.stride}}},
+      {"window", {{"length", opts_.window.length}, {"stride", opts_.window.stride}, {"trail", opts_.window.trail}}},
       {"detect",
        {{"z_cut", opts_.z_cut}, {"if_cut", opts_.if_cut}, {"pca_cut", opts_.pca_cut}, {"pca", pca_name(opts_.pca)},
         {"pca_variance", opts_.pca_variance}, {"prune_r", opts_.prune_r}, {"seed", opts_.seed}}},
@@ -265,7 +268,9 @@ BaselineModel BaselineModel::decode(std::string_view bytes, const std::string& n
     const json& w = j.at("window");
     m.opts_.window.length = w.at("length").get<std::size_t>();
     m.opts_.window.stride = w.at("stride").get<std::size_t>();
-    if (m.opts_.window.length < 1 || m.opts_.window.stride < 1) fail(name, "corrupt model metadata (window)");
+    m.opts_.window.trail = w.at("trail").get<std::size_t>();
+    if (m.opts_.window.length < 1 || m.opts_.window.stride < 1 || m.opts_.window.trail > kMaxTrail)
+      fail(name, "corrupt model metadata (window)");
     const json& d = j.at("detect");
     m.opts_.pca_variance = d.at("pca_variance").get<double>();
     const auto& wm = *m.wm_;

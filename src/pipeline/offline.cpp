@@ -60,6 +60,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   Matrix z;
   const std::vector<pipeline::WindowScore> scores = model.score_all(w, run_cols, z, opts.progress, "score");
   DetectorTrace tz{"robust_z", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut, std::vector<double>(nw)};
+  DetectorTrace ttr{"robust_z_trail", std::vector<double>(nw), std::vector<double>(nw), opts.z_cut, std::vector<double>(nw)};
   DetectorTrace tif{"iforest", std::vector<double>(nw), std::vector<double>(nw), opts.if_cut, std::vector<double>(nw)};
   DetectorTrace tspe{"pca_spe", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
   DetectorTrace tt2{"pca_t2", std::vector<double>(nw), std::vector<double>(nw), opts.pca_cut, std::vector<double>(nw)};
@@ -70,25 +71,30 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     const pipeline::WindowScore& sc = scores[k];
     tz.raw[k] = sc.z_raw;
     tz.calibrated[k] = sc.z_cal;
+    ttr.raw[k] = sc.trail_raw;
+    ttr.calibrated[k] = sc.trail_cal;
     tif.raw[k] = sc.if_raw;
     tif.calibrated[k] = sc.if_cal;
     tspe.raw[k] = sc.spe_raw;
     tspe.calibrated[k] = sc.spe_cal;
     tt2.raw[k] = sc.t2_raw;
     tt2.calibrated[k] = sc.t2_cal;
-    tz.tail_p[k] = sc.tail_p[0];
-    tif.tail_p[k] = sc.tail_p[1];
-    tspe.tail_p[k] = sc.tail_p[2];
-    tt2.tail_p[k] = sc.tail_p[3];
+    tz.tail_p[k] = sc.tail_p[pipeline::kRobustZStream];
+    ttr.tail_p[k] = sc.tail_p[pipeline::kTrailStream];
+    tif.tail_p[k] = sc.tail_p[pipeline::kIForestStream];
+    tspe.tail_p[k] = sc.tail_p[pipeline::kPcaSpeStream];
+    tt2.tail_p[k] = sc.tail_p[pipeline::kPcaT2Stream];
     res.fused[k] = sc.fused;
     sustained[k] = sc.sustained;
-    for (std::size_t d = 0; d < 3; ++d) level(k, d) = sc.level[d];
+    const std::array<double, 3> dl = sc.detector_levels();
+    for (std::size_t d = 0; d < 3; ++d) level(k, d) = dl[d];
   }
-  for (DetectorTrace* t : {&tz, &tif, &tspe, &tt2}) t->level.assign(nw, __builtin_nan(""));
+  for (DetectorTrace* t : {&tz, &ttr, &tif, &tspe, &tt2}) t->level.assign(nw, __builtin_nan(""));
   for (std::size_t k = 0; k < nw; ++k) {
-    tz.level[k] = level(k, 0);
-    tif.level[k] = level(k, 1);
-    tspe.level[k] = level(k, 2);
+    tz.level[k] = scores[k].level[pipeline::kRobustZStream];
+    ttr.level[k] = scores[k].level[pipeline::kTrailStream];
+    tif.level[k] = scores[k].level[pipeline::kIForestStream];
+    tspe.level[k] = scores[k].level[pipeline::kPcaSpeStream];
   }
   res.window_start_s = w.t_start_s;
   for (std::size_t k = 0; k < nw; ++k) {
@@ -115,7 +121,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   gate.reset(chans, run.meta.cores);
   const std::span<const double> median = model.robust_z().median();
   std::vector<std::ptrdiff_t> symptom(nw, -1);
-  std::vector<double> symptom_rise(nw, 0.0), low(nc);
+  std::vector<double> symptom_rise(nw, 0.0), symptom_z(nw, 0.0), low(nc), rise_z(nc);
   std::unique_ptr<bool[]> symptomatic(new bool[nw]);
   // Ambient symptoms (hypervisor steal) are judged from the peak they reached over the last
   // hour of windows before this one, as the streaming detector does (workload_change.h).
@@ -132,8 +138,12 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     if (anomalous[k]) {  // the window's minimum per channel: what a rise is measured by
       for (std::size_t j = 0; j < nc; ++j) low[j] = w.at(k, std::size_t(run_cols[j]), kMin);
       for (std::size_t a = 0; a < ambient.size(); ++a) seen[ambient[a]] = peaks.peak(a);
-      symptom[k] = gate.strongest(z.row(k), median, low, seen);
-      if (symptom[k] >= 0) symptom_rise[k] = gate.rise(std::size_t(symptom[k]), median, low);
+      model.rise_z(w, k, run_cols, z.row(k), rise_z);
+      symptom[k] = gate.strongest(rise_z, median, low, seen);
+      if (symptom[k] >= 0) {
+        symptom_rise[k] = gate.rise(std::size_t(symptom[k]), median, low);
+        symptom_z[k] = rise_z[std::size_t(symptom[k])];
+      }
     }
     symptomatic[k] = symptom[k] >= 0;
     for (std::size_t a = 0; a < ambient.size(); ++a) ambient_level[a] = w.at(k, std::size_t(run_cols[ambient[a]]), kMin);
@@ -178,7 +188,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
       // symptom channel in the incident's first window that has one.
       if (part.incident && symptom[k] >= 0 && inc.symptom.name.empty()) {
         const std::size_t j = std::size_t(symptom[k]);
-        inc.symptom = {chans[j]->name, chans[j]->unit, chans[j]->subsystem, symptom_rise[k], median[j], z(k, j)};
+        inc.symptom = {chans[j]->name, chans[j]->unit, chans[j]->subsystem, symptom_rise[k], median[j], symptom_z[k]};
       }
     }
     inc.peak_score = evidence.peak_score();
@@ -204,15 +214,16 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   for (const auto& span : find_absences(run, L)) res.incidents.push_back(absence_incident(run, span, opts.top_channels));
   std::stable_sort(res.incidents.begin(), res.incidents.end(),
                    [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
-  std::array<DetectorTrace*, 4> traces{&tz, &tif, &tspe, &tt2};
+  std::array<DetectorTrace*, pipeline::kNumStreams> traces{&tz, &ttr, &tif, &tspe, &tt2};  // stream order
   for (std::size_t d = 0; d < traces.size(); ++d) {
     traces[d]->threshold = model.threshold(d);
-    traces[d]->fused = d < model.fused_detectors();
+    traces[d]->fused = model.fused(d);
   }
   res.false_per_day = model.false_per_day();
   res.window_false_rate = model.window_false_rate();
   res.fused_detectors = model.fused_detectors();
   res.detectors.push_back(std::move(tz));
+  if (model.robust_z_trail().n_features() > 0) res.detectors.push_back(std::move(ttr));
   res.detectors.push_back(std::move(tif));
   if (opts.pca != PcaUse::off) {
     res.detectors.push_back(std::move(tspe));
@@ -253,7 +264,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
     chans[j] = &s.channels[run_cols[j]];
     subsystems[j] = chans[j]->subsystem;
   }
-  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts, window_period_s(w, run));
+  pipeline::WindowModel model(pipeline::channel_floors(s, run_cols), subsystems, opts, window_period_s(w, run),
+                              pipeline::ambient_mask(chans));
 
   // Reference: the run's own windows with iterative reweighting (pipeline::fit_self), without
   // its start-up windows (those ending within settle_s of its first sample).

@@ -2,6 +2,7 @@
 #include "reference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -116,25 +117,30 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
   std::vector<char> base(nw, 1);
   std::fill_n(base.begin(), su.drop, 0);
   const std::size_t n_base = nw - su.drop, tail_from = su.tail_from;
-  std::vector<char> keep = base;
-  std::vector<double> level(nw);
+  std::vector<char> keep = base, keep_trail = base;
+  // Per window: the robust-SD level of the detectors but the trail stream, and with it.
+  std::vector<double> level(nw), level_trail(nw);
   auto pass = [&] {
-    const ReferenceWindows ref{&w, &cols, &keep, tail_from};
+    const ReferenceWindows ref{&w, &cols, &keep, tail_from, &keep_trail};
     model.fit(std::span(&ref, 1));
     const std::vector<WindowScore> scores = model.score_all(w, cols, z, progress, "fit");
-    for (std::size_t k = 0; k < nw; ++k) level[k] = scores[k].robust;
+    for (std::size_t k = 0; k < nw; ++k) {
+      level[k] = scores[k].robust;
+      const double t = scores[k].trail_cal / model.z_cut();
+      level_trail[k] = std::isfinite(t) ? std::max(level[k], t) : level[k];
+    }
   };
-  pass();
   std::vector<std::size_t> suspects;
-  for (int p = 1; p < kSelfPasses; ++p) {
-    // Most suspicious first: when dropping every suspect would leave less than half of the
-    // windows, the strongest ones (a fault's) still go and the marginal ones stay. Giving up
-    // instead kept a fault covering a quarter of the run in its own reference whenever a few
-    // marginal windows elsewhere tipped the count.
+  // The start-up mask without the suspect windows of `lv`, most suspicious first: when
+  // dropping every suspect would leave less than half of the windows, the strongest ones (a
+  // fault's) still go and the marginal ones stay. Giving up instead kept a fault covering a
+  // quarter of the run in its own reference whenever a few marginal windows elsewhere tipped
+  // the count.
+  auto select = [&](const std::vector<double>& lv) {
     suspects.clear();
     for (std::size_t k = 0; k < nw; ++k)
-      if (base[k] && level[k] >= kSuspect) suspects.push_back(k);
-    std::stable_sort(suspects.begin(), suspects.end(), [&](std::size_t a, std::size_t b) { return level[a] > level[b]; });
+      if (base[k] && lv[k] >= kSuspect) suspects.push_back(k);
+    std::stable_sort(suspects.begin(), suspects.end(), [&](std::size_t a, std::size_t b) { return lv[a] > lv[b]; });
     std::vector<char> next = base;
     std::size_t n_keep = n_base;
     for (std::size_t k : suspects) {
@@ -145,8 +151,15 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
       for (std::size_t j = lo; j < hi; ++j) next[j] = 0;
       n_keep -= more;
     }
-    if (next == keep) break;
+    return next;
+  };
+  pass();
+  for (int p = 1; p < kSelfPasses; ++p) {
+    std::vector<char> next = select(level), next_trail = select(level_trail);
+    for (std::size_t k = 0; k < nw; ++k) next_trail[k] = next_trail[k] && next[k];
+    if (next == keep && next_trail == keep_trail) break;
     keep = std::move(next);
+    keep_trail = std::move(next_trail);
     pass();
   }
   return keep;

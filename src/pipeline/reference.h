@@ -45,7 +45,11 @@ StartupUse startup_reference(std::size_t windows, std::size_t settle_windows);
 // (± one window length) and refit, up to 3 passes; at least half always remain (the most
 // suspicious windows are dropped first, the rest stay once the next would cross half). Returns the final
 // keep mask; `model` is fitted on it. Each pass's scoring is reported to `progress` (if any) as
-// stage "fit".
+// stage "fit". The trailing-mean stream has its own mask (ReferenceWindows::keep_trail): the
+// windows kept minus those its own level makes suspect, chosen the same way. Its level does not
+// remove windows from the other detectors' reference: it flags long stretches of a busy host's
+// ordinary load, and the narrower reference they left behind made memory load counters weigh
+// in the attribution of CPU faults (the benchmark's host days, 2026-12-03).
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
                            std::size_t settle_windows, Progress* progress = nullptr);
 

@@ -50,10 +50,13 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
   const std::size_t nd = layout_.size();
   hist_ = Matrix(capacity_, nd, kNaN);
   hist_t_.assign(capacity_, 0);
+  // The window's rows and, before them, the rest of its trailing mean's (WindowStat kTrail).
+  const std::size_t T = std::max(L, opts_.detect.window.trail);
   recent_.channels = layout_;
-  recent_.t_s.assign(L, 0.0);
-  recent_.values = Matrix(L, nd, kNaN);
+  recent_.t_s.assign(T, 0.0);
+  recent_.values = Matrix(T, nd, kNaN);
   win_.length = L;
+  win_.trail = T;
   win_.n_channels = nd;
   win_.first_row = {0};
   win_.t_start_s = {0.0};
@@ -89,6 +92,7 @@ void StreamingDetector::use_baseline() {
   chans_ = std::move(chans);
   z_.assign(cols_.size(), 0.0);
   low_.assign(cols_.size(), 0.0);
+  rise_z_.assign(cols_.size(), 0.0);
   gate_->reset(chans_, meta_.cores);
   symptoms_seen_ = symptoms_seen_ || gate_->symptom_channels() > 0;
   map_ambient();
@@ -213,7 +217,8 @@ bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember) {
     subs[j] = chans[j]->subsystem;
   }
   auto model = std::make_unique<pipeline::WindowModel>(pipeline::channel_floors(s, cols), subs, opts_.detect,
-                                                       meta_.interval_s * double(opts_.detect.window.stride));
+                                                       meta_.interval_s * double(opts_.detect.window.stride),
+                                                       pipeline::ambient_mask(chans));
   // While the history still holds the stream's first row (gauges only, no rates yet), the
   // window over it is start-up: out of the reference, as detect()'s settle keeps it.
   const std::vector<char> keep = pipeline::fit_self(*model, w, cols, g0 == 0 ? 1 : 0);
@@ -240,6 +245,7 @@ void StreamingDetector::install(Regime r) {
   chans_ = std::move(r.chans);
   z_.assign(cols_.size(), 0.0);
   low_.assign(cols_.size(), 0.0);
+  rise_z_.assign(cols_.size(), 0.0);
   zring_ = Matrix();  // resized at the next window
   gate_->reset(chans_, meta_.cores);
   symptoms_seen_ = symptoms_seen_ || gate_->symptom_channels() > 0;
@@ -292,13 +298,17 @@ bool StreamingDetector::switch_to_known_regime() {
 
 void StreamingDetector::score_window() {
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
-  const std::uint64_t g_last = rows_ - 1, g_first = g_last + 1 - L;
-  for (std::size_t i = 0; i < L; ++i) {
-    auto src = hist_.row(slot(g_first + i));
+  // The last n rows (the window's L and the trail's rest, as many as the stream and the ring
+  // hold): a trail that would reach before the stream's first row is NaN, as in make_windows.
+  const std::uint64_t g_last = rows_ - 1;
+  const std::size_t n = std::size_t(std::min<std::uint64_t>({recent_.t_s.size(), rows_, capacity_}));
+  const std::uint64_t g_from = g_last + 1 - n, g_first = g_last + 1 - L;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto src = hist_.row(slot(g_from + i));
     std::copy(src.begin(), src.end(), recent_.values.row(i).begin());
-    recent_.t_s[i] = double(hist_t_[slot(g_first + i)] - t0_ns_) * 1e-9;
+    recent_.t_s[i] = double(hist_t_[slot(g_from + i)] - t0_ns_) * 1e-9;
   }
-  window_stats(recent_, 0, L, win_.stats.row(0));
+  window_stats(recent_, n - L, L, n < recent_.t_s.size() ? n + 1 : n, win_.stats.row(0));
   const pipeline::WindowScore sc = model_->score(win_, 0, cols_, z_);
   const std::uint64_t gw = g_first / stride;
   ++windows_scored_;
@@ -336,7 +346,8 @@ void StreamingDetector::score_window() {
   if (anomalous) {  // the window's minimum per model channel: what a rise is measured by
     for (std::size_t j = 0; j < cols_.size(); ++j) low_[j] = win_.at(0, std::size_t(cols_[j]), kMin);
     for (const auto& [j, a] : ambient_model_) seen_[j] = peaks_->peak(a);
-    symptom = gate_->strongest(z_, model_->robust_z().median(), low_, seen_);
+    model_->rise_z(win_, 0, cols_, z_, rise_z_);
+    symptom = gate_->strongest(rise_z_, model_->robust_z().median(), low_, seen_);
   }
   // Every window's level of the ambient symptoms joins their recent peaks once judged.
   for (std::size_t a = 0; a < ambient_cols_.size(); ++a)
@@ -347,11 +358,11 @@ void StreamingDetector::score_window() {
   std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());
   std::copy(ifw_.begin(), ifw_.end(), ifring_.row(slot_w).begin());
   std::copy(spew_.begin(), spew_.end(), spering_.row(slot_w).begin());
-  const std::array<double, 3> level{sc.level[0], sc.level[1], sc.level[2]};
+  const std::array<double, 3> level = sc.detector_levels();
   for (std::size_t d = 0; d < 3; ++d) levring_(slot_w, d) = level[d];
   fused_ring_[slot_w] = sc.fused;
   sym_ring_[slot_w] = int(symptom + 1);
-  sym_z_[slot_w] = symptomatic ? z_[std::size_t(symptom)] : 0.0;
+  sym_z_[slot_w] = symptomatic ? rise_z_[std::size_t(symptom)] : 0.0;
   sym_rise_[slot_w] = symptomatic ? gate_->rise(std::size_t(symptom), model_->robust_z().median(), low_) : 0.0;
   const bool changes = tells_workload_changes();  // as detect()
 

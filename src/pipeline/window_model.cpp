@@ -71,13 +71,16 @@ std::size_t strongest_channel(std::span<const double> z) {
 }
 
 WindowModel::WindowModel(std::vector<double> floors, std::vector<Subsystem> subsystems, const DetectOptions& opts,
-                         double window_period_s)
-    : floors_(std::move(floors)), subsystems_(std::move(subsystems)), prune_r_(opts.prune_r), seed_(opts.seed),
+                         double window_period_s, std::vector<char> no_trail)
+    : floors_(std::move(floors)), subsystems_(std::move(subsystems)), no_trail_(std::move(no_trail)),
+      prune_r_(opts.prune_r), seed_(opts.seed),
       pca_use_(opts.pca), pca_({.variance = opts.pca_variance, .max_components = 50}),
-      fusion_({opts.z_cut, opts.if_cut, opts.pca_cut, opts.pca_cut},
-              {kZStreamFloor, kIfStreamFloor, kSpeStreamFloor, kT2StreamFloor}, window_period_s, opts.false_per_day) {
+      fusion_({opts.z_cut, opts.z_cut, opts.if_cut, opts.pca_cut, opts.pca_cut},
+              {kZStreamFloor, kZStreamFloor, kIfStreamFloor, kSpeStreamFloor, kT2StreamFloor}, window_period_s,
+              opts.false_per_day) {
   const std::size_t nc = floors_.size();
   vlo_.resize(nc); vhi_.resize(nc); zlo_.resize(nc); zhi_.resize(nc); pfeat_.resize(nc); resid_.resize(nc);
+  vtr_.resize(nc); ztr_.resize(nc);
   for (Subsystem s : subsystems_) sub_present_[std::size_t(s)] = true;
 }
 
@@ -105,6 +108,43 @@ double WindowModel::z_stream(const Windows& w, std::size_t k, const std::vector<
   if (sub)
     for (std::size_t i = 0; i < kNumSubsystems; ++i) (*sub)[i] = sub_present_[i] ? per[i].rms() : kNaN;
   return all.rms();
+}
+
+// Detector 1 at the longer time scale: per channel the robust z of its trailing mean over the
+// last `trail` samples (WindowStat kTrail) against the reference's trailing means, counted only
+// when every one of those samples lies on the same side of the reference median (the trail's
+// minimum above it, or its maximum below): the deviation held through the whole trail, as
+// z_stream asks of a window. So a burst shorter than the trail scores nothing here (z_stream
+// sees it), and none lingers once it has passed. A shift that holds for many samples scores by
+// the spread of the trailing means, which averaging makes narrower than the windows' for
+// channels whose noise is not slow: a busy host's extra runnable tasks (+4 on a run queue that
+// varies by ±1) that utilisation and pressure, already saturated, cannot show. Window score =
+// RMS of the 3 largest |z|.
+double WindowModel::trail_stream(const Windows& w, std::size_t k, const std::vector<int>& cols) const {
+  std::fill(ztr_.begin(), ztr_.end(), 0.0);
+  if (!trail_) return kNaN;
+  const std::size_t nc = floors_.size();
+  std::size_t finite = 0;
+  for (std::size_t j = 0; j < nc; ++j) {
+    vtr_[j] = w.at(k, cols[j], kTrail);
+    finite += std::isfinite(vtr_[j]) ? 1 : 0;
+  }
+  if (finite == 0) return kNaN;
+  rzt_.z(vtr_, ztr_);
+  const std::vector<double>& med = rzt_.median();
+  Top3 all;
+  for (std::size_t j = 0; j < nc; ++j) {
+    const bool held = ztr_[j] > 0 ? w.at(k, cols[j], kTrailMin) > med[j] : ztr_[j] < 0 && w.at(k, cols[j], kTrailMax) < med[j];
+    ztr_[j] = held ? std::clamp(ztr_[j], -kZClip, kZClip) : 0.0;
+    all.add(ztr_[j]);
+  }
+  return all.rms();
+}
+
+void WindowModel::rise_z(const Windows& w, std::size_t k, const std::vector<int>& cols, std::span<const double> z,
+                         std::span<double> out) const {
+  trail_stream(w, k, cols);
+  for (std::size_t j = 0; j < out.size(); ++j) out[j] = std::max(z[j], ztr_[j]);
 }
 
 // Detector 2 input: robust-standardised mean and std of the pruned channels.
@@ -138,8 +178,35 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   if (n_ref_ == 0) throw DetectError("the reference holds no complete window");
   rz_.fit(means);
   rz_.floor_scale(floors_);
+  // The trailing means: only when the windows have a trail longer than themselves, and then
+  // from the reference windows that have one (the first rows of a recording have none).
+  Matrix trails(0, nc);
+  trail_ = false;
+  for (const auto& r : refs) {
+    if (r.windows->trail <= r.windows->length) continue;
+    const std::vector<char>* keep = r.keep_trail ? r.keep_trail : r.keep;
+    for (std::size_t k = 0; k < r.windows->first_row.size(); ++k) {
+      if (keep && !(*keep)[k]) continue;
+      bool any = false;
+      for (std::size_t j = 0; j < nc; ++j) {
+        row[j] = (*r.cols)[j] >= 0 ? r.windows->at(k, (*r.cols)[j], kTrail) : kNaN;
+        any = any || std::isfinite(row[j]);
+      }
+      if (any) trails.append_row(row);
+    }
+  }
+  if (trails.rows() > 0) {
+    for (std::size_t j = 0; j < no_trail_.size() && j < nc; ++j)
+      if (no_trail_[j])
+        for (std::size_t i = 0; i < trails.rows(); ++i) trails(i, j) = kNaN;  // median NaN: z 0
+    rzt_.fit(trails);
+    rzt_.floor_scale(floors_);
+    trail_ = true;
+  } else {
+    rzt_ = RobustZ();
+  }
 
-  std::vector<double> zref, zrow(nc);
+  std::vector<double> zref, trref, zrow(nc);
   std::vector<char> startup;  // per reference window: in its recording's start-up (no tail fit)
   std::array<std::vector<double>, kNumSubsystems> subref;
   std::array<double, kNumSubsystems> sub{};
@@ -148,6 +215,7 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
       if (r.keep && !(*r.keep)[k]) continue;
       startup.push_back(k < r.tail_from);
       zref.push_back(z_stream(*r.windows, k, *r.cols, zrow, &sub));
+      trref.push_back(r.keep_trail && !(*r.keep_trail)[k] ? kNaN : trail_stream(*r.windows, k, *r.cols));
       for (std::size_t i = 0; i < kNumSubsystems; ++i)
         if (sub_present_[i]) subref[i].push_back(sub[i]);
     }
@@ -223,14 +291,18 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
   // An Isolation Forest score is at most 2^(−1/c(ψ)) (every tree isolating the window at its
   // first split). Robust z is clipped at kZClip; the PCA streams are unbounded.
   if_reach_ = std::pow(2.0, -1.0 / std::max(average_path_length(double(std::min<std::size_t>(256, f.rows()))), 1e-9));
-  fusion_.fit({&zref, &ifref, &speref, &t2ref}, startup, reach(), fused_detectors());
+  fusion_.fit({&zref, &trref, &ifref, &speref, &t2ref}, startup, reach(), fused_mask());
   for (std::size_t i = 0; i < kNumSubsystems; ++i)
     if (sub_present_[i]) sub_cal_[i] = calibrate(subref[i], kZStreamFloor);
 }
 
-void WindowModel::set_false_per_day(double f) { fusion_.set_false_per_day(f, fused_detectors()); }
+void WindowModel::set_false_per_day(double f) { fusion_.set_false_per_day(f, fused_mask()); }
 
-std::array<double, kNumStreams> WindowModel::reach() const { return {kZClip, if_reach_, kInf, kInf}; }
+std::array<bool, kNumStreams> WindowModel::fused_mask() const {
+  return {true, trail_, true, pca_use_ == PcaUse::fuse && pca_.fitted(), false};
+}
+
+std::array<double, kNumStreams> WindowModel::reach() const { return {kZClip, kZClip, if_reach_, kInf, kInf}; }
 
 WindowScore WindowModel::score(const Windows& w, std::size_t k, const std::vector<int>& cols,
                                std::span<double> z) const {
@@ -266,6 +338,7 @@ WindowScore WindowModel::score_with(const Windows& w, std::size_t k, const std::
   s.z_raw = z_stream(w, k, cols, z, &s.subsystem);
   for (std::size_t i = 0; i < kNumSubsystems; ++i)
     if (sub_present_[i]) s.subsystem[i] = (s.subsystem[i] - sub_cal_[i].median) / sub_cal_[i].scale / z_cut();
+  s.trail_raw = trail_stream(w, k, cols);
   s.if_raw = if_raw;
   if (pca_.fitted()) {
     pca_features(w, k, cols, pfeat_);
@@ -274,8 +347,9 @@ WindowScore WindowModel::score_with(const Windows& w, std::size_t k, const std::
     s.t2_raw = ps.t2;
   }
   const FusedLevels f =
-      fusion_.fuse({s.z_raw, s.if_raw, std::log1p(s.spe_raw), std::log1p(s.t2_raw)}, pca_.fitted());
+      fusion_.fuse({s.z_raw, s.trail_raw, s.if_raw, std::log1p(s.spe_raw), std::log1p(s.t2_raw)}, pca_.fitted());
   s.z_cal = f.calibrated[kRobustZStream];
+  s.trail_cal = f.calibrated[kTrailStream];
   s.if_cal = f.calibrated[kIForestStream];
   s.spe_cal = f.calibrated[kPcaSpeStream];
   s.t2_cal = f.calibrated[kPcaT2Stream];
@@ -305,7 +379,8 @@ void WindowModel::contributions(const Windows& w, std::size_t k, const std::vect
 }
 
 double WindowModel::threshold(std::size_t d) const {
-  if (d >= kNumStreams || (d >= kPcaSpeStream && !pca_.fitted()) || n_ref_ == 0) return kNaN;
+  if (d >= kNumStreams || (d >= kPcaSpeStream && !pca_.fitted()) || (d == kTrailStream && !trail_) || n_ref_ == 0)
+    return kNaN;
   const double x = fusion_.threshold(d);
   return d >= kPcaSpeStream ? std::expm1(x) : x;  // the PCA streams are calibrated on ln(1 + score)
 }

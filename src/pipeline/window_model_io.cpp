@@ -3,9 +3,11 @@
 //   u64 channels n; n × (f64 floor); n × (string subsystem name)
 //   f64 z_cut, if_cut, pca_cut, prune_r; u64 seed; u8 PCA use (0 off, 1 report, 2 fuse)
 //   f64 window period s, f64 false incidents per day (as trained), f64 highest forest score
-//   RobustZ; u64[] Pearson-kept channel indices; IsolationForest; PcaResidual
-//   4 × (f64 median, f64 scale): robust_z, iforest, pca_spe, pca_t2 stream calibrations
-//   u64 4; 4 × (u8 has-tail, [SpotTail]) in the order robust_z, iforest, pca_spe, pca_t2
+//   RobustZ (window means); u8 has-trail, RobustZ (trailing means; no features without)
+//   u64[] Pearson-kept channel indices; IsolationForest; PcaResidual
+//   5 × (u8 fitted, f64 median, f64 scale): robust_z, robust_z_trail, iforest, pca_spe, pca_t2
+//   stream calibrations
+//   u64 5; 5 × (u8 has-tail, [SpotTail]) in the same order
 //   u64 m; m × (string subsystem, u8 present, f64 median, f64 scale)
 //   u64 reference windows
 // Subsystems are stored by name, so the file does not depend on the enum's order.
@@ -54,6 +56,8 @@ void WindowModel::save(ByteWriter& out) const {
   out.f64(fusion_.false_per_day());
   out.f64(if_reach_);
   rz_.save(out);
+  out.boolean(trail_);
+  rzt_.save(out);
   out.u64s(kept_);
   forest_.save(out);
   pca_.save(out);
@@ -92,6 +96,9 @@ WindowModel WindowModel::load(ByteReader& in) {
   m.if_reach_ = if_reach;
   m.rz_.load(in);
   if (m.rz_.n_features() != nc) corrupt("robust z does not cover every channel");
+  m.trail_ = in.boolean();
+  m.rzt_.load(in);
+  if (m.rzt_.n_features() != (m.trail_ ? nc : 0)) corrupt("the trailing means' robust z does not match the channels");
   m.kept_ = in.u64s();
   for (std::size_t j = 0; j < m.kept_.size(); ++j)
     if (m.kept_[j] >= nc || (j > 0 && m.kept_[j] <= m.kept_[j - 1])) corrupt("kept channel indices out of range");

@@ -27,6 +27,12 @@ double material_rise(const std::string& name, const std::string& unit) {
 
 bool ambient_symptom(const std::string& name) { return hypervisor_steal(name); }
 
+std::vector<char> ambient_mask(const std::vector<const ChannelInfo*>& chans) {
+  std::vector<char> out(chans.size());
+  for (std::size_t j = 0; j < chans.size(); ++j) out[j] = ambient_symptom(chans[j]->name) ? 1 : 0;
+  return out;
+}
+
 void RecentPeaks::reset(std::size_t n, std::size_t span, std::size_t lag) {
   n_ = n;
   per_bucket_ = std::max<std::size_t>(1, (std::max<std::size_t>(span, 1) + kBuckets - 1) / kBuckets);

@@ -68,6 +68,8 @@ inline constexpr std::uint64_t kDriftRelearns = 3;
 // reference. A first burst (for its first 30 s), or one that climbs a material step above
 // every burst of the last hour, is still a symptom.
 bool ambient_symptom(const std::string& name);
+// Per channel, ambient_symptom() of its name.
+std::vector<char> ambient_mask(const std::vector<const ChannelInfo*>& chans);
 // How long a reached level of an ambient symptom stays known: an hour, the span an operator
 // reads a recurring condition over (Alertmanager repeats a firing alert every 4 h by default).
 inline constexpr double kAmbientMemoryS = 3600.0;

@@ -67,6 +67,7 @@ void expect_defaults(const AgentConfig& c) {
   EXPECT_EQ(c.metric_channels, std::vector<std::string>{"*"});
   EXPECT_EQ(c.window, 3u);
   EXPECT_EQ(c.stride, 1u);
+  EXPECT_EQ(c.trail, 0u);  // off in the agent (agent_config.h)
   EXPECT_EQ(c.warmup, nanoseconds(120s));
   EXPECT_EQ(c.refit, nanoseconds(300s));
   EXPECT_EQ(c.history, nanoseconds(1h));
@@ -103,6 +104,7 @@ channels = ["proc.stat:*", "nvml:util.gpu?"]
 [detect]
 window = 5
 stride = 2
+trail = 30
 warmup = "30s"
 refit = "10m"
 history = "2h"
@@ -123,6 +125,8 @@ seed = 7
   EXPECT_EQ(c.store_max_bytes, 1ull << 30);
   EXPECT_EQ(c.metric_channels, (std::vector<std::string>{"proc.stat:*", "nvml:util.gpu?"}));
   EXPECT_EQ(c.window, 5u);
+  EXPECT_EQ(c.trail, 30u);
+  EXPECT_EQ(streaming_options(c).detect.window.trail, 30u);
   EXPECT_EQ(c.stride, 2u);
   EXPECT_EQ(c.warmup, nanoseconds(30s));
   EXPECT_EQ(c.refit, nanoseconds(600s));
@@ -231,6 +235,7 @@ TEST_F(AgentConfigTest, RangeChecks) {
   EXPECT_FALSE(load("[detect]\nworkload_changes = false\n").workload_changes);
   EXPECT_EQ(load("[detect]\nrelearn = \"1m\"\n").relearn, nanoseconds(60s));
   EXPECT_EQ(error("[detect]\nstride = 0\n"), "DIR/agent.toml:2:10: 'detect.stride' = 0 is out of range (want at least 1)");
+  EXPECT_EQ(error("[detect]\ntrail = 601\n"), "DIR/agent.toml:2:9: 'detect.trail' = 601 is out of range (want 0..600)");
   EXPECT_EQ(error("[detect]\nstride = -3\n"), "DIR/agent.toml:2:10: 'detect.stride' = -3 is out of range (want at least 1)");
   EXPECT_EQ(error("[detect]\nmin_windows = 0\n"),
             "DIR/agent.toml:2:15: 'detect.min_windows' = 0 is out of range (want 1..2147483647)");

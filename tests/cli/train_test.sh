@@ -28,7 +28,7 @@ M=$T/h200.model
 expect_exit 0 "$REVEAL" train "$R/h200-clean.db" -o "$M"
 cat "$T/out"
 for want in "Reveal train" "1 used, from 1 host" "reference windows" "channels " "Isolation Forest" \
-            "PCA residual" "bytes, model format version 1"; do
+            "PCA residual" "bytes, model format version 2"; do
   grep -qF "$want" "$T/out" || fail "train summary lacks '$want'"
 done
 [[ $(head -c 8 "$M") == REVEALMD ]] || fail "model file does not start with REVEALMD"
@@ -58,6 +58,7 @@ PY
 # Settings the model fixed: the same value is fine, another is a usage error.
 expect_exit 0 "$REVEAL" detect "$R/h200-clean.db" --baseline "$M" --window 3 --pca report
 expect 2 "trained with 3" -- detect "$R/h200-clean.db" --baseline "$M" --window 5
+expect 2 "trained with 10" -- detect "$R/h200-clean.db" --baseline "$M" --trail 20
 expect 2 "trained with report" -- detect "$R/h200-clean.db" --baseline "$M" --pca fuse
 
 # A model of two quiet hosts finds the third one's memory hog (+30 s .. +60 s).
@@ -71,13 +72,13 @@ d = json.load(open(sys.argv[1]))
 assert d["reference"]["baselines"] == ["vm", "vm"], d["reference"]
 inc = [i for i in d["incidents"] if i["start_s"] < 60 and i["end_s"] > 30]
 assert inc and inc[0]["subsystem"] == "memory", [(i["start_s"], i["end_s"], i["subsystem"]) for i in d["incidents"]]
-assert [x["name"] for x in d["windows"]["detectors"]] == ["robust_z", "iforest"], "the model's --pca off applies"
+assert [x["name"] for x in d["windows"]["detectors"]] == ["robust_z", "robust_z_trail", "iforest"], "the model's --pca off applies"
 PY
 expect_exit 0 "$REVEAL" train "$R/fleet-a.db" -o "$F"  # an earlier model file is replaced
 
 # --- reveal info MODEL ------------------------------------------------------------------------
 expect_exit 0 "$REVEAL" info "$M"
-for want in "Reveal baseline model" "format      version 1" "h200-clean.db  host vm, 121 samples" "channels " \
+for want in "Reveal baseline model" "format      version 2" "h200-clean.db  host vm, 121 samples" "channels " \
             "by subsystem:"; do
   grep -qF "$want" "$T/out" || fail "info lacks '$want': $(cat "$T/out")"
 done
@@ -87,9 +88,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "reveal.model-info/1", d["schema"]
 m = d["metadata"]
-assert m["format"] == "reveal.model" and m["format_version"] == 1, m["format"]
+assert m["format"] == "reveal.model" and m["format_version"] == 2, m["format"]
 assert m["training"][0]["hostname"] == "vm" and m["training"][0]["samples"] == 121, m["training"]
-assert m["window"] == {"length": 3, "stride": 1}, m["window"]
+assert m["window"] == {"length": 3, "stride": 1, "trail": 10}, m["window"]
 assert len(m["channels"]) == m["model"]["channels"] > m["model"]["model_channels"] > 0, m["model"]
 assert {"name", "unit", "subsystem", "floor"} <= set(m["channels"][0]), m["channels"][0]
 PY
@@ -118,9 +119,12 @@ expect 3 "truncated" -- detect "$R/fleet-b.db" --baseline "$T/short.model"
 cp "$M" "$T/corrupt.model"
 dd if=/dev/urandom of="$T/corrupt.model" bs=1 seek=$((size / 2)) count=64 conv=notrunc status=none
 expect 3 "$T/corrupt.model: model payload is corrupt" -- detect "$R/fleet-b.db" --baseline "$T/corrupt.model"
-cp "$M" "$T/v2.model"
-printf '\x02' | dd of="$T/v2.model" bs=1 seek=8 conv=notrunc status=none
-expect 3 "model format version 2 is not supported" -- detect "$R/fleet-b.db" --baseline "$T/v2.model"
+cp "$M" "$T/v1.model"  # version 1: before the trailing-mean stream
+printf '\x01' | dd of="$T/v1.model" bs=1 seek=8 conv=notrunc status=none
+expect 3 "model format version 1 is not supported" -- detect "$R/fleet-b.db" --baseline "$T/v1.model"
+cp "$M" "$T/v3.model"
+printf '\x03' | dd of="$T/v3.model" bs=1 seek=8 conv=notrunc status=none
+expect 3 "model format version 3 is not supported" -- detect "$R/fleet-b.db" --baseline "$T/v3.model"
 cp "$M" "$T/magic.model"
 printf 'X' | dd of="$T/magic.model" bs=1 seek=0 conv=notrunc status=none
 expect 3 "$T/magic.model" -- detect "$R/fleet-b.db" --baseline "$T/magic.model"

@@ -217,8 +217,11 @@ TEST(BaselineModel, DamagedFilesAreOneLineErrors) {
   expect_model_error(b, "not a Reveal model file");
   expect_model_error("", "not a Reveal model file");
   b = good;
-  b[8] = 2;  // format version 2
-  expect_model_error(b, "version 2 is not supported");
+  b[8] = char(kModelFormatVersion + 1);  // a later format
+  expect_model_error(b, "version " + std::to_string(kModelFormatVersion + 1) + " is not supported");
+  b = good;
+  b[8] = 1;  // version 1: no trailing-mean stream
+  expect_model_error(b, "version 1 is not supported");
   b = good;
   b[11] = char(0x80);
   expect_model_error(b, "is not supported");
@@ -242,7 +245,7 @@ std::string payload_of(const std::string& file) {
 }
 std::string file_of(const std::string& payload) {
   std::string out = "REVEALMD";
-  out += std::string("\x01\x00\x00\x00", 4);
+  for (int i = 0; i < 4; ++i) out += char((kModelFormatVersion >> (8 * i)) & 0xff);
   std::string frame(ZSTD_compressBound(payload.size()), '\0');
   frame.resize(ZSTD_compress(frame.data(), frame.size(), payload.data(), payload.size(), 1));
   return out + frame;

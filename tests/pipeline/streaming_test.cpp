@@ -79,6 +79,37 @@ TEST(StreamingDetector, WarmsUpThenFindsALevelShiftWithinSecondsOnTheRightSubsys
   EXPECT_GT(d.reference_windows(), 100u);
 }
 
+// The agent with a trail (`[detect] trail`, off by default): a moderate shift that holds (5
+// noise SDs for 40 s) is found once the trailing mean has filled, while the same stream scored
+// on its windows alone raises nothing; the trail's history is the detector's own ring.
+TEST(StreamingDetector, ATrailFindsAModerateShiftThatHolds) {
+  auto run = [](std::size_t trail) {
+    Synth syn(5);
+    RunMetadata meta;
+    meta.cores = 4;
+    StreamingOptions o;
+    o.warmup_samples = 90;
+    o.refit_samples = 60;
+    o.history_samples = 300;
+    o.workload_changes = false;
+    o.detect.window.trail = trail;
+    StreamingDetector d(meta, syn.channels, o);
+    std::size_t opened_at = 0;
+    for (std::size_t i = 0; i < 260; ++i) {
+      const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(i >= 150 && i < 190, 5.0));
+      if (u.opened && opened_at == 0) {
+        opened_at = i;
+        EXPECT_EQ(d.active()->subsystem, Subsystem::memory);
+      }
+    }
+    return opened_at;
+  };
+  const std::size_t with = run(10), without = run(0);
+  EXPECT_GE(with, 150u);
+  EXPECT_LE(with, 170u);  // the trail full of the shift (+10 s), then k windows (16 s here)
+  EXPECT_EQ(without, 0u);
+}
+
 // A qdisc that never throttled starts throttling (a rate limit put on the job's link): the
 // channel was flat at 0 through the whole history, yet it is scored and opens a network
 // incident; the same flat channel of a load (bytes) is not scored.
