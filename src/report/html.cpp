@@ -616,7 +616,7 @@ th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{co
 svg.chart{display:block;max-width:100%;height:auto;font-size:11px;fill:var(--muted)}svg.chart text{fill:var(--muted)}
 .axis line{stroke:#9aa3b2;stroke-width:1}.axis line.grid{stroke:#eef1f5}.ylabel{font-size:11px}
 .fused{fill:none;stroke:#1f4e99;stroke-width:1.6}.k-fused{color:#1f4e99}.detector{fill:none;stroke-width:1;opacity:.8}
-.d0{stroke:#f28e2b}.k-d0{color:#d0731a;font-weight:600}.d1{stroke:#59a14f}.k-d1{color:#3f7f37;font-weight:600}.d2{stroke:#b07aa1}.k-d2{color:#8a5a80;font-weight:600}.series{fill:none;stroke-width:1.4}.hostline{fill:none;stroke-width:1.5}
+.d0{stroke:#f28e2b}.k-d0{color:#d0731a;font-weight:600}.d1{stroke:#59a14f}.k-d1{color:#3f7f37;font-weight:600}.d2{stroke:#b07aa1}.k-d2{color:#8a5a80;font-weight:600}.d3{stroke:#76b7b2}.k-d3{color:#3d7f7a;font-weight:600}.series{fill:none;stroke-width:1.4}.hostline{fill:none;stroke-width:1.5}
 .threshold{stroke:var(--accent);stroke-dasharray:5 4;stroke-width:1.2}.threshold-label{fill:var(--accent)!important}
 .inc{fill:rgba(198,40,40,.13)}.settle{fill:rgba(120,120,120,.10)}.inc-absence{fill:rgba(120,120,120,.18)}.inc-outline{fill:none;stroke:var(--accent);stroke-width:1.2}
 .ref-band{fill:rgba(46,125,50,.12)}.ref-median{stroke:rgba(46,125,50,.7);stroke-dasharray:3 3}
