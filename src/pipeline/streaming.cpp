@@ -299,7 +299,8 @@ bool StreamingDetector::switch_to_known_regime() {
 void StreamingDetector::score_window() {
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
   // The last n rows (the window's L and the trail's rest, as many as the stream and the ring
-  // hold): a trail that would reach before the stream's first row is NaN, as in make_windows.
+  // hold): with fewer than the trail's T rows, window_stats leaves the trail NaN, as
+  // make_windows does before a recording has T rows.
   const std::uint64_t g_last = rows_ - 1;
   const std::size_t n = std::size_t(std::min<std::uint64_t>({recent_.t_s.size(), rows_, capacity_}));
   const std::uint64_t g_from = g_last + 1 - n, g_first = g_last + 1 - L;
@@ -308,7 +309,7 @@ void StreamingDetector::score_window() {
     std::copy(src.begin(), src.end(), recent_.values.row(i).begin());
     recent_.t_s[i] = double(hist_t_[slot(g_from + i)] - t0_ns_) * 1e-9;
   }
-  window_stats(recent_, n - L, L, n < recent_.t_s.size() ? n + 1 : n, win_.stats.row(0));
+  window_stats(recent_, n - L, L, recent_.t_s.size(), win_.stats.row(0));
   const pipeline::WindowScore sc = model_->score(win_, 0, cols_, z_);
   const std::uint64_t gw = g_first / stride;
   ++windows_scored_;
