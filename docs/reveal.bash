@@ -51,7 +51,7 @@ _reveal() {
       ;;
     'detect')
       subs=''
-      flags='-h --help --html --baseline --peers --streaming --agent-config --prometheus --match --start --end --step --timeout --json --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --all-anomalies --top'
+      flags='-h --help --html --baseline --peers --streaming --agent-config --prometheus --match --start --end --step --timeout --json --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --all-anomalies --no-symptom-windows --top'
       positional=stores
       case $prev in
         --html) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -78,7 +78,7 @@ _reveal() {
       ;;
     'report')
       subs=''
-      flags='-h --help -o --output --baseline --peers --prometheus --match --start --end --step --timeout --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --all-anomalies --top'
+      flags='-h --help -o --output --baseline --peers --prometheus --match --start --end --step --timeout --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --all-anomalies --no-symptom-windows --top'
       positional=stores
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;

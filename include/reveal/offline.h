@@ -90,6 +90,14 @@ struct DetectOptions {
   // for 90 rows is a workload change (DetectResult::workload_changes), not an incident. Off
   // (`reveal detect --all-anomalies`): every anomalous episode is an incident.
   bool workload_changes = true;
+  // Symptom-led windows (src/pipeline/workload_change.h, SymptomGate::stepped): a window in
+  // which a symptom channel rose materially — against the reference and, by the same step,
+  // beyond the highest level it held in the minute that ended 30 s before — is anomalous on
+  // its own, whatever the fused score: the fused threshold is set by the load channels'
+  // variation (on a busy host, another tenant's phases), a symptom's material step is not.
+  // Hypervisor steal is never led this way (an ambient symptom). Off
+  // (`reveal detect --no-symptom-windows`): only the fused score flags windows.
+  bool symptom_windows = true;
   // Keep every window's per-channel robust z in DetectResult::window_z (off: it is
   // windows × channels numbers; `reveal detect --window-z` for evaluation).
   bool window_z = false;
@@ -133,6 +141,9 @@ struct DetectResult {
   std::vector<double> window_start_s, window_end_s, fused;  // per window
   std::vector<std::string> window_top_channel;  // per window: channel with the largest |z|
   std::vector<double> window_top_z;             // its robust z
+  // Per window: the symptom channel that made it anomalous on its own (symptom-led,
+  // DetectOptions::symptom_windows), "" when none did (the fused score decides).
+  std::vector<std::string> window_symptom;
   std::vector<std::string> scored_channels;     // the channels scored, in window_z column order
   // Per scored channel: the robust-z reference of its window mean (median, and scale = robust
   // SD: max(1.4826·MAD, floors)), in the channel's unit. |mean − median| < 3·scale is the band

@@ -98,6 +98,8 @@ struct StreamUpdate {
   std::string_view top_channel; // channel with the largest |z| in the window (valid for the
                                 // detector's lifetime)
   double top_z = 0;
+  std::string_view symptom_led; // the symptom channel that made the window anomalous on its own
+                                // (DetectOptions::symptom_windows); empty when none did
   bool opened = false, closed = false;  // an incident opened / closed at this window
   bool change_opened = false, change_closed = false;  // a workload change opened / ended
   bool refitted = false;        // the model was (re)fitted at this sample
@@ -261,6 +263,14 @@ class StreamingDetector {
   std::unique_ptr<pipeline::RecentPeaks> peaks_;
   std::vector<double> seen_;
   std::vector<std::pair<std::size_t, std::size_t>> ambient_model_;
+  // Symptom-led windows (SymptomGate::stepped): the layout columns of every symptom channel,
+  // the current window's level of each, their peaks over the minute before the last 30 s, per
+  // model channel that peak (NaN: none), and the (model channel, column index) pairs.
+  std::vector<int> step_cols_;
+  std::vector<double> step_level_;
+  std::unique_ptr<pipeline::RecentPeaks> step_peaks_;
+  std::vector<double> recent_peak_;
+  std::vector<std::pair<std::size_t, std::size_t>> step_model_;
   std::vector<Regime> regimes_;         // remembered past regimes (not the current one)
   std::vector<double> regime_z_;
   StreamUpdate update_;

@@ -81,6 +81,7 @@ struct Opts {
   std::string html;
   bool json = false, peers = false, fail_on_incident = false, no_progress = false, streaming = false;
   bool all_anomalies = false;
+  bool no_symptom_windows = false;
   std::string agent_config;
   DetectOptions d;
   std::size_t window = 3, stride = 1, trail = WindowOptions{}.trail;
@@ -198,6 +199,10 @@ void add_detector_options(CLI::App* sub, Opts& o, bool report) {
   sub->add_flag("--all-anomalies", o.all_anomalies,
                 "Report every anomalous interval as an incident, also those in which no symptom rose (stall or "
                 "wait time, errors, drops, throttling), which are otherwise listed as workload changes");
+  sub->add_flag("--no-symptom-windows", o.no_symptom_windows,
+                "Flag windows by the fused score alone: a symptom that stepped up materially (stall or wait time, "
+                "errors, drops, throttling, tasks waiting beyond the CPUs; not steal) no longer makes its window "
+                "anomalous on its own");
   sub->add_option("--top", o.d.top_channels, "Channels listed per incident")->capture_default_str()->check(CLI::Range(1, 100));
 }
 
@@ -206,6 +211,7 @@ void add_detector_options(CLI::App* sub, Opts& o, bool report) {
 std::vector<std::string> check_options(Opts& o, const CLI::App& sub, bool report) {
   o.d.window = {o.window, o.stride, o.trail};
   o.d.workload_changes = !o.all_anomalies;
+  o.d.symptom_windows = !o.no_symptom_windows;
   o.d.settle_s = double(parse_duration_arg("--settle", o.settle)) * 1e-9;
   if (!(o.d.false_per_day >= 1e-6 && o.d.false_per_day <= 1e6))  // also NaN, which Range lets through
     throw UsageError("--false-per-day: want a number of incidents per day in 1e-06..1e+06");
@@ -395,6 +401,7 @@ struct Run {
     if (sub.count("--false-per-day")) cfg.false_per_day = o.d.false_per_day;
     StreamingOptions so = streaming_options(cfg);
     so.detect.top_channels = o.d.top_channels;
+    so.detect.symptom_windows = o.d.symptom_windows;
     if (model) so.baseline = std::make_shared<const BaselineModel>(*model);
     return so;
 #else

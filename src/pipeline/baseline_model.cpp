@@ -351,6 +351,7 @@ DetectOptions BaselineModel::scoring_options(const DetectOptions& call) const {
   o.top_channels = call.top_channels;
   o.window_z = call.window_z;
   o.workload_changes = call.workload_changes;
+  o.symptom_windows = call.symptom_windows;
   o.false_per_day = call.false_per_day;
   o.progress = call.progress;
   return o;

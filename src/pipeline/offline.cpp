@@ -134,11 +134,29 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   peaks.reset(ambient.size(), std::size_t(std::ceil(pipeline::kAmbientMemoryS / stride_s)),
               (StreamingOptions{}.relearn_samples + stride - 1) / stride);
   std::vector<double> seen(nc, __builtin_nan("")), ambient_level(ambient.size());
+  // Symptom-led windows: each symptom channel's highest level over the minute before the last
+  // 30 s (workload_change.h, SymptomGate::stepped).
+  const std::vector<std::size_t>& sym_chans = gate.channels();
+  pipeline::RecentPeaks step_peaks;
+  const auto [step_span, step_lag] = pipeline::step_peaks_span(stride_s);
+  step_peaks.reset(sym_chans.size(), step_span, step_lag);
+  std::vector<double> recent(nc, __builtin_nan("")), sym_level(sym_chans.size());
+  res.window_symptom.assign(nw, std::string());
   for (std::size_t k = 0; k < nw; ++k) {
-    if (anomalous[k]) {  // the window's minimum per channel: what a rise is measured by
+    if (anomalous[k] || opts.symptom_windows) {  // the window's minimum per channel: what a rise is measured by
       for (std::size_t j = 0; j < nc; ++j) low[j] = w.at(k, std::size_t(run_cols[j]), kMin);
-      for (std::size_t a = 0; a < ambient.size(); ++a) seen[ambient[a]] = peaks.peak(a);
       model.rise_z(w, k, run_cols, z.row(k), rise_z);
+    }
+    if (!anomalous[k] && opts.symptom_windows) {
+      for (std::size_t i = 0; i < sym_chans.size(); ++i) recent[sym_chans[i]] = step_peaks.peak(i);
+      const std::ptrdiff_t led = gate.stepped(rise_z, median, low, recent);
+      if (led >= 0) {
+        anomalous[k] = sustained[k] = true;
+        res.window_symptom[k] = chans[std::size_t(led)]->name;
+      }
+    }
+    if (anomalous[k]) {
+      for (std::size_t a = 0; a < ambient.size(); ++a) seen[ambient[a]] = peaks.peak(a);
       symptom[k] = gate.strongest(rise_z, median, low, seen);
       if (symptom[k] >= 0) {
         symptom_rise[k] = gate.rise(std::size_t(symptom[k]), median, low);
@@ -148,6 +166,8 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     symptomatic[k] = symptom[k] >= 0;
     for (std::size_t a = 0; a < ambient.size(); ++a) ambient_level[a] = w.at(k, std::size_t(run_cols[ambient[a]]), kMin);
     peaks.push(ambient_level);
+    for (std::size_t i = 0; i < sym_chans.size(); ++i) sym_level[i] = w.at(k, std::size_t(run_cols[sym_chans[i]]), kMin);
+    step_peaks.push(sym_level);
   }
   const auto rows = [&](std::uint64_t r) { return s.values.row(std::size_t(r)); };
   // A recording without any symptom channel (an imported nvidia-smi log, a dataset of

@@ -26,7 +26,8 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
                                      StreamingOptions opts)
     : meta_(meta), raw_channels_(std::move(channels)), opts_(opts), tracker_(opts.detect.incident),
       evidence_(std::make_unique<explain::IncidentEvidence>()),
-      gate_(std::make_unique<pipeline::SymptomGate>()), peaks_(std::make_unique<pipeline::RecentPeaks>()) {
+      gate_(std::make_unique<pipeline::SymptomGate>()), peaks_(std::make_unique<pipeline::RecentPeaks>()),
+      step_peaks_(std::make_unique<pipeline::RecentPeaks>()) {
   // The model's options, with the caller's incident rule and reporting choices (as detect()).
   if (opts_.baseline) opts_.detect = opts_.baseline->scoring_options(opts_.detect);
   // Nobody reads the PCA traces of a stream: fit and score the PCA model only when it is fused.
@@ -68,6 +69,12 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
   const double stride_s = (meta_.interval_s > 0 ? meta_.interval_s : 1.0) * double(stride);
   peaks_->reset(ambient_cols_.size(), std::size_t(std::ceil(pipeline::kAmbientMemoryS / stride_s)),
                 (opts_.relearn_samples + stride - 1) / stride);
+  // Symptom-led windows: every symptom column's recent peak, kept across refits.
+  for (std::size_t c = 0; c < nd; ++c)
+    if (channel_role(layout_[c].name) != ChannelRole::load) step_cols_.push_back(int(c));
+  step_level_.assign(step_cols_.size(), kNaN);
+  const auto [step_span, step_lag] = pipeline::step_peaks_span(stride_s);
+  step_peaks_->reset(step_cols_.size(), step_span, step_lag);
   if (opts_.baseline) use_baseline();
 }
 
@@ -105,6 +112,12 @@ void StreamingDetector::map_ambient() {
   for (std::size_t j = 0; j < cols_.size(); ++j) {
     const auto it = std::find(ambient_cols_.begin(), ambient_cols_.end(), cols_[j]);
     if (it != ambient_cols_.end()) ambient_model_.emplace_back(j, std::size_t(it - ambient_cols_.begin()));
+  }
+  recent_peak_.assign(cols_.size(), kNaN);
+  step_model_.clear();
+  for (std::size_t j = 0; j < cols_.size(); ++j) {
+    const auto it = std::lower_bound(step_cols_.begin(), step_cols_.end(), cols_[j]);
+    if (it != step_cols_.end() && *it == cols_[j]) step_model_.emplace_back(j, std::size_t(it - step_cols_.begin()));
   }
 }
 
@@ -334,7 +347,20 @@ void StreamingDetector::score_window() {
     ifw_.assign(z_.size(), 0.0);
     spew_.assign(z_.size(), 0.0);
   }
-  const bool anomalous = pipeline::is_anomalous(sc.fused);
+  bool anomalous = pipeline::is_anomalous(sc.fused), sustained = sc.sustained;
+  update_.symptom_led = {};
+  if (anomalous || opts_.detect.symptom_windows) {  // the window's minimum per model channel: what a rise is measured by
+    for (std::size_t j = 0; j < cols_.size(); ++j) low_[j] = win_.at(0, std::size_t(cols_[j]), kMin);
+    model_->rise_z(win_, 0, cols_, z_, rise_z_);
+  }
+  if (!anomalous && opts_.detect.symptom_windows) {  // a symptom's step leads the window (as detect())
+    for (const auto& [j, i] : step_model_) recent_peak_[j] = step_peaks_->peak(i);
+    const std::ptrdiff_t led = gate_->stepped(rise_z_, model_->robust_z().median(), low_, recent_peak_);
+    if (led >= 0) {
+      anomalous = sustained = true;
+      update_.symptom_led = chans_[std::size_t(led)]->name;
+    }
+  }
   // What the forest and the PCA residual blame, for the attribution of anomalous windows only
   // (as detect()).
   if (anomalous) {
@@ -344,16 +370,16 @@ void StreamingDetector::score_window() {
     std::fill(spew_.begin(), spew_.end(), 0.0);
   }
   std::ptrdiff_t symptom = -1;
-  if (anomalous) {  // the window's minimum per model channel: what a rise is measured by
-    for (std::size_t j = 0; j < cols_.size(); ++j) low_[j] = win_.at(0, std::size_t(cols_[j]), kMin);
+  if (anomalous) {
     for (const auto& [j, a] : ambient_model_) seen_[j] = peaks_->peak(a);
-    model_->rise_z(win_, 0, cols_, z_, rise_z_);
     symptom = gate_->strongest(rise_z_, model_->robust_z().median(), low_, seen_);
   }
-  // Every window's level of the ambient symptoms joins their recent peaks once judged.
+  // Every window's level of the ambient and the other symptoms joins their recent peaks once judged.
   for (std::size_t a = 0; a < ambient_cols_.size(); ++a)
     ambient_level_[a] = win_.at(0, std::size_t(ambient_cols_[a]), kMin);
   peaks_->push(ambient_level_);
+  for (std::size_t i = 0; i < step_cols_.size(); ++i) step_level_[i] = win_.at(0, std::size_t(step_cols_[i]), kMin);
+  step_peaks_->push(step_level_);
   const bool symptomatic = symptom >= 0;
   const std::size_t slot_w = std::size_t(gw % K);
   std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());
@@ -369,7 +395,7 @@ void StreamingDetector::score_window() {
 
   // The episode's evidence gets its windows as detect() feeds them: on opening the windows
   // from its first (still in the rings), then each window while it is open.
-  switch (tracker_.push(std::size_t(gw), anomalous, sc.sustained)) {
+  switch (tracker_.push(std::size_t(gw), anomalous, sustained)) {
     case IncidentTracker::Change::opened: {
       bool any_symptom = false;
       for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) any_symptom |= sym_ring_[w % K] != 0;

@@ -51,6 +51,7 @@ DetectResult detect_streaming(const Recording& run, const StreamingOptions& opts
       r.fused.push_back(u.fused);
       r.window_top_channel.emplace_back(u.top_channel);
       r.window_top_z.push_back(u.top_z);
+      r.window_symptom.emplace_back(u.symptom_led);
     }
     // The detectors keep only their last 100 closed episodes: take each as it closes.
     if (u.closed && !det.closed().empty()) anomalies.push_back(det.closed().back());

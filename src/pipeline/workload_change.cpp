@@ -113,16 +113,28 @@ double SymptomGate::rise(std::size_t j, std::span<const double> median, std::spa
 
 std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const double> median,
                                       std::span<const double> low, std::span<const double> seen) const {
+  return pick(z, median, low, seen, false);
+}
+
+std::ptrdiff_t SymptomGate::stepped(std::span<const double> z, std::span<const double> median,
+                                     std::span<const double> low, std::span<const double> recent) const {
+  return pick(z, median, low, recent, true);
+}
+
+std::ptrdiff_t SymptomGate::pick(std::span<const double> z, std::span<const double> median, std::span<const double> low,
+                                 std::span<const double> peak, bool step) const {
   std::ptrdiff_t best = -1;
   double best_ratio = 0;
   for (std::size_t k = 0; k < idx_.size(); ++k) {
     const std::size_t j = idx_[k];
-    if (j >= z.size() || !(z[j] >= kSymptomZ)) continue;
+    if ((step && ambient_[k]) || j >= z.size() || !(z[j] >= kSymptomZ)) continue;
     const double r = rise_of(k, median, low);
     if (!(r >= material_[k])) continue;
+    const bool has_peak = j < peak.size() && std::isfinite(peak[j]);
+    if (step && has_peak && !(rise_of(k, peak, low) >= material_[k])) continue;  // no step from the recent past
     // A level of an ambient symptom the host reached recently is known: only a material step
     // above it counts.
-    if (ambient_[k] && j < seen.size() && seen[j] > median[j] && !(low[j] - seen[j] >= material_[k])) continue;
+    if (!step && ambient_[k] && has_peak && peak[j] > median[j] && !(low[j] - peak[j] >= material_[k])) continue;
     const double ratio = material_[k] > 0 ? r / material_[k] : z[j] / kSymptomZ;
     if (best < 0 || ratio > best_ratio) {
       best = std::ptrdiff_t(j);
@@ -130,6 +142,12 @@ std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const
     }
   }
   return best;
+}
+
+std::pair<std::size_t, std::size_t> step_peaks_span(double stride_s) {
+  const double s = stride_s > 0 ? stride_s : 1.0;
+  return {std::max<std::size_t>(1, std::size_t(std::ceil(kStepSpanS / s))),
+          std::max<std::size_t>(1, std::size_t(std::ceil(kStepLagS / s)))};
 }
 
 bool smoothed_average(const std::string& name) {

@@ -33,6 +33,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reveal/channel.h"
@@ -73,6 +74,14 @@ std::vector<char> ambient_mask(const std::vector<const ChannelInfo*>& chans);
 // How long a reached level of an ambient symptom stays known: an hour, the span an operator
 // reads a recurring condition over (Alertmanager repeats a firing alert every 4 h by default).
 inline constexpr double kAmbientMemoryS = 3600.0;
+// Symptom-led windows (SymptomGate::stepped) measure a step from the highest level a symptom
+// held over kStepSpanS seconds ending kStepLagS before the window: a step is led for at most
+// kStepLagS (the relearn period, StreamingOptions::relearn_samples at 1 Hz) after it happened;
+// a state that holds longer is the fused detectors' and the workload-change rules' to judge.
+inline constexpr double kStepLagS = 30.0;
+inline constexpr double kStepSpanS = 60.0;
+// RecentPeaks spans for those, in windows of `stride_s` seconds: {span, lag}.
+std::pair<std::size_t, std::size_t> step_peaks_span(double stride_s);
 
 // The highest level each of n channels held over `span` windows, ending `lag` windows before
 // the newest (the episode a level belongs to is no history for itself while it is being judged),
@@ -119,6 +128,16 @@ class SymptomGate {
   // any rise counts), or -1 when none qualifies. Allocates nothing.
   std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> median, std::span<const double> low,
                            std::span<const double> seen = {}) const;
+  // Symptom-led windows (DetectOptions::symptom_windows): the strongest non-ambient symptom that
+  // qualifies as in strongest() and whose rise beyond `recent[j]` — the highest level channel j
+  // held over the kStepSpanS seconds that ended kStepLagS before the window (RecentPeaks; NaN:
+  // no history yet, then the reference alone judges) — is also at least its material step:
+  // a step up from the recent past, not a level the host held all along (a whole day's
+  // reference whose median lies in its quiet hours). -1 when none. Allocates nothing.
+  std::ptrdiff_t stepped(std::span<const double> z, std::span<const double> median, std::span<const double> low,
+                         std::span<const double> recent) const;
+  // The model channels that are symptoms (ascending).
+  const std::vector<std::size_t>& channels() const { return idx_; }
   // That channel's rise (low − median; for runnable tasks, the tasks waiting beyond the CPUs
   // added; for memory in use, the points beyond kMemoryFullPct added), in its unit.
   double rise(std::size_t j, std::span<const double> median, std::span<const double> low) const;
@@ -126,6 +145,10 @@ class SymptomGate {
 
  private:
   double rise_of(std::size_t k, std::span<const double> median, std::span<const double> low) const;  // idx_[k]'s
+  // strongest() (`peak`: the ambient symptoms' recent peaks) or, with `step`, stepped() (`peak`:
+  // every symptom's peak over the minute before the last 30 s).
+  std::ptrdiff_t pick(std::span<const double> z, std::span<const double> median, std::span<const double> low,
+                      std::span<const double> peak, bool step) const;
 
   std::vector<std::size_t> idx_;   // model channels that are symptoms
   std::vector<double> material_;   // their material rise, in the channel's unit

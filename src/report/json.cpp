@@ -84,9 +84,11 @@ std::string render_json(const DetectResult& r, const std::string& source) {
   for (const auto& d : r.detectors)
     dets.push_back({{"name", d.name}, {"fused", d.fused}, {"threshold", report::json_number(d.threshold)}, {"cut", d.cut},
                     {"raw", nums(d.raw)}, {"calibrated", nums(d.calibrated)}, {"tail_p", nums(d.tail_p)}});
+  json symptoms = json::array();  // the symptom that led each window, null when none did
+  for (const std::string& c : r.window_symptom) symptoms.push_back(c.empty() ? json(nullptr) : json(c));
   j["windows"] = {{"start_s", nums(r.window_start_s)}, {"end_s", nums(r.window_end_s)}, {"fused", nums(r.fused)},
                   {"top_channel", r.window_top_channel}, {"top_z", nums(r.window_top_z)},
-                  {"threshold", 1.0}, {"detectors", dets}};
+                  {"symptom", symptoms}, {"threshold", 1.0}, {"detectors", dets}};
   if (r.window_z.rows() > 0) {
     json zs = json::array();
     for (std::size_t k = 0; k < r.window_z.rows(); ++k) {

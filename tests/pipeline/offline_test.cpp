@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pipeline/workload_change.h"
 #include "reveal/offline.h"
 
 namespace reveal {
@@ -167,14 +168,14 @@ TEST(Detect, SelfReferenceDropsTheStrongestSuspectsFirst) {
 // an incident; --all-anomalies (workload_changes off) reports every anomalous interval.
 // `run` with a stall-share channel (a symptom, proc.pressure-like) that moves by `stall` points
 // in [from, to).
-Recording with_stall(Recording run, std::size_t from, std::size_t to, double stall) {
+Recording with_stall(Recording run, std::size_t from, std::size_t to, double stall, double sd = 1.0) {
   run.channels.push_back({"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu});
   Matrix values(0, run.channels.size());
   std::mt19937_64 rng(8);
   std::normal_distribution<double> noise(0.0, 1.0);
   for (std::size_t i = 0; i < run.values.rows(); ++i) {
     std::vector<double> row(run.values.row(i).begin(), run.values.row(i).end());
-    row.push_back(std::max(0.0, 2 + noise(rng) + (i >= from && i < to ? stall : 0.0)));
+    row.push_back(std::max(0.0, 2 + sd * noise(rng) + (i >= from && i < to ? stall : 0.0)));
     values.append_row(row);
   }
   run.values = std::move(values);
@@ -215,6 +216,50 @@ TEST(Detect, AStallRiseMakesTheShiftAnIncidentAndIsItsSymptom) {
   EXPECT_NEAR(inc.symptom.value, 40.0, 5.0);
   EXPECT_NEAR(inc.symptom.reference, 2.0, 1.5);
   EXPECT_GE(inc.symptom.z, 6.0);
+}
+
+// A symptom's material step leads its windows (DetectOptions::symptom_windows): with the fused
+// threshold out of reach (1e-6 false incidents per day, whose EVT quantiles lie beyond what the
+// streams can score, and robust-SD cuts of 1000), a stall share that steps from 2 to 22 %
+// is still an incident, dated from the step, which the fused score alone does not find. A step
+// leads for 30 s at most (it is then part of the minute it is judged against): a stall held for
+// 60 s is an incident of about 30 s, not of 60.
+DetectOptions fused_out_of_reach() {
+  DetectOptions o;
+  o.false_per_day = 1e-6;
+  o.z_cut = o.if_cut = o.pca_cut = 1000;
+  return o;
+}
+
+TEST(Detect, AStallStepLeadsItsWindowsWhereTheFusedScoreDoesNot) {
+  DetectOptions o = fused_out_of_reach();
+  const Recording run = with_stall(synth(200, 0, 0, 0.0, 4), 100, 160, 20.0);
+  const DetectResult res = detect(run, {}, o);
+  ASSERT_EQ(res.incidents.size(), 1u);
+  const Incident& inc = res.incidents[0];
+  EXPECT_NEAR(inc.start_s, 100.0, 3.0);
+  EXPECT_LE(inc.end_s, 100.0 + pipeline::kStepLagS + 6);
+  EXPECT_EQ(inc.symptom.name, "test.pressure:cpu_some_pct");
+  ASSERT_EQ(res.window_symptom.size(), res.fused.size());
+  std::size_t led = 0;
+  for (std::size_t k = 0; k < res.fused.size(); ++k) {
+    if (res.window_symptom[k].empty()) continue;
+    ++led;
+    EXPECT_EQ(res.window_symptom[k], "test.pressure:cpu_some_pct");
+    EXPECT_LT(res.fused[k], 1.0) << "a window the fused score flags is not led";
+  }
+  EXPECT_GE(led, 20u);
+  o.symptom_windows = false;
+  const DetectResult off = detect(run, {}, o);
+  EXPECT_TRUE(off.incidents.empty()) << "the fused score alone flags the stall: the test proves nothing";
+  for (const std::string& c : off.window_symptom) EXPECT_TRUE(c.empty());
+  // Hypervisor steal never leads a window: it is judged by the level it held recently.
+  Recording steal = run;
+  steal.channels.back().name = "derived:cpu_steal_pct";
+  o.symptom_windows = true;
+  EXPECT_TRUE(detect(steal, {}, o).incidents.empty());
+  // A step of less than the unit's material 10 points leads nothing.
+  EXPECT_TRUE(detect(with_stall(synth(200, 0, 0, 0.0, 4), 100, 160, 8.0), {}, o).incidents.empty());
 }
 
 // A leak: memory climbs for the rest of the run against a clean baseline, no symptom. It never

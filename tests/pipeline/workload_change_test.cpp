@@ -203,6 +203,32 @@ TEST(SymptomGate, AmbientStealIsJudgedFromItsRecentPeak) {
   EXPECT_DOUBLE_EQ(g.rise(0, med, low_steal), 34.5) << "the rise reported is still over the reference";
 }
 
+// A symptom-led window needs what strongest() needs and the same material step beyond the
+// highest level the channel held in the minute before the last 30 s; steal never leads.
+TEST(SymptomGate, AStepBeyondTheRecentPeakLeadsAWindow) {
+  const ChannelInfo steal{"derived:cpu_steal_pct", "%", Kind::gauge, Subsystem::cpu};
+  const ChannelInfo psi{"derived:psi_cpu_some_pct", "%", Kind::gauge, Subsystem::cpu};
+  const ChannelInfo running{"proc.stat:procs_running", "count", Kind::gauge, Subsystem::cpu};
+  pipeline::SymptomGate g;
+  g.reset({&steal, &psi, &running}, 2);
+  ASSERT_EQ(g.channels(), (std::vector<std::size_t>{0, 1, 2}));
+  const std::vector<double> z{20, 20, 0}, med{0.5, 1, 5}, low{35, 35, 5};
+  const std::vector<double> none{NAN, NAN, NAN};
+  EXPECT_EQ(g.stepped(z, med, low, none), 1) << "no history: PSI +34 points; steal is never led";
+  EXPECT_EQ(g.stepped(z, med, low, std::vector<double>{NAN, 20, NAN}), 1) << "15 points above the recent peak";
+  EXPECT_EQ(g.stepped(z, med, low, std::vector<double>{NAN, 30, NAN}), -1) << "only 5 points above it";
+  EXPECT_EQ(g.stepped(std::vector<double>{20, 5, 0}, med, low, none), -1) << "z below 6";
+  EXPECT_EQ(g.stepped(z, med, std::vector<double>{35, 9, 5}, none), -1) << "8 points: not material";
+  // Runnable tasks: the step is counted beyond the CPUs from the recent peak too.
+  const std::vector<double> zr{0, 0, 8}, lr{0.5, 1, 9};
+  EXPECT_EQ(g.stepped(zr, med, lr, std::vector<double>{NAN, NAN, 6}), 2) << "waiting 3 → 6";
+  EXPECT_EQ(g.stepped(zr, med, lr, std::vector<double>{NAN, NAN, 8}), -1) << "waiting 5 → 6";
+  const auto [span, lag] = pipeline::step_peaks_span(1.0);
+  EXPECT_EQ(span, 60u);
+  EXPECT_EQ(lag, 30u);
+  EXPECT_EQ(pipeline::step_peaks_span(10.0), (std::pair<std::size_t, std::size_t>{6, 3}));
+}
+
 TEST(SmoothedAverage, KernelAveragesOfOtherChannels) {
   for (const char* n : {"proc.pressure:cpu_some_avg10", "proc.pressure:io_full_avg300", "proc.loadavg:load1",
                         "proc.loadavg:load15", "cgroup.pressure:memory_some_avg60.kubepods"})
@@ -381,6 +407,48 @@ TEST(WorkloadChange, AStallIsAnIncidentAtOnset) {
   EXPECT_FALSE(d.active());
   ASSERT_EQ(d.closed().size(), 1u);
   EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 180.0, 3.0);
+}
+
+// The agent's detector leads windows by a symptom's step as detect() does: with the fused
+// threshold out of reach (1e-6 false incidents per day and robust-SD cuts of 1000), a stall share that steps from 1 to 16 % opens an incident at the
+// step, which ends about 30 s later though the stall holds (the step is then the recent past);
+// off, nothing opens.
+TEST(WorkloadChange, AStallStepLeadsItsWindowsWhereTheFusedScoreDoesNot) {
+  for (const bool led : {true, false}) {
+    Host h(9);
+    StreamingOptions o = options();
+    o.detect.false_per_day = 1e-6;
+    o.detect.z_cut = o.detect.if_cut = o.detect.pca_cut = 1000;
+    o.detect.symptom_windows = led;
+    StreamingDetector d({}, h.channels, o);
+    run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); });
+    ASSERT_TRUE(d.model_ready());
+    std::size_t led_windows = 0;
+    Episodes e;
+    for (std::size_t i = 150; i < 260; ++i) {
+      const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, h.row(60, 30, 16.0));
+      if (u.opened && e.first_incident_at < 0) e.first_incident_at = std::int64_t(i);
+      e.incidents += u.opened;
+      if (!u.symptom_led.empty()) {
+        ++led_windows;
+        EXPECT_EQ(u.symptom_led, "test.pressure:cpu_some_pct");
+        EXPECT_LT(u.fused, 1.0);
+      }
+    }
+    if (!led) {
+      EXPECT_EQ(e.incidents, 0u) << "the fused score alone flags the stall: the test proves nothing";
+      EXPECT_EQ(led_windows, 0u);
+      continue;
+    }
+    EXPECT_EQ(e.incidents, 1u);
+    EXPECT_GE(e.first_incident_at, 150);
+    EXPECT_LE(e.first_incident_at, 154);
+    EXPECT_GE(led_windows, 25u);
+    EXPECT_LE(led_windows, 36u);
+    ASSERT_FALSE(d.active());
+    ASSERT_EQ(d.closed().size(), 1u);
+    EXPECT_LE(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 150.0 + pipeline::kStepLagS + 6);
+  }
 }
 
 TEST(WorkloadChange, SymptomsRisingDuringAChangeOpenAnIncidentThere) {
