@@ -24,6 +24,8 @@
 //     reveal_model_reference_windows       gauge  windows the current model was fitted on
 //     reveal_model_fit_timestamp_seconds   gauge  Unix time of the last fit
 //     reveal_windows_scored_total          counter
+//     reveal_symptom_led_windows_total     counter windows a symptom's material step made anomalous
+//                                          below the fused threshold (streaming.h)
 //     reveal_incidents_total{subsystem}    counter incidents opened, by attributed subsystem
 //     reveal_incident_active{subsystem,focus,top_channel}  gauge 1 while an incident is open
 //                                          (absent otherwise); top_channel = its strongest channel
@@ -101,6 +103,7 @@ struct AgentSnapshot {
   std::vector<double> values;         // last raw sample, NaN = gap
   std::int64_t last_sample_unix_ns = 0;
   std::uint64_t samples_total = 0, samples_skipped_total = 0, windows_scored_total = 0;
+  std::uint64_t symptom_led_windows_total = 0;
   bool sampler_realtime = false;  // Sampler::realtime() at the last sample
   bool model_ready = false;
   std::size_t reference_windows = 0;

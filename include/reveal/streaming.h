@@ -139,6 +139,9 @@ class StreamingDetector {
   std::size_t reference_windows() const { return reference_windows_; }
   std::int64_t last_fit_unix_ns() const { return last_fit_ns_; }
   std::uint64_t windows_scored() const { return windows_scored_; }
+  // Windows a symptom's step made anomalous although their fused score was below 1
+  // (DetectOptions::symptom_windows; StreamUpdate::symptom_led).
+  std::uint64_t symptom_led_windows() const { return symptom_led_windows_; }
   std::string not_ready_reason() const { return not_ready_; }
   const std::optional<Incident>& active() const { return active_; }
   // Incidents closed since the start, oldest first (at most 100 kept).
@@ -226,6 +229,7 @@ class StreamingDetector {
   std::size_t reference_windows_ = 0;
   std::int64_t last_fit_ns_ = 0;
   std::uint64_t windows_scored_ = 0;
+  std::uint64_t symptom_led_windows_ = 0;
   std::string not_ready_ = "warming up";
   // Incident state.
   std::optional<Incident> active_;

@@ -191,6 +191,9 @@ std::string render_metrics(const AgentSnapshot& s) {
          s.model_fit_unix_s);
   single(out, "reveal_windows_scored_total", "counter", "Windows scored by the streaming detector",
          double(s.windows_scored_total));
+  single(out, "reveal_symptom_led_windows_total", "counter",
+         "Windows a symptom's material step made anomalous although their fused score was below the threshold",
+         double(s.symptom_led_windows_total));
   family(out, "reveal_incidents_total", "counter", "Incidents opened, by attributed subsystem");
   for (std::size_t i = 0; i < kNumSubsystems; ++i)
     sample(out, "reveal_incidents_total", double(s.incidents_total[i]), "subsystem", subsystem_name(i));

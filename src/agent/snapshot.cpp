@@ -71,6 +71,7 @@ void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const Streamin
   s.last_sample_unix_ns = sample.t_unix_ns;
   s.samples_total = sample.samples_total;
   s.windows_scored_total = detector.windows_scored();
+  s.symptom_led_windows_total = detector.symptom_led_windows();
   s.model_ready = detector.model_ready();
   s.reference_windows = detector.reference_windows();
   s.model_fit_unix_s = double(detector.last_fit_unix_ns()) * 1e-9;

@@ -359,6 +359,7 @@ void StreamingDetector::score_window() {
     if (led >= 0) {
       anomalous = sustained = true;
       update_.symptom_led = chans_[std::size_t(led)]->name;
+      ++symptom_led_windows_;
     }
   }
   // What the forest and the PCA residual blame, for the attribution of anomalous windows only

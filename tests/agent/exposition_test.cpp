@@ -70,6 +70,7 @@ AgentSnapshot snapshot() {
   s.samples_total = 100;
   s.samples_skipped_total = 2;
   s.windows_scored_total = 97;
+  s.symptom_led_windows_total = 4;
   s.model_ready = true;
   s.reference_windows = 90;
   s.model_fit_unix_s = 1.8e9;
@@ -155,6 +156,7 @@ TEST(Exposition, FamiliesTypesAndValues) {
       {"reveal_model_reference_windows", "gauge"},
       {"reveal_model_fit_timestamp_seconds", "gauge"},
       {"reveal_windows_scored_total", "counter"},
+      {"reveal_symptom_led_windows_total", "counter"},
       {"reveal_incidents_total", "counter"},
       {"reveal_absence_incidents_total", "counter"},
       {"reveal_workload_changes_total", "counter"},
@@ -196,6 +198,7 @@ TEST(Exposition, FamiliesTypesAndValues) {
                                       "reveal_absence_incidents_total{source=\"nvml\"} 2"}));
   EXPECT_NE(text.find("reveal_subsystem_anomaly_score{subsystem=\"power/thermal\"} 0.1\n"), std::string::npos);
   EXPECT_NE(text.find("reveal_samples_total 100\n"), std::string::npos);
+  EXPECT_NE(text.find("reveal_symptom_led_windows_total 4\n"), std::string::npos);
   EXPECT_NE(text.find("reveal_store_max_bytes 1048576\n"), std::string::npos);
   // Only raw channels carry a `channel` label (the fleet reader selects channel!="").
   for (const auto& [name, f] : fams)

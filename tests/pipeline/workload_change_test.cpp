@@ -435,6 +435,7 @@ TEST(WorkloadChange, AStallStepLeadsItsWindowsWhereTheFusedScoreDoesNot) {
         EXPECT_LT(u.fused, 1.0);
       }
     }
+    EXPECT_EQ(d.symptom_led_windows(), led_windows);
     if (!led) {
       EXPECT_EQ(e.incidents, 0u) << "the fused score alone flags the stall: the test proves nothing";
       EXPECT_EQ(led_windows, 0u);
