@@ -181,6 +181,16 @@ std::string timeline_chart(const DetectResult& r, const std::string& id) {
     c.span(inc.start_s, inc.end_s, inc.kind == "absence" ? "inc-absence" : "inc",
            fmt::format("incident #{}: {} {}", i + 1, to_string(inc.subsystem), when(inc)));
   }
+  // Runs of windows a symptom's step made anomalous below the threshold (symptom-led).
+  for (std::size_t k = 0; k < r.window_symptom.size() && k < r.window_end_s.size(); ++k) {
+    if (r.window_symptom[k].empty()) continue;
+    std::size_t e = k;
+    while (e + 1 < r.window_symptom.size() && e + 1 < r.window_end_s.size() && r.window_symptom[e + 1] == r.window_symptom[k]) ++e;
+    c.span(r.window_start_s[k], r.window_end_s[e], "led",
+           fmt::format("{} stepped up materially: {} window{} anomalous below the threshold", r.window_symptom[k],
+                       e - k + 1, e == k ? "" : "s"));
+    k = e;
+  }
   c.hline(1.0, "threshold", "threshold 1");
   // Each fused detector's own level, thin, under the fused score (their maximum).
   for (std::size_t d = 0; d < r.detectors.size(); ++d) {
@@ -271,6 +281,7 @@ std::string incident_card(const HostSeries& hs, const DetectResult& r, std::size
     if (r.window_false_rate > 0 && r.window_false_rate < 1 && inc.peak_score > 0)
       o += fmt::format("; tail probability {:.1e}", std::exp(inc.peak_score * std::log(r.window_false_rate)) /
                                                       double(std::max<std::size_t>(r.fused_detectors, 1)));
+    if (inc.peak_score < 1) o += "; below it: the symptom's material step made its windows anomalous";
     o += ")";
   }
   if (!inc.focus.empty()) o += fmt::format(" · focus <b>{}</b> ({:.0f} % of the evidence)", esc(inc.focus), inc.focus_share * 100);
@@ -523,7 +534,8 @@ std::string host_section(const HtmlHost& h, const std::string& sfx, const std::s
   o += fmt::format("<section class=\"score\"><h2>Anomaly score</h2>{}<p class=\"legend\">x: time since {} · "
                    "<b class=\"k-fused\">fused level</b> per window (1 = the threshold set by the false-alarm rate; "
                    "above {:g} drawn at {:g}) and each fused detector's own level: {} · shaded: incidents; grey: the "
-                   "start-up, when no incident opens</p></section>",
+                   "start-up, when no incident opens; orange: windows a symptom's material step made anomalous "
+                   "below the threshold</p></section>",
                    timeline_chart(r, timeline_id),
                    r.origin_unix_ns ? format_utc(r.origin_unix_ns) : "the start", kTimelineYMax, kTimelineYMax,
                    detector_legend(r));
@@ -618,7 +630,7 @@ svg.chart{display:block;max-width:100%;height:auto;font-size:11px;fill:var(--mut
 .fused{fill:none;stroke:#1f4e99;stroke-width:1.6}.k-fused{color:#1f4e99}.detector{fill:none;stroke-width:1;opacity:.8}
 .d0{stroke:#f28e2b}.k-d0{color:#d0731a;font-weight:600}.d1{stroke:#59a14f}.k-d1{color:#3f7f37;font-weight:600}.d2{stroke:#b07aa1}.k-d2{color:#8a5a80;font-weight:600}.d3{stroke:#76b7b2}.k-d3{color:#3d7f7a;font-weight:600}.series{fill:none;stroke-width:1.4}.hostline{fill:none;stroke-width:1.5}
 .threshold{stroke:var(--accent);stroke-dasharray:5 4;stroke-width:1.2}.threshold-label{fill:var(--accent)!important}
-.inc{fill:rgba(198,40,40,.13)}.settle{fill:rgba(120,120,120,.10)}.inc-absence{fill:rgba(120,120,120,.18)}.inc-outline{fill:none;stroke:var(--accent);stroke-width:1.2}
+.inc{fill:rgba(198,40,40,.13)}.led{fill:rgba(230,130,0,.22)}.settle{fill:rgba(120,120,120,.10)}.inc-absence{fill:rgba(120,120,120,.18)}.inc-outline{fill:none;stroke:var(--accent);stroke-width:1.2}
 .ref-band{fill:rgba(46,125,50,.12)}.ref-median{stroke:rgba(46,125,50,.7);stroke-dasharray:3 3}
 .incident{border:1px solid var(--line);border-left:5px solid #999;border-radius:4px;padding:10px 12px;margin:10px 0}
 .incident .when{font-weight:400;color:var(--muted);font-size:13px}.facts,.detectors,.symptom,.action{margin:4px 0}.detectors{color:var(--muted);font-size:12px}

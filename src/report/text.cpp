@@ -113,6 +113,7 @@ void incident_details(const DetectResult& r, std::string& o) {
     if (r.window_false_rate > 0 && r.window_false_rate < 1 && inc.peak_score > 0)
       o += fmt::format("; tail probability {:.1e}", std::exp(inc.peak_score * std::log(r.window_false_rate)) /
                                                        double(std::max<std::size_t>(r.fused_detectors, 1)));
+    if (inc.peak_score < 1) o += "; below it: the symptom's material step made its windows anomalous";
     o += ")\n";
     if (!inc.detectors.empty()) {
       o += "  detectors  ";

@@ -9,6 +9,7 @@
 #include "reveal/offline.h"
 #include "reveal/html_report.h"
 #include "reveal/peers.h"
+#include "reveal/report.h"
 #include "../../src/report/svg.h"
 
 namespace reveal {
@@ -166,6 +167,22 @@ TEST(Html, AnIncidentCardNamesItsSymptom) {
   ASSERT_EQ(r.incidents.size(), 1u);
   const std::string page = render_html({{"h", &run, &r}}, "run.db");
   EXPECT_NE(page.find(R"(<p class="symptom"><b>Symptom:</b> test.pressure:cpu_some_pct rose )"), std::string::npos);
+  EXPECT_EQ(page.find("class=\"led\""), std::string::npos) << "the fused score flagged every window";
+  // Windows a symptom's step led are marked on the timeline, one span per run of them.
+  DetectResult led = r;
+  led.window_symptom.assign(led.fused.size(), "");
+  for (std::size_t k : {52, 53, 54, 60}) led.window_symptom.at(k) = "test.pressure:cpu_some_pct";
+  const std::string marked = render_html({{"h", &run, &led}}, "run.db");
+  EXPECT_EQ(count(marked, "class=\"led\""), 2u);
+  EXPECT_NE(marked.find("test.pressure:cpu_some_pct stepped up materially: 3 windows anomalous below the threshold"),
+            std::string::npos);
+  // An incident whose windows were all led peaks below the threshold, and says why.
+  const std::string why = "below it: the symptom's material step made its windows anomalous";
+  EXPECT_EQ(marked.find(why), std::string::npos);
+  EXPECT_EQ(render_text(led, "run.db").find(why), std::string::npos);
+  led.incidents[0].peak_score = 0.5;
+  EXPECT_NE(render_html({{"h", &run, &led}}, "run.db").find(why), std::string::npos);
+  EXPECT_NE(render_text(led, "run.db").find(why), std::string::npos);
 }
 
 // Every in-page link (href="#x") has its target (id="x").
