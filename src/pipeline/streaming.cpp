@@ -142,6 +142,7 @@ const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<co
   update_.scored = update_.opened = update_.closed = update_.refitted = false;
   update_.change_opened = update_.change_closed = false;
   update_.fused = kNaN;
+  update_.symptom_led = {};
   if (row.size() != raw_channels_.size())
     throw DetectError("sample has " + std::to_string(row.size()) + " values for " +
                       std::to_string(raw_channels_.size()) + " channels");
@@ -348,7 +349,6 @@ void StreamingDetector::score_window() {
     spew_.assign(z_.size(), 0.0);
   }
   bool anomalous = pipeline::is_anomalous(sc.fused), sustained = sc.sustained;
-  update_.symptom_led = {};
   if (anomalous || opts_.detect.symptom_windows) {  // the window's minimum per model channel: what a rise is measured by
     for (std::size_t j = 0; j < cols_.size(); ++j) low_[j] = win_.at(0, std::size_t(cols_[j]), kMin);
     model_->rise_z(win_, 0, cols_, z_, rise_z_);

@@ -433,6 +433,11 @@ TEST(WorkloadChange, AStallStepLeadsItsWindowsWhereTheFusedScoreDoesNot) {
         ++led_windows;
         EXPECT_EQ(u.symptom_led, "test.pressure:cpu_some_pct");
         EXPECT_LT(u.fused, 1.0);
+        if (led_windows == 1) {  // a sample that scores no window (not newer than the last) leads none
+          const StreamUpdate& again = d.push(kT0 + std::int64_t(i) * 1'000'000'000, h.row(60, 30, 16.0));
+          EXPECT_FALSE(again.scored);
+          EXPECT_TRUE(again.symptom_led.empty());
+        }
       }
     }
     EXPECT_EQ(d.symptom_led_windows(), led_windows);
