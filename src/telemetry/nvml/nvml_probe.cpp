@@ -1,5 +1,8 @@
 #include "telemetry/nvml/nvml_probe.h"
 
+#include <time.h>
+
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -18,8 +21,10 @@ bool absent(nvmlReturn_t r) {
 constexpr int kMaxEventsPerPoll = 100000;
 }  // namespace
 
-NvmlProbe::NvmlProbe() : library_path_(default_library_path()) {}
-NvmlProbe::NvmlProbe(std::string library_path) : library_path_(std::move(library_path)) {}
+NvmlProbe::NvmlProbe() : NvmlProbe(default_library_path()) {}
+NvmlProbe::NvmlProbe(std::string library_path, double slow_interval_s)
+    : library_path_(std::move(library_path)),
+      slow_interval_ns_(std::int64_t(std::max(0.0, slow_interval_s) * 1e9)) {}
 NvmlProbe::~NvmlProbe() { close(); }
 
 void NvmlProbe::close() {
@@ -28,6 +33,8 @@ void NvmlProbe::close() {
       if (s && lib_.GpmSampleFree) lib_.GpmSampleFree(s);
   gpus_.clear();
   channels_.clear();
+  held_.clear();
+  last_slow_ns_ = 0;
   if (events_ && lib_.EventSetFree) lib_.EventSetFree(events_);
   events_ = nullptr;
   if (initialized_) lib_.Shutdown();
@@ -65,7 +72,7 @@ ProbeStatus NvmlProbe::open(const std::filesystem::path& /*root: NVML reads the 
       continue;  // skipped; its siblings keep their NVML index in their names
     }
     discover(*gpu);
-    if (!gpu->reads.empty()) gpus_.push_back(std::move(gpu));
+    if (!gpu->reads.empty() || !gpu->slow_reads.empty()) gpus_.push_back(std::move(gpu));
   }
   bool any_xid = false;
   for (auto& g : gpus_) any_xid = any_xid || g->xid_registered;
@@ -78,6 +85,7 @@ ProbeStatus NvmlProbe::open(const std::filesystem::path& /*root: NVML reads the 
     close();
     return {false, err};
   }
+  held_.assign(channels_.size(), std::nan(""));
   return {true, {}};
 }
 
@@ -88,7 +96,7 @@ void NvmlProbe::add_read(GpuState& gpu, Read read) {
   if (absent(r)) return;
   if (r == NVML_ERROR_GPU_IS_LOST && !gpu.lost_seen) gpu.lost_seen = gpu.lost_event_pending = true;
   read.slot = channels_.size();
-  gpu.reads.push_back(read);
+  (slow(read.op) ? gpu.slow_reads : gpu.reads).push_back(read);
   describe(read, gpu, channels_);
 }
 
@@ -188,19 +196,37 @@ void NvmlProbe::discover(GpuState& gpu) {
 
 void NvmlProbe::sample(std::span<double> out) {
   const double nan = std::nan("");
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const std::int64_t now = std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  const bool slow_tick = last_slow_ns_ == 0 || now - last_slow_ns_ >= slow_interval_ns_;
+  if (slow_tick) last_slow_ns_ = now == 0 ? 1 : now;
   for (auto& gp : gpus_) {
     GpuState& gpu = *gp;
     bool lost = false;  // this tick: once lost, skip the GPU's remaining calls
-    for (const Read& r : gpu.reads) {
+    auto perform = [&](const Read& r) {
       double* dst = out.data() + r.slot;
       const std::size_t n = width(r.op);
       nvmlReturn_t ret = NVML_ERROR_GPU_IS_LOST;
       if (!lost || r.op == Op::xid_total) ret = execute(lib_, gpu, r, dst);
-      if (ret == NVML_SUCCESS) continue;
+      if (ret == NVML_SUCCESS) return;
       for (std::size_t i = 0; i < n; ++i) dst[i] = nan;
       if (ret == NVML_ERROR_GPU_IS_LOST && !lost) {
         lost = true;
         if (!gpu.lost_seen) gpu.lost_seen = gpu.lost_event_pending = true;
+      }
+    };
+    for (const Read& r : gpu.reads) perform(r);
+    for (const Read& r : gpu.slow_reads) {
+      const std::size_t n = width(r.op);
+      if (slow_tick) {
+        perform(r);
+        std::copy_n(out.data() + r.slot, n, held_.data() + r.slot);
+      } else if (lost) {  // a lost GPU's held values end with it
+        std::fill_n(held_.data() + r.slot, n, nan);
+        std::fill_n(out.data() + r.slot, n, nan);
+      } else {
+        std::copy_n(held_.data() + r.slot, n, out.data() + r.slot);
       }
     }
   }

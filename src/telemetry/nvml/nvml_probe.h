@@ -47,6 +47,14 @@
 // sample(), so xid_events_total shows events up to the previous tick. The first GPU_IS_LOST a
 // GPU reports gives Event{kind "gpu_lost", value = N, detail "gpu1 lost: <NVML error>"}.
 //
+// Slow reads (nvml_reads.h slow(): power limit, PCIe link generation and width, ECC and NVLink
+// error counters, retired pages, remapped rows) are performed at the first tick and then once per
+// slow interval (kSlowReadIntervalS by the monotonic clock, whatever the sampling rate); the
+// ticks between repeat their last values, so a counter among them moves in steps at most that
+// far apart. Their NVML calls are most of the per-tick calls on a host with NVLink (4 error
+// counters × 18 links per GPU) and the dearest of the cheap ones (the current link width,
+// ~25 µs on an H200; docs/BENCHMARKS.md "NVML probe cost").
+//
 // NVML reads the live driver: the root passed to open() is not used. The library is
 // $REVEAL_NVML_LIBRARY when set, else libnvidia-ml.so.1, unless the constructor is given a
 // path (tests). Unavailable, with the reason, when the library is absent or lacks a required
@@ -54,6 +62,7 @@
 // nvmlShutdown. sample() allocates nothing: reads and GPM buffers are prepared at open().
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,8 +75,12 @@ namespace reveal::telemetry {
 
 class NvmlProbe final : public Probe {
  public:
+  // Seconds between two performances of the slow reads (see above).
+  static constexpr double kSlowReadIntervalS = 10.0;
+
   NvmlProbe();  // library from $REVEAL_NVML_LIBRARY, else libnvidia-ml.so.1
-  explicit NvmlProbe(std::string library_path);
+  // slow_interval_s: seconds between slow reads (0: every tick).
+  explicit NvmlProbe(std::string library_path, double slow_interval_s = kSlowReadIntervalS);
   ~NvmlProbe() override;
 
   std::string_view name() const override { return "nvml"; }
@@ -86,6 +99,9 @@ class NvmlProbe final : public Probe {
   void add_read(nvml::GpuState& gpu, nvml::Read read);
 
   std::string library_path_;
+  std::int64_t slow_interval_ns_;
+  std::int64_t last_slow_ns_ = 0;  // monotonic time of the last slow tick, 0: none yet
+  std::vector<double> held_;       // per channel: the last value of a slow read
   nvml::NvmlLibrary lib_;
   bool initialized_ = false;
   nvml::nvmlEventSet_t events_ = nullptr;

@@ -124,6 +124,21 @@ void push(std::vector<ChannelInfo>& out, const GpuState& gpu, std::string_view f
 double nan() { return std::nan(""); }
 }  // namespace
 
+bool slow(Op op) {
+  switch (op) {
+    case Op::power_limit:
+    case Op::pcie_gen_current:
+    case Op::pcie_gen_max:
+    case Op::pcie_width_current:
+    case Op::pcie_width_max:
+    case Op::nvlink_error:
+    case Op::ecc:
+    case Op::retired_pages:
+    case Op::remapped_rows: return true;
+    default: return false;
+  }
+}
+
 std::size_t width(Op op) {
   switch (op) {
     case Op::utilization: return 2;

@@ -56,6 +56,12 @@ struct Read {
 // Number of values a read of `op` yields.
 std::size_t width(Op op);
 
+// A slow read: a value that changes rarely (limits, link generation and width, ECC and NVLink
+// error counters, retired pages, remapped rows). The probe performs slow reads at open and then
+// once per slow interval (NvmlProbe::kSlowReadIntervalS), and repeats their last values at the
+// ticks between; everything else is read at every tick.
+bool slow(Op op);
+
 // GPM state of one GPU: two sample buffers used alternately (the latest valid one is the
 // "before" of the next tick) and the metrics request, allocated at open.
 struct GpmState {
@@ -69,7 +75,8 @@ struct GpuState {
   nvmlDevice_t device = nullptr;
   std::string label;     // "gpu0"
   std::string identity;  // "gpu0 = <product name> <UUID>", for channel help
-  std::vector<Read> reads;
+  std::vector<Read> reads;       // performed at every tick
+  std::vector<Read> slow_reads;  // performed once per slow interval (slow(op))
   bool lost_seen = false;           // GPU_IS_LOST has been reported once
   bool lost_event_pending = false;  // ... and poll_events has not told yet
   bool xid_registered = false;

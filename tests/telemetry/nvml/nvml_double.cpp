@@ -28,7 +28,15 @@
 //   nvml_double_set_init_result(r)           what nvmlInit_v2 answers
 //   nvml_double_init_refcount()              nvmlInit_v2 successes minus nvmlShutdown calls
 //   nvml_double_gpm_samples_in_use()         GPM samples allocated and not freed
+//   nvml_double_ecc_calls()                  nvmlDeviceGetTotalEccErrors calls since reset
+// A big host (issue #21, bench/bighost): REVEAL_NVML_DOUBLE_GPUS=N (1..8) and
+// REVEAL_NVML_DOUBLE_NVLINKS=L (0..18), read at nvmlInit_v2, give N GPUs with L active NVLinks on
+// each board-A GPU. gpu1 keeps board B's script; every other GPU follows gpu0's (board A: values,
+// NVLink, GPM), with its own UUID "GPU-<N repeated>...". The shared counters (PCIe, NVLink data)
+// advance once per read of any GPU. Unset, the script above holds (2 GPUs, 4 links).
 // Nothing here allocates (the probe's no-allocation test samples through this library).
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "telemetry/nvml/nvml_api.h"
@@ -40,7 +48,7 @@ struct reveal::telemetry::nvml::nvmlDevice_st {
 };
 struct reveal::telemetry::nvml::nvmlEventSet_st {
   bool used;
-  unsigned long long mask[2];
+  unsigned long long mask[8];  // per GPU index
 };
 struct reveal::telemetry::nvml::nvmlGpmSample_st {
   bool used;
@@ -49,7 +57,7 @@ struct reveal::telemetry::nvml::nvmlGpmSample_st {
 };
 
 namespace {
-constexpr int kGpus = 2;
+constexpr int kMaxGpus = 8;
 constexpr int kMaxXids = 64;
 
 struct Xid {
@@ -62,35 +70,50 @@ struct Xid {
 struct State {
   nvmlReturn_t init_result = NVML_SUCCESS;
   int refcount = 0;
-  int lost_after[kGpus] = {-1, -1};  // remaining good samples, -1 = never lost
-  bool lost[kGpus] = {false, false};
+  int gpus = 2;         // GPUs answered (REVEAL_NVML_DOUBLE_GPUS)
+  unsigned links = 4;   // active NVLinks of a board-A GPU (REVEAL_NVML_DOUBLE_NVLINKS)
+  int lost_after[kMaxGpus] = {-1, -1, -1, -1, -1, -1, -1, -1};  // remaining good samples, -1 = never lost
+  bool lost[kMaxGpus] = {};
   Xid xids[kMaxXids] = {};
   int n_xids = 0;
   int timeouts = 0;  // completed polls
   long gpm_seq = 0;
   unsigned long long nvlink_reads[NVML_NVLINK_MAX_LINKS][2] = {};  // gpu0: per link, tx/rx
   unsigned pcie_reads[2] = {};                                      // gpu0: tx, rx
+  long ecc_calls = 0;
 };
 
 State g_state;
-nvmlDevice_st g_devices[kGpus] = {{0}, {1}};
+nvmlDevice_st g_devices[kMaxGpus] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
 [[maybe_unused]] nvmlEventSet_st g_sets[4] = {};  // unused in the minimal variant
-nvmlGpmSample_st g_samples[8] = {};
+nvmlGpmSample_st g_samples[2 * kMaxGpus + 4] = {};
+
+// The GPU index of a handle, -1 for an unknown one.
+int index_of(nvmlDevice_t d) {
+  for (int i = 0; i < g_state.gpus; ++i)
+    if (d == &g_devices[i]) return i;
+  return -1;
+}
+// The board script a GPU follows: gpu1 is board B, every other GPU board A (gpu0's).
+int script_of(int index) { return index == 1 ? 1 : 0; }
 
 // Resolves a handle; answers INVALID_ARGUMENT for unknown ones and GPU_IS_LOST for lost GPUs.
 nvmlReturn_t gpu_of(nvmlDevice_t d, int& gpu) {
-  if (d != &g_devices[0] && d != &g_devices[1]) return NVML_ERROR_INVALID_ARGUMENT;
-  gpu = d->index;
+  gpu = index_of(d);
+  if (gpu < 0) return NVML_ERROR_INVALID_ARGUMENT;
   if (g_state.refcount <= 0) return NVML_ERROR_UNINITIALIZED;
   return g_state.lost[gpu] ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
 }
 
-#define GPU_OR_RETURN(dev, out_ptr)                         \
-  int gpu = 0;                                              \
-  if (nvmlReturn_t r_ = gpu_of(dev, gpu); r_ != NVML_SUCCESS) \
-    return r_;                                              \
-  if (!(out_ptr)) return NVML_ERROR_INVALID_ARGUMENT;       \
-  (void)gpu;
+// Declares `gpu_index` (the device's index) and `gpu` (its board script: 0 = A, 1 = B).
+#define GPU_OR_RETURN(dev, out_ptr)                               \
+  int gpu_index = 0;                                              \
+  if (nvmlReturn_t r_ = gpu_of(dev, gpu_index); r_ != NVML_SUCCESS) \
+    return r_;                                                    \
+  if (!(out_ptr)) return NVML_ERROR_INVALID_ARGUMENT;             \
+  const int gpu = script_of(gpu_index);                           \
+  (void)gpu;                                                      \
+  (void)gpu_index;
 
 void copy_str(char* dst, unsigned len, const char* src) {
   if (!len) return;
@@ -108,7 +131,7 @@ void nvml_double_reset() {
   g_state.refcount = refcount;
 }
 void nvml_double_set_lost_after(int gpu, int samples) {
-  if (gpu < 0 || gpu >= kGpus) return;
+  if (gpu < 0 || gpu >= kMaxGpus) return;
   g_state.lost_after[gpu] = samples;
   g_state.lost[gpu] = samples == 0;
 }
@@ -120,6 +143,7 @@ void nvml_double_set_init_result(int r) {
   g_state.init_result = r;
 }
 int nvml_double_init_refcount() { return g_state.refcount; }
+long nvml_double_ecc_calls() { return g_state.ecc_calls; }
 int nvml_double_gpm_samples_in_use() {
   int n = 0;
   for (const auto& s : g_samples) n += s.used ? 1 : 0;
@@ -129,6 +153,10 @@ int nvml_double_gpm_samples_in_use() {
 // --- required ----------------------------------------------------------------------------
 nvmlReturn_t nvmlInit_v2() {
   if (g_state.init_result != NVML_SUCCESS) return g_state.init_result;
+  const char* n = std::getenv("REVEAL_NVML_DOUBLE_GPUS");
+  const char* l = std::getenv("REVEAL_NVML_DOUBLE_NVLINKS");
+  g_state.gpus = n ? std::clamp(std::atoi(n), 1, kMaxGpus) : 2;
+  g_state.links = l ? unsigned(std::clamp(std::atoi(l), 0, int(NVML_NVLINK_MAX_LINKS))) : 4;
   ++g_state.refcount;
   return NVML_SUCCESS;
 }
@@ -152,12 +180,12 @@ const char* nvmlErrorString(nvmlReturn_t r) {
 }
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
   if (g_state.refcount <= 0) return NVML_ERROR_UNINITIALIZED;
-  *count = kGpus;
+  *count = unsigned(g_state.gpus);
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
   if (g_state.refcount <= 0) return NVML_ERROR_UNINITIALIZED;
-  if (index >= kGpus) return NVML_ERROR_INVALID_ARGUMENT;
+  if (index >= unsigned(g_state.gpus)) return NVML_ERROR_INVALID_ARGUMENT;
   *device = &g_devices[index];
   return NVML_SUCCESS;
 }
@@ -170,22 +198,25 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char* name, unsigned int len) {
 }
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char* uuid, unsigned int len) {
   GPU_OR_RETURN(dev, uuid);
-  copy_str(uuid, len,
-           gpu == 0 ? "GPU-00000000-0000-0000-0000-000000000000"
-                    : "GPU-11111111-1111-1111-1111-111111111111");
+  static const char* const kUuids[kMaxGpus] = {
+      "GPU-00000000-0000-0000-0000-000000000000", "GPU-11111111-1111-1111-1111-111111111111",
+      "GPU-22222222-2222-2222-2222-222222222222", "GPU-33333333-3333-3333-3333-333333333333",
+      "GPU-44444444-4444-4444-4444-444444444444", "GPU-55555555-5555-5555-5555-555555555555",
+      "GPU-66666666-6666-6666-6666-666666666666", "GPU-77777777-7777-7777-7777-777777777777"};
+  copy_str(uuid, len, kUuids[gpu_index]);
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUtilization_t* u) {
-  int gpu = dev == &g_devices[1] ? 1 : 0;
+  int gpu = index_of(dev);
   // One utilisation call per probe sample drives the "lost after n samples" script.
-  if ((dev == &g_devices[0] || dev == &g_devices[1]) && g_state.lost_after[gpu] >= 0 &&
-      !g_state.lost[gpu]) {
+  if (gpu >= 0 && g_state.lost_after[gpu] >= 0 && !g_state.lost[gpu]) {
     if (g_state.lost_after[gpu] == 0)
       g_state.lost[gpu] = true;
     else
       --g_state.lost_after[gpu];
   }
   if (nvmlReturn_t r = gpu_of(dev, gpu); r != NVML_SUCCESS) return r;
+  gpu = script_of(gpu);
   if (!u) return NVML_ERROR_INVALID_ARGUMENT;
   *u = gpu == 0 ? nvmlUtilization_t{87, 42} : nvmlUtilization_t{5, 1};
   return NVML_SUCCESS;
@@ -274,7 +305,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned int link, int* 
   GPU_OR_RETURN(dev, active);
   if (gpu == 1) return NVML_ERROR_NOT_SUPPORTED;
   if (link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
-  *active = link < 4 ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  *active = link < g_state.links ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return NVML_SUCCESS;
 }
 // Link L, counter C (replay 0, recovery 1, crc_flit 2, crc_data 3) -> 100 * L + C + 1.
@@ -282,7 +313,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned int link
                                              unsigned long long* v) {
   GPU_OR_RETURN(dev, v);
   if (gpu == 1) return NVML_ERROR_NOT_SUPPORTED;
-  if (link >= 4 || counter < 0 || counter > 3) return NVML_ERROR_INVALID_ARGUMENT;
+  if (link >= g_state.links || counter < 0 || counter > 3) return NVML_ERROR_INVALID_ARGUMENT;
   *v = 100ull * link + unsigned(counter) + 1;
   return NVML_SUCCESS;
 }
@@ -312,7 +343,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValu
       v.nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
       continue;
     }
-    if (gpu == 1 || v.scopeId >= 4) {
+    if (gpu == 1 || v.scopeId >= g_state.links) {
       v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
       continue;
     }
@@ -402,6 +433,7 @@ nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t dev, int type, u
 // --- memory errors -----------------------------------------------------------------------
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t dev, int type, int counter,
                                          unsigned long long* v) {
+  ++g_state.ecc_calls;
   GPU_OR_RETURN(dev, v);
   // [gpu][counter: volatile, aggregate][type: corrected, uncorrected]
   static const unsigned long long kEcc[2][2][2] = {{{3, 0}, {17, 1}}, {{0, 0}, {4, 0}}};
@@ -451,7 +483,7 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
 }
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types, nvmlEventSet_t set) {
   GPU_OR_RETURN(dev, set);
-  set->mask[gpu] |= types;
+  set->mask[gpu_index] |= types;
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeoutms) {
@@ -493,7 +525,7 @@ nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t sample) {
 nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t dev, nvmlGpmSample_t sample) {
   GPU_OR_RETURN(dev, sample);
   if (gpu != 0) return NVML_ERROR_NOT_SUPPORTED;
-  sample->gpu = gpu;
+  sample->gpu = gpu_index;
   sample->seq = ++g_state.gpm_seq;
   return NVML_SUCCESS;
 }

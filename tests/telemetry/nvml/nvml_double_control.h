@@ -20,6 +20,7 @@ struct NvmlDouble {
   void (*set_init_result)(int) = nullptr;
   int (*init_refcount)() = nullptr;
   int (*gpm_samples_in_use)() = nullptr;
+  long (*ecc_calls)() = nullptr;
 
   static NvmlDouble& get() {
     static NvmlDouble d = [] {
@@ -33,6 +34,7 @@ struct NvmlDouble {
       x.set_init_result = reinterpret_cast<void (*)(int)>(sym("nvml_double_set_init_result"));
       x.init_refcount = reinterpret_cast<int (*)()>(sym("nvml_double_init_refcount"));
       x.gpm_samples_in_use = reinterpret_cast<int (*)()>(sym("nvml_double_gpm_samples_in_use"));
+      x.ecc_calls = reinterpret_cast<long (*)()>(sym("nvml_double_ecc_calls"));
       return x;
     }();
     return d;

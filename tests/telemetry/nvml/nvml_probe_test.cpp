@@ -32,7 +32,7 @@ class NvmlProbeTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_NE(d().handle, nullptr) << ::dlerror();
     ASSERT_TRUE(d().reset && d().set_lost_after && d().add_xid && d().set_init_result &&
-                d().init_refcount && d().gpm_samples_in_use);
+                d().init_refcount && d().gpm_samples_in_use && d().ecc_calls);
     d().reset();
   }
   static NvmlDouble& d() { return NvmlDouble::get(); }
@@ -119,6 +119,60 @@ TEST_F(NvmlProbeTest, ExactValuesForBothGpus) {
   EXPECT_EQ(info(*p, "nvml:nvlink_replay_error_count_l0.gpu0").subsystem, Subsystem::interconnect);
   EXPECT_EQ(info(*p, "nvml:xid_events_total.gpu1").kind, Kind::counter);
   EXPECT_EQ(info(*p, "nvml:temperature_gpu.gpu0").unit, "C");
+}
+
+// Slow reads (ECC, link width, NVLink error counters...) run at the first tick and then once per
+// slow interval; the ticks between repeat their values. A zero interval reads them every tick.
+TEST_F(NvmlProbeTest, SlowReadsOncePerIntervalAndHeldBetween) {
+  auto p = opened();  // default interval (10 s): the ticks below all fall inside it
+  const long at_open = d().ecc_calls();
+  EXPECT_EQ(at_open, 8);  // discovery: 4 ECC counters per GPU
+  for (int tick = 1; tick <= 4; ++tick) {
+    const auto v = sample(*p);
+    EXPECT_TRUE(all_finite(v)) << tick;
+    EXPECT_EQ(value(*p, v, "nvml:ecc_sbe_agg_total.gpu0"), 17) << tick;
+    EXPECT_EQ(value(*p, v, "nvml:pcie_link_width_current.gpu0"), 8) << tick;
+    EXPECT_EQ(value(*p, v, "nvml:nvlink_crc_flit_error_count_l2.gpu0"), 203) << tick;
+    EXPECT_EQ(value(*p, v, "nvml:row_remap_pending.gpu1"), 1) << tick;
+    EXPECT_EQ(value(*p, v, "nvml:enforced_power_limit.gpu1"), 300) << tick;
+    EXPECT_EQ(value(*p, v, "nvml:utilization_gpu.gpu0"), 87) << tick;
+  }
+  EXPECT_EQ(d().ecc_calls() - at_open, 8);  // the first tick only
+
+  NvmlProbe every_tick(REVEAL_NVML_DOUBLE_PATH, 0.0);
+  ASSERT_TRUE(every_tick.open("/").available);
+  const long before = d().ecc_calls();
+  for (int tick = 1; tick <= 3; ++tick) EXPECT_TRUE(all_finite(sample(every_tick)));
+  EXPECT_EQ(d().ecc_calls() - before, 3 * 8);
+}
+
+// The big-host script (bench/bighost): 8 GPUs, 18 NVLinks on each board-A GPU.
+TEST_F(NvmlProbeTest, BigHostScriptEightGpusEighteenLinks) {
+  EnvGuard gpus("REVEAL_NVML_DOUBLE_GPUS"), links("REVEAL_NVML_DOUBLE_NVLINKS");
+  ::setenv("REVEAL_NVML_DOUBLE_GPUS", "8", 1);
+  ::setenv("REVEAL_NVML_DOUBLE_NVLINKS", "18", 1);
+  std::size_t n = 0;
+  {
+    auto p = opened();
+    n = p->channels().size();
+    const auto v = sample(*p);
+    EXPECT_TRUE(all_finite(v));
+    for (int g : {0, 2, 7}) {
+      const std::string gpu = ".gpu" + std::to_string(g);
+      EXPECT_EQ(value(*p, v, "nvml:utilization_gpu" + gpu), 87) << gpu;
+      EXPECT_EQ(value(*p, v, "nvml:nvlink_crc_data_error_count_l17" + gpu), 1704) << gpu;
+      EXPECT_TRUE(find(*p, "nvml:nvlink_rx_bytes_l17" + gpu)) << gpu;
+      EXPECT_TRUE(find(*p, "nvml:gpm_sm_util" + gpu)) << gpu;
+    }
+    EXPECT_FALSE(find(*p, "nvml:nvlink_tx_bytes_l0.gpu1"));  // board B: no NVLink
+    EXPECT_NE(info(*p, "nvml:clocks_sm.gpu7").help.find("GPU-77777777"), std::string::npos);
+  }
+  ::unsetenv("REVEAL_NVML_DOUBLE_GPUS");
+  ::unsetenv("REVEAL_NVML_DOUBLE_NVLINKS");
+  auto two = opened();  // the default script again
+  EXPECT_LT(two->channels().size(), n / 3);
+  EXPECT_FALSE(find(*two, "nvml:utilization_gpu.gpu2"));
+  EXPECT_FALSE(find(*two, "nvml:nvlink_tx_bytes_l4.gpu0"));
 }
 
 TEST_F(NvmlProbeTest, ThrottleBitmaskDecodedOneChannelPerReason) {
