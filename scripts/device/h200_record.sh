@@ -74,7 +74,7 @@ fi
 F0=$(python3 -c "print($START + $FAULT_AT)")
 F1=$(python3 -c "print($START + $FAULT_AT + $FAULT_LEN)")
 if [[ $FAULT == contend ]]; then
-  python3 "$HERE/demo/gpu/contend.py" --start-at "$F0" --end-at "$F1" &
+  python3 "$HERE/demo/gpu/gpu_fault.py" compute --start-at "$F0" --end-at "$F1" &
   CONT=$!
 else
   echo "no fault injected (H200_FAULT=$FAULT)"
