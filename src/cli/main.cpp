@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "util/open_files_limit.h"
 
 namespace reveal::cli {
 void set_help_footer(CLI::App* sub, const std::vector<std::string>& examples,
@@ -107,6 +108,8 @@ int flushed(int rc) {
 
 int main(int argc, char** argv) {
   using namespace reveal::cli;
+  // Probes keep a descriptor per file they read; a big host needs thousands (open_files_limit.h).
+  reveal::raise_open_files_limit();
   CLI::App app{"reveal: finds anomalies in ML infrastructure from hardware telemetry alone"};
   app.require_subcommand(1);
   std::map<CLI::App*, Action> actions;

@@ -18,6 +18,7 @@
 #include "reveal/sampler.h"
 #include "reveal/units.h"
 #include "time_arg.h"
+#include "util/open_files_limit.h"
 
 namespace reveal::cli {
 namespace {
@@ -62,6 +63,7 @@ pid_t spawn(const std::vector<std::string>& cmd) {
     argv.push_back(nullptr);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    reveal::restore_open_files_limit();  // CMD gets the limit its shell gave us
     execvp(argv[0], argv.data());
     int err = errno;
     (void)!write(fds[1], &err, sizeof err);
