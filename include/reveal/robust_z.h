@@ -4,7 +4,14 @@
 //
 // fit(ref): ref is n×d; per column median and scale over finite values.
 //   scale = max(1.4826·MAD, rel_floor·|median|, abs_floor), and when MAD = 0 (over half the
-//   values tie: quantised or sparse channels) also ≥ (q90 − q10)/2.563.
+//   values tie: quantised or sparse channels) also ≥ (q90 − q10)/2.563 — except, with
+//   steps_stand_out, when the other values lie in fewer than 3 separate stretches of
+//   consecutive rows: in one recording judged against itself (rows in time order) that is a
+//   step of a level that is constant otherwise, a fault or a workload change, which must keep
+//   its full z rather than widen the scale it is judged by (122 GiB of GPU memory taken for 25 s
+//   of an 80 s run had z 2.6: tests/fixtures/recordings/h200-loader-memory.db). In a reference of
+//   several recordings a stretch can be a whole normal run at another level, so the default is
+//   off (baseline models, the agent's moving reference).
 //   A column with no finite value gets median NaN and yields z = 0 (no evidence).
 // z(x, out): out[j] = (x[j] − median[j]) / scale[j]; NaN input gives 0. Allocates nothing.
 #pragma once
@@ -22,6 +29,8 @@ class ByteWriter;
 struct RobustZOptions {
   double rel_floor = 0.01;   // scale ≥ 1 % of |median|
   double abs_floor = 1e-9;
+  // Rows are one recording in time order (see above). Used by fit() only; not saved.
+  bool steps_stand_out = false;
 };
 
 class RobustZ {

@@ -17,6 +17,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMadToSigma = 1.4826;         // 1 / Φ⁻¹(3/4)
 constexpr double kInterDecileToSigma = 2.563;  // Φ⁻¹(0.9) − Φ⁻¹(0.1)
+constexpr std::size_t kSparseRuns = 3;  // off-median stretches that make a MAD = 0 channel sparse, not a step
 
 void copy_finite(std::span<const double> v, std::vector<double>& out) {
   out.clear();
@@ -148,15 +149,23 @@ void RobustZ::fit(const Matrix& ref) {
       if (std::isfinite(x)) col.push_back(x);
     }
     if (col.empty()) continue;  // median NaN: z() reports 0 for this column
+    dev.assign(col.begin(), col.end());  // the values in row (time) order, for the runs below
     const double med = quantile_inplace(col, 0.5);
-    dev.clear();
-    for (double x : col) dev.push_back(std::fabs(x - med));
+    // Off-median runs in row order: maximal stretches of consecutive values != the median.
+    std::size_t runs = 0;
+    for (std::size_t i = 0; i < dev.size(); ++i)
+      if (dev[i] != med && (i == 0 || dev[i - 1] == med)) ++runs;
+    for (double& x : dev) x = std::fabs(x - med);
     const double mad = quantile_inplace(dev, 0.5);
     // The inter-decile fallback applies only when MAD = 0 (over half the values tie at the
     // median: quantised or sparse channels). Otherwise it would let a contaminated reference
-    // (a fault covering > 10 % of a self-referenced run) cap every z near 2.6.
+    // (a fault covering > 10 % of a self-referenced run) cap every z near 2.6. With
+    // steps_stand_out it also needs the other values scattered over at least kSparseRuns
+    // separate stretches: one or two are a sustained step of a level constant otherwise,
+    // whose z the fallback would cap the same way (robust_z.h).
     double spread = 0.0;
-    if (mad == 0.0) spread = (quantile_inplace(col, 0.9) - quantile_inplace(col, 0.1)) / kInterDecileToSigma;
+    if (mad == 0.0 && (!opts_.steps_stand_out || runs >= kSparseRuns))
+      spread = (quantile_inplace(col, 0.9) - quantile_inplace(col, 0.1)) / kInterDecileToSigma;
     median_[j] = med;
     scale_[j] = std::max({kMadToSigma * mad, spread, opts_.rel_floor * std::fabs(med), opts_.abs_floor});
   }

@@ -289,7 +289,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
 
   // Reference: the run's own windows with iterative reweighting (pipeline::fit_self), without
   // its start-up windows (those ending within settle_s of its first sample).
-  pipeline::fit_self(model, w, run_cols, settle_count(w, opts.settle_s), opts.progress);
+  pipeline::fit_self(model, w, run_cols, settle_count(w, opts.settle_s), opts.progress,
+                     /*steps_stand_out=*/true);
   res.n_channels_model = model.n_model_channels();
   res.reference_windows = model.reference_windows();
   score_run(run, s, w, run_cols, chans, model, opts, res);

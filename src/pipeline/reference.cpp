@@ -103,7 +103,7 @@ StartupUse startup_reference(std::size_t windows, std::size_t settle_windows) {
 }
 
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
-                           std::size_t settle_windows, Progress* progress) {
+                           std::size_t settle_windows, Progress* progress, bool steps_stand_out) {
   // A self reference is contaminated by the faults it should find (a 30 s fault is a quarter
   // of a 2-minute run, which inflates medians and MADs): after each pass, drop the windows
   // that look suspicious (robust-SD level ≥ kSuspect, widened by one window length either
@@ -121,7 +121,7 @@ std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vect
   // Per window: the robust-SD level of the detectors but the trail stream, and with it.
   std::vector<double> level(nw), level_trail(nw);
   auto pass = [&] {
-    const ReferenceWindows ref{&w, &cols, &keep, tail_from, &keep_trail};
+    const ReferenceWindows ref{&w, &cols, &keep, tail_from, &keep_trail, steps_stand_out};
     model.fit(std::span(&ref, 1));
     const std::vector<WindowScore> scores = model.score_all(w, cols, z, progress, "fit");
     for (std::size_t k = 0; k < nw; ++k) {

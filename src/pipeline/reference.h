@@ -50,7 +50,12 @@ StartupUse startup_reference(std::size_t windows, std::size_t settle_windows);
 // remove windows from the other detectors' reference: it flags long stretches of a busy host's
 // ordinary load, and the narrower reference they left behind made memory load counters weigh
 // in the attribution of CPU faults (the benchmark's host days, 2026-12-03).
+// `steps_stand_out`: the windows are one whole recording judged against itself (offline
+// `reveal detect`), so a sustained step of a level that is otherwise constant keeps its full z
+// (RobustZOptions::steps_stand_out); the streaming detector's history leaves it off (not yet
+// measured on host days).
 std::vector<char> fit_self(WindowModel& model, const Windows& w, const std::vector<int>& cols,
-                           std::size_t settle_windows, Progress* progress = nullptr);
+                           std::size_t settle_windows, Progress* progress = nullptr,
+                           bool steps_stand_out = false);
 
 }  // namespace reveal::pipeline

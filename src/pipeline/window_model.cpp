@@ -176,6 +176,9 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
     }
   n_ref_ = means.rows();
   if (n_ref_ == 0) throw DetectError("the reference holds no complete window");
+  RobustZOptions rzo;
+  rzo.steps_stand_out = refs.size() == 1 && refs[0].self;
+  rz_ = RobustZ(rzo);
   rz_.fit(means);
   rz_.floor_scale(floors_);
   // The trailing means: only when the windows have a trail longer than themselves, and then
@@ -199,6 +202,7 @@ void WindowModel::fit(std::span<const ReferenceWindows> refs) {
     for (std::size_t j = 0; j < no_trail_.size() && j < nc; ++j)
       if (no_trail_[j])
         for (std::size_t i = 0; i < trails.rows(); ++i) trails(i, j) = kNaN;  // median NaN: z 0
+    rzt_ = RobustZ(rzo);
     rzt_.fit(trails);
     rzt_.floor_scale(floors_);
     trail_ = true;

@@ -35,6 +35,10 @@ struct ReferenceWindows {
   // The windows of the trailing-mean stream's reference (its robust z and EVT tail); a subset
   // of `keep`'s. nullptr: the same as keep.
   const std::vector<char>* keep_trail = nullptr;
+  // These windows are the recording being judged, in time order (offline self reference): a
+  // sustained step of a level constant otherwise keeps its full z (RobustZOptions::
+  // steps_stand_out). Honoured when it is the only reference.
+  bool self = false;
 };
 
 struct WindowScore {

@@ -111,18 +111,53 @@ TEST(RobustZ, ZOfKnownValueUsesMadScale) {
 }
 
 TEST(RobustZ, InterDecileFloorWhenMadIsZero) {
-  // Over half the values equal the median, so MAD = 0, but the tails carry spread.
+  // Over half the values equal the median, so MAD = 0, but the tails carry spread, scattered
+  // over 4 separate stretches (a sparse channel).
   RobustZ rz;
-  rz.fit(column({-5, -5, 0, 0, 0, 0, 0, 0, 5, 5}));
+  rz.fit(column({-5, 0, 0, 5, 0, -5, 0, 0, 5, 0}));
   // Sorted: −5 −5 0 0 0 0 0 0 5 5. q90: h = 8.1 → 5; q10: h = 0.9 → −5 → 10/2.563.
   EXPECT_DOUBLE_EQ(rz.median()[0], 0.0);
   EXPECT_NEAR(rz.scale()[0], 10.0 / 2.563, 1e-12);
   // Interpolated inter-decile range (sorted index i holds v[i]):
   RobustZ wide;
-  wide.fit(column({1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 7, 8, 9}));
-  // median 5, |x−5| has 12 zeros of 20 → MAD 0; q90: h = 17.1 → 7 + 0.1·(8 − 7) = 7.1,
-  // q10: h = 1.9 → 2 + 0.9·(3 − 2) = 2.9.
+  wide.fit(column({1, 5, 2, 5, 3, 5, 4, 5, 5, 5, 5, 5, 6, 5, 7, 5, 8, 5, 9, 5}));
+  // median 5, |x−5| has 12 zeros of 20 → MAD 0; sorted 1 2 3 4 5×12 6 7 8 9:
+  // q90: h = 17.1 → 7 + 0.1·(8 − 7) = 7.1, q10: h = 1.9 → 2 + 0.9·(3 − 2) = 2.9.
   EXPECT_NEAR(wide.scale()[0], (7.1 - 2.9) / 2.563, 1e-12);
+}
+
+// A level constant but for one sustained step, in one recording judged against itself
+// (steps_stand_out), is not a sparse channel: the inter-decile range would span the step itself
+// and cap its z near 2.6. Without the option (references of several recordings) it does.
+TEST(RobustZ, StepsOfAConstantLevelStandOutInOneRecording) {
+  RobustZOptions self;
+  self.steps_stand_out = true;
+  std::vector<double> step(20, 10.0);
+  for (std::size_t i = 8; i < 14; ++i) step[i] = 132.0;  // 6 of 20 rows: one stretch
+  RobustZ rz(self);
+  rz.fit(column(step));
+  EXPECT_DOUBLE_EQ(rz.median()[0], 10.0);
+  EXPECT_DOUBLE_EQ(rz.scale()[0], 0.1);  // the 1 % relative floor only
+  std::vector<double> out(1);
+  const std::vector<double> x{132.0};
+  rz.z(x, out);
+  EXPECT_NEAR(out[0], 1220.0, 1e-9);
+
+  std::vector<double> paused = step;
+  paused[11] = 10.0;  // the step pauses once: two stretches, still a step
+  RobustZ two(self);
+  two.fit(column(paused));
+  EXPECT_DOUBLE_EQ(two.scale()[0], 0.1);
+
+  std::vector<double> scattered(20, 10.0);  // the same values in three stretches: sparse
+  for (std::size_t i : {2, 3, 9, 10, 16, 17}) scattered[i] = 132.0;
+  RobustZ sparse(self);
+  sparse.fit(column(scattered));
+  EXPECT_NEAR(sparse.scale()[0], (132.0 - 10.0) / 2.563, 1e-9);
+
+  RobustZ several;  // default: a stretch may be a whole normal run at another level
+  several.fit(column(step));
+  EXPECT_NEAR(several.scale()[0], (132.0 - 10.0) / 2.563, 1e-9);
 }
 
 TEST(RobustZ, RelativeAndAbsoluteFloorsOnConstantColumns) {
