@@ -15,6 +15,8 @@ namespace reveal::telemetry {
 namespace {
 constexpr long kProcSuperMagic = 0x9fa0;
 constexpr long kSysfsMagic = 0x62656572;
+constexpr long kCgroup2Magic = 0x63677270;  // cgroup v2 (kernfs, like sysfs)
+constexpr long kCgroupMagic = 0x27e0eb;     // cgroup v1 hierarchies (kernfs)
 
 int open_ro(const std::filesystem::path& p) {
   int fd;
@@ -31,8 +33,9 @@ int open_ro(const std::filesystem::path& p) {
   return fd;
 }
 
-// Reads from offset 0 until EOF or `cap` bytes; returns bytes read or -1 (errno set).
-ssize_t pread_all(int fd, char* buf, std::size_t cap) {
+// Reads from offset 0 until EOF or `cap` bytes; returns bytes read or -1 (errno set). With
+// `short_is_eof`, a read returning less than asked for ends it (one seq_file record).
+ssize_t pread_all(int fd, char* buf, std::size_t cap, bool short_is_eof = false) {
   std::size_t n = 0;
   while (n < cap) {
     ssize_t r = ::pread(fd, buf + n, cap - n, static_cast<off_t>(n));
@@ -42,6 +45,7 @@ ssize_t pread_all(int fd, char* buf, std::size_t cap) {
     }
     if (r == 0) break;
     n += static_cast<std::size_t>(r);
+    if (short_is_eof && n < cap) break;
   }
   return static_cast<ssize_t>(n);
 }
@@ -61,8 +65,11 @@ bool FileReader::open(const std::filesystem::path& path, std::string* error) {
     return false;
   }
   struct statfs sfs {};
-  check_unlinked_ =
-      ::fstatfs(fd_.get(), &sfs) == 0 && sfs.f_type != kProcSuperMagic && sfs.f_type != kSysfsMagic;
+  // Kernel files need no unlink check: a removed /sys node or cgroup fails its next read
+  // (ENODEV), and /proc files vanish with their process the same way. Only other files
+  // (fixture trees) keep their content after unlink, so only they pay an fstat per read.
+  check_unlinked_ = ::fstatfs(fd_.get(), &sfs) == 0 && sfs.f_type != kProcSuperMagic && sfs.f_type != kSysfsMagic &&
+                    sfs.f_type != kCgroup2Magic && sfs.f_type != kCgroupMagic;
   // Size the buffer from one full read (procfs reports st_size 0, so read to learn it).
   std::size_t cap = kMinCapacity;
   for (;;) {
@@ -105,7 +112,7 @@ std::optional<std::string_view> FileReader::read() {
       if (!reopen()) return std::nullopt;
     }
   }
-  ssize_t n = pread_all(fd_.get(), buf_.get(), cap_);
+  ssize_t n = pread_all(fd_.get(), buf_.get(), cap_, single_record_);
   if (n < 0) {
     fd_.reset();  // e.g. ENODEV from a removed sysfs node: reopen next tick
     return std::nullopt;

@@ -15,6 +15,13 @@
 //  * A file that vanishes and comes back works again: after a failed pread, or when a
 //    regular (non-procfs/sysfs) file has been unlinked or replaced, the fd is closed and
 //    the next read() reopens the same path (open(2) only; the buffer is kept).
+//  * System calls per read(): pread until it returns 0 (end of file), so two for a file that
+//    fits. A file known to be one seq_file record — a cgroup interface file (cpu.stat,
+//    memory.stat, io.stat, *.pressure: one ->seq_show each) — is returned whole by one pread
+//    whenever it fits, so set_single_record(true) takes a short read as the end: one pread.
+//    Not for multi-record /proc files (vmstat, net/dev, diskstats), which the kernel hands
+//    out a page at a time. Kernel files (procfs, sysfs, cgroupfs) need no unlink check: a
+//    removed node fails its next read (ENODEV); other files (fixtures) pay one fstat per read.
 #pragma once
 
 #include <charconv>
@@ -73,6 +80,9 @@ class FileReader {
   // Current content, or nullopt (see contract above). Never allocates.
   std::optional<std::string_view> read();
 
+  // The file is one seq_file record (see the contract): one pread per read(). Default false.
+  void set_single_record(bool single) { single_record_ = single; }
+
   bool is_open() const { return static_cast<bool>(fd_); }
   const std::filesystem::path& path() const { return path_; }
   std::size_t capacity() const { return cap_; }
@@ -85,6 +95,7 @@ class FileReader {
   std::size_t cap_ = 0;
   bool check_unlinked_ = false;  // regular files (fixtures): detect unlink/replace via fstat
   bool grown_ = false;           // the one growth after open has been used
+  bool single_record_ = false;   // a short read is the whole file
 };
 
 // --- Parsing (all allocation-free; views point into the caller's text) ------------------

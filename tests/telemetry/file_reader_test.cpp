@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "probe_test_util.h"
 
 namespace reveal::telemetry {
@@ -90,6 +92,52 @@ TEST(FileReader, ReadsProcfs) {
   auto t = f.read();
   ASSERT_TRUE(t);
   EXPECT_FALSE(t->empty());
+}
+
+TEST(FileReader, SingleRecordFileReadsWholeAndKeepsTheGapRule) {
+  TempRoot root("edge-missing");
+  root.write("f", "usage_usec 10\nuser_usec 4\n");
+  FileReader f;
+  ASSERT_TRUE(f.open(root.path() / "f"));
+  f.set_single_record(true);
+  EXPECT_EQ(*f.read(), "usage_usec 10\nuser_usec 4\n");
+  const std::string almost(FileReader::kMinCapacity - 1, 'a');
+  root.write("f", almost);
+  EXPECT_EQ(f.read()->size(), almost.size());
+  root.write("f", std::string(FileReader::kMinCapacity, 'b'));
+  EXPECT_FALSE(f.read());  // filled the buffer: possibly truncated, a gap
+  root.write("f", "usage_usec 11\n");
+  EXPECT_EQ(*f.read(), "usage_usec 11\n");
+}
+
+// A cgroup interface file (cgroupfs, no unlink check): a removed cgroup reads nothing (ENODEV),
+// and a cgroup made again under the same path reads again. Needs a writable cgroup v2 mount.
+TEST(FileReader, RemovedCgroupReadsNothingThenComesBack) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path base;
+  for (const char* m : {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"})
+    if (fs::exists(fs::path(m) / "cgroup.controllers", ec)) {
+      base = m;
+      break;
+    }
+  if (base.empty()) GTEST_SKIP() << "no cgroup v2 mount";
+  const fs::path cg = base / ("reveal-file-reader-test-" + std::to_string(::getpid()));
+  if (!fs::create_directory(cg, ec)) GTEST_SKIP() << "cannot create " << cg << ": " << ec.message();
+  FileReader f;
+  ASSERT_TRUE(f.open(cg / "cpu.stat"));
+  f.set_single_record(true);
+  auto t = f.read();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->rfind("usage_usec ", 0), 0u) << *t;
+  ASSERT_TRUE(fs::remove(cg, ec)) << ec.message();
+  EXPECT_FALSE(f.read());
+  EXPECT_FALSE(f.read());
+  ASSERT_TRUE(fs::create_directory(cg, ec)) << ec.message();
+  t = f.read();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->rfind("usage_usec ", 0), 0u) << *t;
+  fs::remove(cg, ec);
 }
 
 TEST(FileReaderParse, LinesAndTokens) {

@@ -98,6 +98,7 @@ void CgroupProbe::add_file(const fs::path& dir, std::string_view file, Format fo
   Reader r;
   r.format = format;
   if (!r.file.open(dir / file)) return;  // controller not enabled here, or PSI disabled
+  r.file.set_single_record(true);         // every cgroup interface file read here is one
   auto text = r.file.read();
   if (!text) return;
   const std::size_t before = channels_.size();
