@@ -56,7 +56,8 @@ void UniqueFd::reset(int fd) {
   fd_ = fd;
 }
 
-bool FileReader::open(const std::filesystem::path& path, std::string* error) {
+bool FileReader::open(const std::filesystem::path& path, std::string* error, std::size_t min_capacity) {
+  min_capacity = std::max<std::size_t>(min_capacity, 64);
   path_ = path;
   grown_ = false;
   fd_.reset(open_ro(path));
@@ -71,7 +72,7 @@ bool FileReader::open(const std::filesystem::path& path, std::string* error) {
   check_unlinked_ = ::fstatfs(fd_.get(), &sfs) == 0 && sfs.f_type != kProcSuperMagic && sfs.f_type != kSysfsMagic &&
                     sfs.f_type != kCgroup2Magic && sfs.f_type != kCgroupMagic;
   // Size the buffer from one full read (procfs reports st_size 0, so read to learn it).
-  std::size_t cap = kMinCapacity;
+  std::size_t cap = min_capacity;
   for (;;) {
     auto buf = std::make_unique<char[]>(cap);
     ssize_t n = pread_all(fd_.get(), buf.get(), cap);
@@ -81,7 +82,7 @@ bool FileReader::open(const std::filesystem::path& path, std::string* error) {
       return false;
     }
     if (static_cast<std::size_t>(n) < cap) {
-      const std::size_t want = std::max(kMinCapacity, 2 * static_cast<std::size_t>(n));
+      const std::size_t want = std::max(min_capacity, 2 * static_cast<std::size_t>(n));
       if (want != cap) buf = std::make_unique<char[]>(want);
       buf_ = std::move(buf);
       cap_ = want;

@@ -4,7 +4,8 @@
 //
 // Contract of FileReader:
 //  * open(path) opens O_RDONLY|O_CLOEXEC and reads the file once to size the buffer:
-//    capacity = max(4 KiB, 2 × size seen). It is the only call that allocates.
+//    capacity = max(4 KiB (or the caller's smaller minimum), 2 × size seen). It is the only
+//    call that allocates.
 //  * read() re-reads from offset 0 and returns the whole content as a view into the
 //    buffer, or nullopt when the content is unavailable this tick: the file vanished,
 //    pread failed, or the content filled the buffer (possibly truncated). The caller
@@ -76,7 +77,11 @@ class FileReader {
 
   // Opens `path` and sizes the buffer. On failure returns false and, if `error` is
   // given, sets it to "<path>: <strerror>". Allocates.
-  bool open(const std::filesystem::path& path, std::string* error = nullptr);
+  // `min_capacity` (default kMinCapacity) is the smallest buffer: a file whose size is bounded
+  // by its format (a cgroup interface file's fixed keys) may ask for less than 4 KiB, which
+  // matters when hundreds of cgroups keep several readers each (issue #21: 1800 × 4 KiB).
+  bool open(const std::filesystem::path& path, std::string* error = nullptr,
+            std::size_t min_capacity = kMinCapacity);
   // Current content, or nullopt (see contract above). Never allocates.
   std::optional<std::string_view> read();
 

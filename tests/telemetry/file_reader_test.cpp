@@ -94,6 +94,20 @@ TEST(FileReader, ReadsProcfs) {
   EXPECT_FALSE(t->empty());
 }
 
+TEST(FileReader, SmallerMinimumCapacityForBoundedFiles) {
+  TempRoot root("edge-missing");
+  root.write("small", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+  FileReader f;
+  ASSERT_TRUE(f.open(root.path() / "small", nullptr, 1024));
+  EXPECT_EQ(f.capacity(), 1024u);
+  root.write("mid", std::string(700, 'm'));
+  ASSERT_TRUE(f.open(root.path() / "mid", nullptr, 1024));
+  EXPECT_EQ(f.capacity(), 1400u);  // twice the size seen
+  EXPECT_EQ(f.read()->size(), 700u);
+  ASSERT_TRUE(f.open(root.path() / "small"));
+  EXPECT_EQ(f.capacity(), FileReader::kMinCapacity);  // the default
+}
+
 TEST(FileReader, SingleRecordFileReadsWholeAndKeepsTheGapRule) {
   TempRoot root("edge-missing");
   root.write("f", "usage_usec 10\nuser_usec 4\n");

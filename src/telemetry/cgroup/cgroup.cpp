@@ -97,7 +97,9 @@ void CgroupProbe::add_file(const fs::path& dir, std::string_view file, Format fo
                            const std::string& index) {
   Reader r;
   r.format = format;
-  if (!r.file.open(dir / file)) return;  // controller not enabled here, or PSI disabled
+  // 1 KiB at least (twice the size seen): the key sets are fixed per kernel; io.stat grows a
+  // line per device, within the reader's one 4x growth for ~30 devices.
+  if (!r.file.open(dir / file, nullptr, 1024)) return;  // controller not enabled here, or PSI disabled
   r.file.set_single_record(true);         // every cgroup interface file read here is one
   auto text = r.file.read();
   if (!text) return;
