@@ -26,7 +26,8 @@ const double kMaxEffect = std::log(100.0);  // effect-size cap for attribution (
 constexpr std::size_t kTopPerSubsystem = 3;
 
 // The length of the "cpu<N>" that opens `label`, when the label is one CPU's: "cpu3", or "cpu3."
-// followed by more (sys.cpuidle's "cpu3.C6": one idle state of CPU 3); 0 otherwise.
+// followed by more (sys.cpuidle's "cpu3.C6" in stores recorded before it summed over CPUs: one
+// idle state of CPU 3); 0 otherwise.
 std::size_t per_cpu_prefix(std::string_view label) {
   if (label.size() < 4 || label.compare(0, 3, "cpu") != 0) return 0;
   std::size_t i = 3;
@@ -83,7 +84,7 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   //    they show that something competes for the CPUs, not what;
   //    When only load channels move (a new job), every weight halves and the shares are as
   //    without the role;
-  //  * per CPU: a channel of one CPU (label "cpu<N>", or "cpu<N>.<state>" for sys.cpuidle)
+  //  * per CPU: a channel of one CPU (label "cpu<N>", or "cpu<N>.<state>" for older stores' sys.cpuidle)
   //    weighs 1/N on an N-CPU host: one core of sixteen is a sixteenth of the CPU (the host
   //    aggregate of the same quantity carries the host-level evidence). Per-device channels
   //    (a disk, a NIC) keep their full weight: devices are not interchangeable shares of one

@@ -37,7 +37,7 @@ struct ChannelReference {
 // 0/1 states; cap ln 100), iforest and pca_spe from their contribution shares; every detector's
 // per-channel evidence is multiplied by the same channel weight: falls ×0.25, load channels
 // ×0.5 (symptom channels ×1; channel_role in reveal/channel.h), per-CPU channels ("cpu<N>",
-// "cpu<N>.<state>") ÷ CPUs; each subsystem: the sum of its 3 largest. The focus is the label
+// "cpu<N>.<state>" of older stores) ÷ CPUs; each subsystem: the sum of its 3 largest. The focus is the label
 // with the largest share of the combined evidence, a CPU's channels counted as "cpu<N>".
 // The incident's shares are robust_z's when its peak level is ≥ 1; otherwise the mean of
 // iforest's and pca_spe's weighted by peak level over those ≥ 1 (robust_z when none is). The

@@ -76,7 +76,7 @@ TEST(SysCpufreqProbe, BigHostReadsCpusInStripes) {
   EXPECT_EQ(v, (std::vector<double>{2000000, 2000000, 2000000}));
 }
 
-TEST(SysCpufreqProbe, CpuNumbersSortNumerically) {
+TEST(SysCpufreqProbe, SparseCpuNumbersAreIncluded) {
   TempRoot root("host-cpufreq-4cpu");
   root.write(cur_file(10), "1000\n");
   SysCpufreqProbe p;

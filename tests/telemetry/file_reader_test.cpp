@@ -138,6 +138,13 @@ TEST(FileReader, RemovedCgroupReadsNothingThenComesBack) {
   if (base.empty()) GTEST_SKIP() << "no cgroup v2 mount";
   const fs::path cg = base / ("reveal-file-reader-test-" + std::to_string(::getpid()));
   if (!fs::create_directory(cg, ec)) GTEST_SKIP() << "cannot create " << cg << ": " << ec.message();
+  struct RemoveAtEnd {  // never leave a cgroup behind on the host, whatever fails
+    fs::path p;
+    ~RemoveAtEnd() {
+      std::error_code e;
+      fs::remove(p, e);
+    }
+  } guard{cg};
   FileReader f;
   ASSERT_TRUE(f.open(cg / "cpu.stat"));
   f.set_single_record(true);
@@ -151,7 +158,6 @@ TEST(FileReader, RemovedCgroupReadsNothingThenComesBack) {
   t = f.read();
   ASSERT_TRUE(t);
   EXPECT_EQ(t->rfind("usage_usec ", 0), 0u) << *t;
-  fs::remove(cg, ec);
 }
 
 TEST(FileReaderParse, LinesAndTokens) {

@@ -97,10 +97,14 @@ void CgroupProbe::add_file(const fs::path& dir, std::string_view file, Format fo
                            const std::string& index) {
   Reader r;
   r.format = format;
-  // 1 KiB at least (twice the size seen): the key sets are fixed per kernel; io.stat grows a
-  // line per device, within the reader's one 4x growth for ~30 devices.
-  if (!r.file.open(dir / file, nullptr, 1024)) return;  // controller not enabled here, or PSI disabled
-  r.file.set_single_record(true);         // every cgroup interface file read here is one
+  // Fixed-key files start at 1 KiB (twice the size seen): their key sets are fixed per kernel.
+  // io.stat grows a line per device (95-200 bytes with iocost/iolatency fields), so it keeps
+  // the default 4 KiB and its one 4x growth (~100 devices).
+  const std::size_t min_capacity = format == Format::io_stat ? FileReader::kMinCapacity : 1024;
+  if (!r.file.open(dir / file, nullptr, min_capacity)) return;  // controller not enabled here, or PSI disabled
+  // Every file read here is one seq_file record (one ->seq_show), returned whole by one pread
+  // when it fits. Never for cgroup.procs or tasks, which the kernel hands out a page at a time.
+  r.file.set_single_record(true);
   auto text = r.file.read();
   if (!text) return;
   const std::size_t before = channels_.size();

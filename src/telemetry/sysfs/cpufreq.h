@@ -9,8 +9,10 @@
 //   sys.cpufreq:scaling_cur_freq_max   highest current frequency
 //   sys.cpufreq:scaling_min_freq_max   highest policy floor any CPU has (a raised minimum)
 //   sys.cpufreq:scaling_max_freq_min   lowest policy cap any CPU has (a lowered maximum)
-// Over the CPUs whose file was read; a CPU whose file cannot be read (taken offline) counts
-// for nothing until it reads again; NaN when no CPU can be read.
+// Over the CPUs whose file was read at their last turn; a CPU whose file cannot be read (taken
+// offline) counts for nothing from its next turn (at once on hosts of at most 16 CPUs, within
+// kRefreshPeriodS on bigger ones) until it reads again; NaN when no CPU can be read. A CPU with
+// no cpufreq directory at open is never added later.
 //
 // Cost on big hosts (issue #21): per-CPU channels were 3 files × CPUs read every tick (672 on
 // 224 CPUs: 2.4 ms per tick). Files are read in stripes (StripedRefresh, kRefreshPeriodS):

@@ -19,7 +19,9 @@
 // stripes come in — a change shows in full within one period. The sums start from the first
 // tick's readings and then add each file's increments only: a CPU taken offline stops
 // adding, one that comes online (or a counter that resets) starts a new base rather than a
-// jump, so the sums stay monotonic. A state no CPU could ever read is NaN. Unavailable without a cpuidle driver (VMs: current_driver "none").
+// jump, so the sums stay monotonic. Their rates are the signal: after a failed first read or
+// a reset the absolute value is below the kernel's total. A state no CPU could ever read is
+// NaN; a CPU with no cpuidle directory at open is never added later. Unavailable without a cpuidle driver (VMs: current_driver "none").
 // File descriptors: CPUs × states × 2 stay open within SysfsAttr's budget.
 #pragma once
 
