@@ -878,6 +878,39 @@ def step_effect(path, f0, f1, serving=False):
             "steps_before": nb, "steps_during": nd, "stalled": stalled}
 
 
+def neighbour_starts(out, labels, live, window_s=15.0):
+    """Each second tenant's job start: the primary jobs' step time in the window_s after it (cut
+    1 s before a fault into that job begins) against the STEP_BEFORE_S before it, and whether the
+    agent opened an incident within 5 s of the start. Workload events are not faults in the labels;
+    this shows how much a co-tenant slows the primary, to set against the faults' step effects."""
+    jobs = {j["id"]: j for j in labels.get("jobs", [])}
+    rows = []
+    for e in labels["events"]:
+        if e.get("event") != "start" or e.get("tenant") != "second":
+            continue
+        t = e["t_unix_ns"]
+        for j in labels.get("jobs", []):
+            if j.get("tenant") != "primary":
+                continue
+            path = os.path.join(out, "jobs", j["id"], "steps.log")
+            if not os.path.isfile(path):
+                continue
+            f1 = t + window_s * 1e9
+            for f in labels["faults"]:
+                if f.get("job") == j["id"] and f.get("start_unix_ns") and t <= f["start_unix_ns"] < f1:
+                    f1 = f["start_unix_ns"] - 1e9
+            eff = step_effect(path, t, f1, serving=j.get("workload") == "infer_server")
+            if eff["steps_before"] == 0 or eff["step_s_during"] is None:
+                continue  # the primary was not running (steadily) across the start
+            opened = [i for i in live if abs(i["start_unix_ns"] - t) <= 5e9]
+            rows.append({"job": e["job"], "workload": jobs.get(e["job"], {}).get("workload", e.get("workload")),
+                         "t_unix_ns": t, "primary": j["id"], "primary_workload": j.get("workload"),
+                         "step_effect_pct": eff["step_effect_pct"], "window_s": round((f1 - t) / 1e9, 1),
+                         "live_incident_opened": bool(opened),
+                         "live_subsystem": opened[0].get("subsystem") if opened else None})
+    return rows
+
+
 def write_json(path, obj):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -1274,6 +1307,7 @@ def cmd_score(a):
                   "offline_span": f"the store's whole recording after detect's {SETTLE_S:.0f} s settle",
                   "replay": "`reveal detect --streaming --agent-config DIR/agent.toml` on the store: the agent's "
                             "detector of the scoring reveal binary, replayed; scored over the live span"}}
+    result["neighbour_starts"] = neighbour_starts(out, labels, live)
     stem = "scores"
     if w0 is not None or w1 is not None:
         result["window"] = {"from": a.window_from, "until": a.window_until}
@@ -1358,6 +1392,19 @@ def render_md(r):
                      f"+{fmt_s((f['start_unix_ns'] - t0) / 1e9)} | {(f['end_unix_ns'] - f['start_unix_ns']) / 1e9:.0f} | "
                      f"{'–' if eff is None else f'{eff:+.0f}'} | "
                      + " | ".join(cell(S[c]["per_fault"][i]) for c, _ in cols) + " |")
+    ns = r.get("neighbour_starts") or []
+    if ns:
+        lines += ["", "Second tenant's job starts (workload events, not faults): the primary's step time in the "
+                  "seconds after the start (cut before a fault) vs the 60 s before, and whether the agent opened "
+                  "an incident within 5 s of the start.", "",
+                  "| start | second tenant | primary | window s | primary step effect % | live incident opened |",
+                  "|---|---|---|---|---|---|"]
+        for x in ns:
+            eff = x["step_effect_pct"]
+            lines.append(f"| +{fmt_s((x['t_unix_ns'] - t0) / 1e9)} | {x['job']} ({x['workload']}) | "
+                         f"{x['primary']} ({x['primary_workload']}) | {x['window_s']:.0f} | "
+                         f"{'–' if eff is None else f'{eff:+.0f}'} | "
+                         f"{('yes, ' + str(x['live_subsystem'])) if x['live_incident_opened'] else 'no'} |")
     for name, _ in cols:
         if S[name]["false_list"]:
             lines += ["", f"False incidents ({name}): " + ", ".join(
