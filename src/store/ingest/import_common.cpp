@@ -184,7 +184,7 @@ Subsystem guess_subsystem(std::string_view name) {
   // Reveal's own sources (docs/METRICS.md), by the part before ':'.
   static const std::map<std::string_view, Subsystem, std::less<>> kSources{
       {"proc.stat", Subsystem::cpu},           {"proc.loadavg", Subsystem::cpu},
-      {"sys.cpufreq", Subsystem::cpu},         {"sys.cpuidle", Subsystem::cpu},
+      {"sys.cpufreq", Subsystem::power_thermal}, {"sys.cpuidle", Subsystem::cpu},
       {"perf", Subsystem::cpu},                {"proc.meminfo", Subsystem::memory},
       {"proc.vmstat", Subsystem::memory},      {"proc.net.dev", Subsystem::network},
       {"proc.net.snmp", Subsystem::network},   {"sys.net", Subsystem::network},

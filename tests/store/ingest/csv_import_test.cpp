@@ -101,6 +101,7 @@ TEST(ImportSubsystem, GuessesConservatively) {
   EXPECT_EQ(guess_subsystem("proc.net.dev:rx_bytes.eth0"), Subsystem::network);
   EXPECT_EQ(guess_subsystem("sys.rapl:energy_uj.package-0"), Subsystem::power_thermal);
   EXPECT_EQ(guess_subsystem("sys.cpuidle:time.cpu0.C1"), Subsystem::cpu);
+  EXPECT_EQ(guess_subsystem("sys.cpufreq:scaling_cur_freq_min"), Subsystem::power_thermal);  // as the probe says
   EXPECT_EQ(guess_subsystem("proc.diskstats:sectors_written.vda"), Subsystem::storage);
   EXPECT_EQ(guess_subsystem("proc.diskstats:sectors_written.zram0"), Subsystem::memory);  // as the probe says
   EXPECT_EQ(guess_subsystem("reveal.sampler:delay_seconds"), Subsystem::cpu);
