@@ -58,7 +58,6 @@ ProbeStatus SysCpuidleProbe::open(const std::filesystem::path& root) {
   }
   cpu_begin_.push_back(files_.size());
   totals_.assign(channels_.size(), std::nan(""));
-  started_ = false;
   refresh_ = StripedRefresh(cpu_begin_.size() - 1, kRefreshPeriodS, clock_);
   if (!channels_.empty()) return {true, {}};
   if (!first_error.empty()) return {false, first_error};
@@ -69,7 +68,7 @@ ProbeStatus SysCpuidleProbe::open(const std::filesystem::path& root) {
 }
 
 void SysCpuidleProbe::sample(std::span<double> out) {
-  const bool first = !started_;
+  const bool first = !refresh_.started();
   refresh_.tick([this, first](std::size_t cpu) {
     for (std::size_t i = cpu_begin_[cpu]; i < cpu_begin_[cpu + 1]; ++i) {
       File& f = files_[i];
@@ -85,7 +84,6 @@ void SysCpuidleProbe::sample(std::span<double> out) {
       f.seen = true;
     }
   });
-  started_ = true;
   std::copy(totals_.begin(), totals_.end(), out.begin());
 }
 

@@ -59,7 +59,6 @@ class SysCpuidleProbe final : public Probe {
   std::vector<ChannelInfo> channels_;
   std::vector<File> files_;
   std::vector<double> totals_;  // per channel: the published sum (NaN until a file was read)
-  bool started_ = false;
   std::vector<std::size_t> cpu_begin_;  // files of CPU g: [cpu_begin_[g], cpu_begin_[g + 1])
 };
 

@@ -31,6 +31,8 @@ class StripedRefresh {
       : n_(groups), period_ns_(period_s * 1e9), clock_(clock) {}
 
   std::size_t groups() const { return n_; }
+  // Whether tick() has run: the next tick is the first, which reads every group.
+  bool started() const { return started_; }
 
   // Calls read(g) for every group g due at this tick.
   template <class F>
@@ -43,7 +45,6 @@ class StripedRefresh {
       const double want = std::ceil(double(n_) * elapsed / period_ns_);
       k = want < 1 ? 1 : want >= double(n_) ? n_ : std::size_t(want);
     }
-    if (!started_) cursor_ = 0;
     for (std::size_t i = 0; i < k; ++i) {
       read(cursor_);
       cursor_ = cursor_ + 1 == n_ ? 0 : cursor_ + 1;
