@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,13 @@ struct RunMetadata {
   std::vector<ProbeRecord> probes;
 };
 
+// Whether probe `name` was selected for the run (available or not).
+inline bool has_probe(const RunMetadata& meta, const std::string& name) {
+  for (const auto& p : meta.probes)
+    if (p.name == name) return true;
+  return false;
+}
+
 // A discrete occurrence reported by a probe or the recorder, kept with its time: a GPU XID
 // error, a link going down, a configuration change. Not a time series.
 struct Event {
@@ -54,6 +62,32 @@ struct ConfigChange {
   std::string key, old_value, value;
 };
 
+// Per-cgroup scans (reveal/tenants.h says what they are for and where they come from).
+// One cgroup's cumulative counters at one scan, microseconds since the cgroup was created
+// (they never decrease while it lives; a cgroup removed and created again under the same path
+// starts again at 0, which the rate code treats as a restart). NaN: the file was not readable.
+struct TenantCounters {
+  double cpu_usage_us = std::numeric_limits<double>::quiet_NaN();    // cpu.stat usage_usec
+  double cpu_some_us = std::numeric_limits<double>::quiet_NaN();     // cpu.pressure "some" total
+  double memory_some_us = std::numeric_limits<double>::quiet_NaN();  // memory.pressure "some" total
+  double io_some_us = std::numeric_limits<double>::quiet_NaN();      // io.pressure "some" total
+};
+
+// One walk of the hierarchy: every leaf cgroup found, by id (an index into
+// TenantTimeline::paths), with its counters. ids and counters are parallel.
+struct TenantScan {
+  std::int64_t t_unix_ns = 0;  // CLOCK_REALTIME when the walk started
+  std::vector<std::uint32_t> ids;
+  std::vector<TenantCounters> counters;
+};
+
+// Scans of one recording, in time order. paths[id] is the cgroup's path relative to the v2
+// root, '/'-separated ("kubepods.slice/kubepods-burstable.slice/.../cri-containerd-ab12.scope").
+struct TenantTimeline {
+  std::vector<std::string> paths;
+  std::vector<TenantScan> scans;
+};
+
 struct Recording {
   RunMetadata meta;
   std::vector<ChannelInfo> channels;
@@ -62,6 +96,7 @@ struct Recording {
   std::vector<Event> events;            // in time order
   ConfigSnapshot config;                // host configuration at the start of the run
   std::vector<ConfigChange> config_changes;  // in time order
+  TenantTimeline tenants;               // per-cgroup scans; empty in stores without them
 };
 
 }  // namespace reveal

@@ -17,6 +17,7 @@
 #include "reveal/store.h"
 #include "store/chunk_codec.h"
 #include "store/head_log.h"
+#include "store/tenant_codec.h"
 
 namespace reveal {
 namespace {
@@ -25,6 +26,8 @@ namespace {
 constexpr int kChunkZstdLevel = 3;
 // A chunk is committed after this much time even when not full (slow intervals).
 constexpr std::int64_t kChunkMaxSpanNs = 600'000'000'000;
+// zstd level of tenant scan blobs: a few KB every few seconds, so a strong level costs little.
+constexpr int kTenantZstdLevel = 9;
 
 // The side files (store_side_files); the head log is written and read here.
 constexpr const char* kHeadSuffix = "-head";
@@ -128,7 +131,9 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
        " t_first_ns INTEGER NOT NULL, t_last_ns INTEGER NOT NULL, times BLOB NOT NULL, columns BLOB NOT NULL);"
        "CREATE TABLE events(t_unix_ns INTEGER NOT NULL, source TEXT NOT NULL, kind TEXT NOT NULL,"
        " value REAL NOT NULL, detail TEXT NOT NULL);"
-       "CREATE TABLE config(t_unix_ns INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);");
+       "CREATE TABLE config(t_unix_ns INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);"
+       "CREATE TABLE tenant_paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL);"
+       "CREATE TABLE tenant_scans(t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL);");
   set_meta("schema_version", std::to_string(kStoreSchemaVersion));
   set_meta("hostname", meta.hostname);
   set_meta("kernel", meta.kernel);
@@ -252,7 +257,8 @@ void StoreWriter::prune() {
       }
       const std::int64_t cutoff = newest - max_age_ns_;
       for (const char* sql : {"DELETE FROM chunks WHERE t_last_ns < ?1", "DELETE FROM events WHERE t_unix_ns < ?1",
-                              "DELETE FROM config WHERE t_unix_ns < ?1 AND t_unix_ns > ?2"}) {
+                              "DELETE FROM config WHERE t_unix_ns < ?1 AND t_unix_ns > ?2",
+                              "DELETE FROM tenant_scans WHERE t_unix_ns < ?1"}) {
         Stmt st(db_, path_, sql);
         sqlite3_bind_int64(st.s, 1, cutoff);
         sqlite3_bind_int64(st.s, 2, start_unix_ns_);  // the start snapshot stays
@@ -273,6 +279,10 @@ void StoreWriter::prune() {
         Stmt del(db_, path_, "DELETE FROM chunks WHERE first_seq <= ?");
         sqlite3_bind_int64(del.s, 1, drop_below);
         if (sqlite3_step(del.s) != SQLITE_DONE) fail(path_, std::string("prune failed: ") + sqlite3_errmsg(db_));
+        // Tenant scans older than the oldest sample left explain nothing (none when no chunk is).
+        Stmt scans(db_, path_,
+                   "DELETE FROM tenant_scans WHERE t_unix_ns < (SELECT MIN(t_first_ns) FROM chunks)");
+        if (sqlite3_step(scans.s) != SQLITE_DONE) fail(path_, std::string("prune failed: ") + sqlite3_errmsg(db_));
       }
     }
   } catch (...) {
@@ -317,6 +327,44 @@ void StoreWriter::append_config_changes(const std::vector<ConfigChange>& changes
     throw;
   }
   exec(db_, path_, "COMMIT;");
+}
+
+// --- tenant scans (tables tenant_paths, tenant_scans) ---
+void StoreWriter::append_tenant_scan(const TenantScan& scan, const std::vector<std::string>& paths) {
+  if (scan.counters.size() != scan.ids.size()) fail(path_, "tenant scan: ids and counters differ in length");
+  if (paths.size() < tenant_paths_written_)
+    fail(path_, "tenant scan: " + std::to_string(paths.size()) + " paths, fewer than the " +
+                    std::to_string(tenant_paths_written_) + " already written");
+  for (const std::uint32_t id : scan.ids)
+    if (id >= paths.size()) fail(path_, "tenant scan: id " + std::to_string(id) + " has no path");
+  if (!tenant_codec_) tenant_codec_ = std::make_unique<store::TenantCodec>();
+  try {
+    tenant_codec_->encode(scan, kTenantZstdLevel, tenant_blob_);
+  } catch (const std::exception& e) {
+    fail(path_, e.what());
+  }
+  exec(db_, path_, "BEGIN;");
+  try {
+    if (paths.size() > tenant_paths_written_) {
+      Stmt st(db_, path_, "INSERT INTO tenant_paths VALUES(?,?)");
+      for (std::size_t id = tenant_paths_written_; id < paths.size(); ++id) {
+        sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(id));
+        sqlite3_bind_text(st.s, 2, paths[id].c_str(), static_cast<int>(paths[id].size()), SQLITE_STATIC);
+        if (sqlite3_step(st.s) != SQLITE_DONE)
+          fail(path_, std::string("tenant path append failed: ") + sqlite3_errmsg(db_));
+        sqlite3_reset(st.s);
+      }
+    }
+    Stmt st(db_, path_, "INSERT INTO tenant_scans VALUES(?,?)");
+    sqlite3_bind_int64(st.s, 1, scan.t_unix_ns);
+    sqlite3_bind_blob(st.s, 2, tenant_blob_.data(), static_cast<int>(tenant_blob_.size()), SQLITE_STATIC);
+    if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, std::string("tenant scan append failed: ") + sqlite3_errmsg(db_));
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    throw;
+  }
+  exec(db_, path_, "COMMIT;");
+  tenant_paths_written_ = paths.size();
 }
 
 void StoreWriter::finish(std::int64_t end_unix_ns, int exit_code) {
@@ -535,6 +583,50 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
             now[key] = value;
           }
           rec.config_changes.push_back({t, std::move(key), std::move(old), std::move(value)});
+        }
+        if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+      }
+    }
+    {  // tenant scans: paths by id, then the scans in range; a scan that does not decode is skipped
+      Stmt has(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='tenant_paths'");
+      Stmt has_scans(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='tenant_scans'");
+      if (sqlite3_step(has.s) == SQLITE_ROW && sqlite3_step(has_scans.s) == SQLITE_ROW) {
+        auto& tl = rec.tenants;
+        std::vector<std::uint8_t> known;  // 1 = id has a path row
+        {
+          Stmt st(db, path, "SELECT id, path FROM tenant_paths ORDER BY id");
+          while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+            const std::int64_t id = sqlite3_column_int64(st.s, 0);
+            if (id < 0 || id >= std::int64_t{store::kTenantMaxIds}) continue;
+            const auto i = static_cast<std::size_t>(id);
+            if (i >= tl.paths.size()) {
+              tl.paths.resize(i + 1);
+              known.resize(i + 1, 0);
+            }
+            tl.paths[i] = st.text(1);
+            known[i] = 1;
+          }
+          if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+        }
+        store::TenantCodec codec;
+        Stmt st(db, path,
+                "SELECT t_unix_ns, data FROM tenant_scans WHERE t_unix_ns >= ? AND t_unix_ns <= ?"
+                " ORDER BY t_unix_ns, rowid");
+        sqlite3_bind_int64(st.s, 1, options.start_unix_ns);
+        sqlite3_bind_int64(st.s, 2, options.end_unix_ns);
+        TenantScan scan;
+        while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+          scan.t_unix_ns = sqlite3_column_int64(st.s, 0);
+          const auto* data = static_cast<const char*>(sqlite3_column_blob(st.s, 1));
+          const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(st.s, 1));
+          try {
+            codec.decode(std::span<const char>(data, data ? bytes : 0), scan);
+          } catch (const std::runtime_error&) {
+            continue;  // corrupt: skipped (documented in reveal/store.h)
+          }
+          bool ok = true;
+          for (const std::uint32_t id : scan.ids) ok = ok && id < known.size() && known[id];
+          if (ok) tl.scans.push_back(scan);
         }
         if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
       }
