@@ -102,6 +102,9 @@ struct AgentSnapshot {
   std::vector<char> exported;         // per channel: 1 = shown on /metrics
   std::vector<double> values;         // last raw sample, NaN = gap
   std::int64_t last_sample_unix_ns = 0;
+  // CLOCK_MONOTONIC when that sample was taken in: /healthz ages samples by it, so a wall clock
+  // that steps (NTP, a paused VM) never makes a sampling agent look stale.
+  std::int64_t last_sample_monotonic_ns = 0;
   std::uint64_t samples_total = 0, samples_skipped_total = 0, windows_scored_total = 0;
   std::uint64_t symptom_led_windows_total = 0;
   bool sampler_realtime = false;  // Sampler::realtime() at the last sample

@@ -4,8 +4,13 @@
 // accumulates). If a tick is missed (the host stalled longer than one interval), the
 // missed ticks are skipped, not bunched: the next sample is the next future tick.
 // Each sample is stamped in Unix nanoseconds as realtime(start) + (monotonic(now) − monotonic(start)):
-// wall-clock anchored but immune to clock steps during the run. The row buffer is reused:
-// sampling allocates nothing per sample.
+// wall-clock anchored, strictly increasing, immune to the wall clock stepping back or wobbling
+// (WallAnchor). One exception: when the wall clock runs ahead of that stamp by more than
+// WallAnchor::kForwardNs, the monotonic clock stood still while time went on — the VM was
+// paused (a live migration or snapshot: "crng reseeded due to virtual machine fork"; 18 s seen
+// on the development VM) or the host suspended — and the stamp moves forward to the wall clock
+// (a gap in the series, as it truly was), so incident times stay comparable with every other
+// log. The row buffer is reused: sampling allocates nothing per sample.
 //
 // Lateness is recorded, not only counted: when the registry's "reveal.sampler" probe is among
 // the probes, each sample carries reveal.sampler:delay_seconds (how late its reading began
@@ -62,6 +67,25 @@ struct SamplingPriority {
   std::function<void(const std::string&)> note;
 };
 
+// A sample's stamp from the monotonic and wall clocks (see the top of this file).
+struct WallAnchor {
+  static constexpr std::int64_t kForwardNs = 2'000'000'000;  // wall clock ahead by more: re-anchor
+  std::int64_t offset = 0;     // stamp = monotonic + offset
+  std::uint64_t forward = 0;   // re-anchors so far
+  // Anchors the stamp to the wall clock now.
+  void start(std::int64_t mono, std::int64_t real) { offset = real - mono; }
+  // The stamp for monotonic time `mono`, the wall clock reading `real`. Allocates nothing.
+  std::int64_t stamp(std::int64_t mono, std::int64_t real) {
+    std::int64_t t = mono + offset;
+    if (real - t > kForwardNs) {
+      offset += real - t;
+      t = real;
+      ++forward;
+    }
+    return t;
+  }
+};
+
 class Sampler {
  public:
   // Opens every probe under `root`. Unavailable probes are kept in probe_records() with the
@@ -90,6 +114,8 @@ class Sampler {
   const std::vector<ProbeStats>& probe_stats() const { return stats_; }
   // Ticks skipped by run() because the host stalled past them.
   std::uint64_t skipped_ticks() const { return skipped_; }
+  // Times the stamps moved forward to the wall clock (WallAnchor: a paused VM, a suspend).
+  std::uint64_t clock_reanchors() const { return anchor_.forward; }
 
   // Scheduling of run()'s thread from the next run() on. Throws std::invalid_argument for a
   // cpu_share outside (0, 1] or a burst ≤ 0.
@@ -136,6 +162,7 @@ class Sampler {
   std::vector<Event> events_;
   std::vector<ProbeStats> stats_;  // one per slot
   std::uint64_t skipped_ = 0;
+  WallAnchor anchor_;
   std::unique_ptr<telemetry::SampleTiming> timing_;  // what the reveal.sampler probe reads
   SamplingPriority priority_;
   bool rt_active_ = false;
@@ -151,5 +178,6 @@ std::vector<std::unique_ptr<Probe>> make_probes(const std::vector<std::string>& 
 
 std::int64_t realtime_ns();
 std::int64_t monotonic_ns();
+
 
 }  // namespace reveal

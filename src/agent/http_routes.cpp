@@ -54,7 +54,7 @@ void add_routes(httplib::Server& server, SharedState& shared) {
   });
   server.Get("/healthz", [&shared](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<PiMutex> lock(shared.mu);
-    const std::int64_t age = realtime_ns() - shared.snap.last_sample_unix_ns;
+    const std::int64_t age = monotonic_ns() - shared.snap.last_sample_monotonic_ns;
     if (shared.replay_done || (shared.snap.samples_total > 0 && age < 3 * shared.interval_ns + 2'000'000'000)) {
       res.set_content("ok\n", "text/plain");
     } else {

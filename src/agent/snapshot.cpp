@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "reveal/glob.h"
+#include "reveal/sampler.h"
 #include "reveal/store.h"
 
 namespace reveal::agent {
@@ -69,6 +70,7 @@ void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const Streamin
   }
   if (au.closed) s.recent_absences = absences.closed();
   s.last_sample_unix_ns = sample.t_unix_ns;
+  s.last_sample_monotonic_ns = monotonic_ns();
   s.samples_total = sample.samples_total;
   s.windows_scored_total = detector.windows_scored();
   s.symptom_led_windows_total = detector.symptom_led_windows();

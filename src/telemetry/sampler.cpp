@@ -189,7 +189,7 @@ std::size_t Sampler::run(std::chrono::nanoseconds interval, std::size_t max_samp
   } leave{*this};
   const std::int64_t step = interval.count();
   const std::int64_t t0 = monotonic_ns();
-  const std::int64_t wall0 = realtime_ns();
+  anchor_.start(t0, realtime_ns());
   std::size_t taken = 0;
   std::int64_t k = 0;
   while (!stop.load(std::memory_order_relaxed) && (max_samples == 0 || taken < max_samples)) {
@@ -201,7 +201,7 @@ std::size_t Sampler::run(std::chrono::nanoseconds interval, std::size_t max_samp
     }
     if (stop.load(std::memory_order_relaxed)) break;
     const std::int64_t woke = monotonic_ns();
-    const std::int64_t t = wall0 + (woke - t0);
+    const std::int64_t t = anchor_.stamp(woke, realtime_ns());
     timing_->delay_s = double(std::max<std::int64_t>(0, woke - due)) * 1e-9;
     auto row = sample_once(t);
     on_sample(t, row);

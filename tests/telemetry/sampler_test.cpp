@@ -311,3 +311,34 @@ TEST(SamplerPriority, WithoutPrivilegeOneLineAndNormalPriority) {
 
 }  // namespace
 }  // namespace reveal
+
+namespace reveal {
+namespace {
+
+constexpr std::int64_t kSec = 1'000'000'000;
+
+TEST(WallAnchor, StampsFollowTheMonotonicClockThroughWallClockWobbleAndBackSteps) {
+  WallAnchor a;
+  a.start(100 * kSec, 1'000'000 * kSec);
+  EXPECT_EQ(a.stamp(101 * kSec, 1'000'001 * kSec), 1'000'001 * kSec);
+  // NTP slews or steps the wall clock by a second either way: the stamps keep their pace.
+  EXPECT_EQ(a.stamp(102 * kSec, 1'000'003 * kSec), 1'000'002 * kSec);
+  // The wall clock stepped back an hour: stamps never go back.
+  EXPECT_EQ(a.stamp(103 * kSec, 1'000'003 * kSec - 3600 * kSec), 1'000'003 * kSec);
+  EXPECT_EQ(a.forward, 0u);
+}
+
+TEST(WallAnchor, APausedVmMovesTheStampsForwardToTheWallClock) {
+  // The VM was paused 18 s between two ticks: the monotonic clock did not count them, the wall
+  // clock did (as on the development VM, "crng reseeded due to virtual machine fork").
+  WallAnchor a;
+  a.start(0, 500 * kSec);
+  EXPECT_EQ(a.stamp(10 * kSec, 510 * kSec), 510 * kSec);
+  EXPECT_EQ(a.stamp(11 * kSec, 529 * kSec), 529 * kSec);  // one tick later, 18 s more of wall time
+  EXPECT_EQ(a.forward, 1u);
+  EXPECT_EQ(a.stamp(12 * kSec, 530 * kSec), 530 * kSec);  // and on from there
+  EXPECT_EQ(a.forward, 1u);
+}
+
+}  // namespace
+}  // namespace reveal
