@@ -10,16 +10,21 @@ into them; the agent's live incidents and `reveal detect` on its store are then 
 run: writes DIR/plan.json first (the whole day, seeded: same seed, duration and workload/fault
 lists give the same plan), then executes it: the agent (store DIR/agent.db, 1 s interval), the
 primary tenant's jobs one after another with idle gaps, sometimes a second tenant's job on top,
-faults (bench/scenarios/faults.py) at planned times into running primary jobs. It polls the
+faults (bench/scenarios/faults.py) at planned times into running primary jobs. Every job and every
+fault injector runs in a leaf cgroup of its own, <cgroup v2 root>/reveal-hostday/<id> (as a container
+runtime would place them), removed when it ends; the v2 root is found as Reveal finds it
+(/sys/fs/cgroup, else the hybrid layout's /sys/fs/cgroup/unified; neither: no cgroups). It polls the
 agent's /incidents every --poll and appends new or changed incidents to DIR/live_incidents.jsonl,
 saves /metrics at the end, stops everything on exit or SIGINT/SIGTERM (the agent last, with
 SIGTERM, so its store is flushed) and writes DIR/labels.json (fault intervals with their true
-subsystem and step-time effect; workload events — NOT faults) and DIR/run.json.
+subsystem and step-time effect; the jobs' and faults' cgroups; workload events — NOT faults) and
+DIR/run.json.
 score: scores the live incidents, `reveal detect DIR/agent.db --json` (self-referenced; the
 report is kept as DIR/detect.json) and the agent's detector replayed over the store (`reveal
 detect --streaming --agent-config DIR/agent.toml`, kept as DIR/detect_streaming.json: how the
-scoring binary's agent would have done live) against the labels; writes DIR/scores.md and
-DIR/scores.json.
+scoring binary's agent would have done live) against the labels, including whether incidents name
+the right cgroups (a fault's or a second tenant's among `aggressors`, the job it hurts among
+`victims`); writes DIR/scores.md and DIR/scores.json.
 Needs root, Debian's python3-torch, stress-ng, iproute2. See bench/hostday/README.md.
 """
 import argparse
@@ -58,6 +63,18 @@ DDP_KINDS = {"straggler"}
 EVENT_NEAR_S = 30.0  # a false incident starting within this of a workload event is "at an event"
 STEP_BEFORE_S = 60.0  # step time before a fault: the victim's steps of the 60 s before it
 SETTLE_S = 10.0  # `reveal detect`'s default --settle: no incident can end inside it
+NEIGHBOUR_NEAR_S = 5.0  # an incident opened within this of a second tenant's start is "at" it
+# Every job and every fault runs in a leaf cgroup of its own, <v2 root>/reveal-hostday/<id>, as a
+# container runtime would place them: Reveal can then name them in an incident (victims: pressure
+# rose; aggressors: CPU use rose at the onset).
+CG_PARENT = "reveal-hostday"
+# Fault kinds whose injector runs processes of its own (a noisy neighbour's container: its cgroup
+# should be named among an incident's aggressors), and those that act on the job itself, a link or
+# the kernel from an idle injector (bench/scenarios/faults.py). A kind in neither (new in faults.py)
+# counts as having its own processes when its cgroup held one besides the injector at two polls.
+OWN_PROCESS_KINDS = {"cpu", "cache", "membw", "memleak", "disk", "iometa", "net", "oversub", "ionoisy", "forkstorm",
+                     "ctxswitch", "mempressure"}
+ON_JOB_KINDS = {"none", "quota", "affinity", "mtu", "linkdeg", "linkloss", "straggler", "cachedrop"}
 # Starts the commands of argv[1] (JSON) as its children, in its own session and process group (so a
 # job of several processes, e.g. one rank here and one under `ip netns exec`, is one group), and
 # exits with the first non-zero status.
@@ -138,6 +155,157 @@ def capabilities():
                                 open(FAULTS).read()))
         fflags = {f for pair in fflags for f in pair if f}
     return {"models": models, "kinds": kinds, "workload_flags": sorted(wflags), "inject_flags": sorted(fflags)}
+
+
+# ------------------------------------------------------------------------------------ cgroups
+def find_cgroup_v2(root="/"):
+    """The cgroup v2 hierarchy as Reveal finds it (src/telemetry/cgroup/hierarchy.cpp):
+    <root>/sys/fs/cgroup when it has cgroup.controllers (unified), else /sys/fs/cgroup/unified when
+    that has it (systemd's hybrid layout: no controllers there, but cpu.stat and the PSI files)."""
+    base = os.path.join(root, "sys", "fs", "cgroup")
+    for d in (base, os.path.join(base, "unified")):
+        if os.path.exists(os.path.join(d, "cgroup.controllers")):
+            return d
+    return None
+
+
+def cgroup_plan():
+    """({"root", "parent", "hybrid"}, None) where the day's cgroups go, or (None, why not). The parent is
+    reveal-hostday, or reveal-hostday-<pid> when reveal-hostday already holds cgroups (another run's,
+    or those of a run that was killed)."""
+    root = find_cgroup_v2()
+    if root is None:
+        return None, "no cgroup v2 hierarchy (neither /sys/fs/cgroup nor /sys/fs/cgroup/unified has cgroup.controllers)"
+    parent, p = CG_PARENT, os.path.join(root, CG_PARENT)
+    try:
+        if os.path.isdir(p) and any(os.path.isdir(os.path.join(p, d)) for d in os.listdir(p)):
+            parent = f"{CG_PARENT}-{os.getpid()}"
+    except OSError:
+        parent = f"{CG_PARENT}-{os.getpid()}"
+    return {"root": root, "parent": parent, "hybrid": root.endswith("/unified")}, None
+
+
+def cgroup_of(pid):
+    """pid's cgroup in the v2 hierarchy, relative to its root ('' for the root), or None."""
+    try:
+        for line in open(f"/proc/{pid}/cgroup"):
+            if line.startswith("0::"):
+                return line[3:].strip().strip("/")
+    except OSError:
+        pass
+    return None
+
+
+def norm_cg(path):
+    return str(path).strip().strip("/") if path else ""
+
+
+class Cgroups:
+    """The day's leaf cgroups under <v2 root>/<parent>: made when a job or fault starts, its process
+    moved in before exec (its children, forked later, inherit it), removed when it is over."""
+
+    def __init__(self, root, parent):
+        self.root, self.parent = root, parent
+        self.made = []  # relative paths of the leaves made, in order
+        self.parent_made = False
+
+    def path(self, rel):
+        return os.path.join(self.root, rel)
+
+    def up(self):
+        """The parent: made, or adopted when it is there and empty (a killed run's); removed at the end."""
+        try:
+            os.mkdir(self.path(self.parent))
+        except FileExistsError:
+            pass
+        self.parent_made = True
+
+    def make(self, name):
+        rel = f"{self.parent}/{name}"
+        os.mkdir(self.path(rel))
+        self.made.append(rel)
+        return rel
+
+    def preexec(self, rel):
+        """For Popen(preexec_fn=): the child moves itself into rel before exec. Only os calls (no
+        allocation-heavy work between fork and exec); a failure leaves it where it was, checked after."""
+        procs = os.path.join(self.path(rel), "cgroup.procs")
+
+        def move():
+            try:
+                fd = os.open(procs, os.O_WRONLY)
+                try:
+                    os.write(fd, str(os.getpid()).encode())
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass
+        return move
+
+    def procs(self, rel):
+        try:
+            return [int(x) for x in open(os.path.join(self.path(rel), "cgroup.procs")).read().split()]
+        except (OSError, ValueError):
+            return []
+
+    def cpu_s(self, rel):
+        """CPU time used in rel (cpu.stat usage_usec; kept after its processes are gone), or None."""
+        try:
+            for line in open(os.path.join(self.path(rel), "cpu.stat")):
+                k, _, v = line.partition(" ")
+                if k == "usage_usec":
+                    return int(v) / 1e6
+        except (OSError, ValueError):
+            pass
+        return None
+
+    def remove(self, rel, wait_s=5.0):
+        """rmdir rel, retrying for wait_s; a process still in it (one of ours that left its group)
+        is killed. Returns the pids killed, or None when rel could not be removed."""
+        killed = set()
+        end = time.time() + wait_s
+        while True:
+            try:
+                os.rmdir(self.path(rel))
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if time.time() >= end:
+                    return None
+                for pid in self.procs(rel):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                        killed.add(pid)
+                    except OSError:
+                        pass
+                time.sleep(0.1)
+        if rel in self.made:
+            self.made.remove(rel)
+        return sorted(killed)
+
+    def down(self):
+        """Every leaf left, then the parent. Returns what could not be removed."""
+        left = [rel for rel in list(self.made) if self.remove(rel) is None]
+        if self.parent_made and not left:
+            for _ in range(20):
+                try:
+                    os.rmdir(self.path(self.parent))
+                    self.parent_made = False
+                    break
+                except FileNotFoundError:
+                    self.parent_made = False
+                    break
+                except OSError:
+                    time.sleep(0.1)
+        return left + ([self.parent] if self.parent_made else [])
+
+    def existing(self):
+        """The day's cgroups still there (for the leftover check)."""
+        out = [rel for rel in self.made if os.path.isdir(self.path(rel))]
+        if os.path.isdir(self.path(self.parent)) and (self.parent_made or out):
+            out.append(self.parent)
+        return out
 
 
 # ------------------------------------------------------------------------------------ the plan
@@ -280,12 +448,22 @@ def plan_summary(plan):
              f"{len(plan['jobs'])} jobs ({sum(j['tenant'] == 'second' for j in plan['jobs'])} second-tenant), "
              f"{len({j['workload'] for j in plan['jobs']})} workloads, {len(plan['faults'])} faults "
              f"({len({f['kind'] for f in plan['faults']})} kinds)"]
+    cg = plan.get("cgroups") or {}
+    if cg.get("root"):
+        lines.append(f"cgroups: each job and fault in its own, {cg['root']}/{cg['parent']}/<id>"
+                     + (" (hybrid host: the controller-less v2 tree)" if cg.get("hybrid") else ""))
+    elif cg.get("none"):
+        lines.append(f"cgroups: none ({cg['none']}): jobs and faults stay in hostday.py's cgroup")
+
+    def where(x):
+        return f"  [{x['cgroup']}]" if x.get("cgroup") else ""
     for j in plan["jobs"]:
         shape = f"{j['model']} ddp={j['ddp']}" + (" veth" if j["netns"] else "")
         lines.append(f"  {j['id']} +{fmt_s(j['start_s'])} {fmt_s(j['duration_s'])} {j['tenant']:7s} {j['workload']:16s} "
-                     f"{shape} {' '.join(j['args'])}")
+                     f"{shape} {' '.join(j['args'])}".rstrip() + where(j))
     for f in plan["faults"]:
-        lines.append(f"  {f['id']} +{fmt_s(f['at_s'])} {f['duration_s']:.0f}s {f['kind']:10s} ({f['subsystem']}) -> {f['job']}")
+        lines.append(f"  {f['id']} +{fmt_s(f['at_s'])} {f['duration_s']:.0f}s {f['kind']:10s} ({f['subsystem']}) -> {f['job']}"
+                     + where(f))
     return "\n".join(lines)
 
 
@@ -365,6 +543,11 @@ class Day:
                          "poll_failures": 0, "model_ready_unix_ns": None, "notes": []}
         self.logf = open(os.path.join(self.out, "hostday.log"), "a", buffering=1)
         self.fault_pids = []
+        cg = plan.get("cgroups") or {}
+        self.cg = Cgroups(cg["root"], cg["parent"]) if cg.get("root") else None
+        self.cg_on = False  # new leaves are made: from cgroups_up() on, until a failure (said once)
+        self.cg_note = None if self.cg else (f"cgroups: {cg.get('none', 'none planned')}; every job and fault "
+                                             "runs in hostday.py's cgroup")
 
     # ---------------------------------------------------------------- logging
     def say(self, msg):
@@ -482,12 +665,15 @@ class Day:
         for src, incs, state in groups:
             for inc in incs:
                 key = f"{inc.get('kind', '?')}/{inc['start_unix_ns']}"
-                sig = (state, inc.get("end_unix_ns"), inc.get("subsystem"))
+                sig = (state, inc.get("end_unix_ns"), inc.get("subsystem"), tenant_names(inc, "victims"),
+                       tenant_names(inc, "aggressors"))
                 if self.seen.get(key) != sig:
                     if key not in self.seen:
                         self.say(f"agent {'opened' if state == 'active' else 'reported'} incident: {inc.get('kind')} "
                                  f"{inc.get('subsystem')} from {time.strftime('%H:%M:%S', time.localtime(inc['start_unix_ns'] / 1e9))}"
-                                 + ("" if state == "active" else f", {(inc['end_unix_ns'] - inc['start_unix_ns']) / 1e9:.0f} s"))
+                                 + ("" if state == "active" else f", {(inc['end_unix_ns'] - inc['start_unix_ns']) / 1e9:.0f} s")
+                                 + "".join(f"; {w} {', '.join(tenant_names(inc, w))}" for w in ("victims", "aggressors")
+                                           if tenant_names(inc, w)))
                     self.seen[key] = sig
                     lines.append({"polled_unix_ns": now, "key": key, "state": state, "list": src, "incident": inc})
         if lines:
@@ -538,6 +724,67 @@ class Day:
             self.run_info["poll_failures"] += 1
             self.say(f"poll /metrics failed: {e}")
 
+    # ---------------------------------------------------------------- cgroups
+    def cgroups_up(self):
+        if self.cg is None:
+            self.say(self.cg_note)
+            self.run_info["notes"].append(self.cg_note)
+            return
+        try:
+            self.cg.up()
+        except OSError as e:
+            self.cg_off(f"cannot make {self.cg.path(self.cg.parent)}: {e}")
+            return
+        self.cg_on = True
+        self.say(f"cgroups: each job and fault in its own leaf, {self.cg.path(self.cg.parent)}/<id>")
+
+    def cg_off(self, why):
+        """No cgroups from here on (said once)."""
+        self.cg_note = f"cgroups: {why}; jobs and faults run in hostday.py's cgroup from here on"
+        self.say(self.cg_note)
+        self.run_info["notes"].append(self.cg_note)
+        self.cg_on = False
+
+    def cg_make(self, ident):
+        """(relative path, preexec_fn) of a new leaf for job/fault ident, or (None, None)."""
+        if not self.cg_on:
+            return None, None
+        try:
+            rel = self.cg.make(ident)
+        except OSError as e:
+            self.cg_off(f"cannot make {self.cg.path(self.cg.parent + '/' + ident)}: {e}")
+            return None, None
+        return rel, self.cg.preexec(rel)
+
+    def cg_check(self, rel, pid, what):
+        """rel if pid landed in it, else None (noted); the leaf is removed then."""
+        if rel is None:
+            return None
+        now = cgroup_of(pid)
+        if now == rel or pid in self.cg.procs(rel):
+            return rel
+        if now is None and pid not in self.cg.procs(rel):  # already exited: it ran there (or never ran)
+            return rel
+        note = f"{what} (pid {pid}) is in cgroup '{now}', not {rel}: the move failed"
+        self.run_info["notes"].append(note)
+        self.say(note)
+        self.cg_remove(rel, what)
+        return None
+
+    def cg_remove(self, rel, what):
+        """The leaf's CPU seconds, then the leaf removed (a process still in it is killed, noted)."""
+        if rel is None or self.cg is None:
+            return None
+        cpu = self.cg.cpu_s(rel)
+        killed = self.cg.remove(rel)
+        if killed is None:
+            self.run_info["notes"].append(f"could not remove cgroup {rel} of {what} (retried at the end)")
+        elif killed:
+            note = f"killed {len(killed)} process(es) left in {what}'s cgroup {rel}: {killed}"
+            self.run_info["notes"].append(note)
+            self.say(note)
+        return cpu
+
     # ---------------------------------------------------------------- jobs
     def start_job(self, j):
         d = os.path.join(self.out, "jobs", j["id"])
@@ -553,7 +800,8 @@ class Day:
             logs += ["--phase-log", os.path.join(d, "phases.log")]
         log = open(os.path.join(d, "workload.log"), "w")
         st = {"job": j, "dir": d, "procs": [], "pgid": None, "started_ns": time.time_ns(), "ended_ns": None,
-              "status": "running", "phase_pos": 0, "first_step": False}
+              "status": "running", "phase_pos": 0, "first_step": False, "cgroup": None, "cgroup_cpu_s": None}
+        rel, into = self.cg_make(j["id"])
         if j["netns"]:
             if not self.netns:
                 raise RuntimeError("veth job without the veth pair")
@@ -565,22 +813,24 @@ class Day:
             ranks = [base + common + ["--rank", "0", "--ifname", n["DEV_A"]] + logs,
                      ["ip", "netns", "exec", n["NETNS"]] + base + common + ["--rank", "1", "--ifname", n["DEV_B"]]]
             p = subprocess.Popen([PY, "-c", GROUP_LAUNCHER, json.dumps(ranks)], stdout=log, stderr=subprocess.STDOUT,
-                                 start_new_session=True, env=self.env, cwd=d)
+                                 start_new_session=True, env=self.env, cwd=d, preexec_fn=into)
             st["procs"], st["pgid"] = [p], p.pid
             cmdline = base + common + ["--rank", "0|1"]
         else:
             extra = (["--ddp", str(j["ddp"])] if j["ddp"] > 1 else []) + j["args"]
             p = subprocess.Popen(base + extra + logs, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                 env=self.env, cwd=d)
+                                 env=self.env, cwd=d, preexec_fn=into)
             st["procs"], st["pgid"] = [p], p.pid
             cmdline = base + extra
         st["command"] = " ".join(os.path.relpath(c, REPO) if c.startswith(REPO) else c for c in cmdline)
+        st["cgroup"] = self.cg_check(rel, p.pid, f"job {j['id']}")
         self.jobs[j["id"]] = st
         self.event(j, "start", t_ns=st["started_ns"])
         self.say(f"start {j['id']} {j['tenant']} {j['workload']}"
                  + (f" ({j['model']}" + (", 2 ranks over the veth pair)" if j["netns"] else f", ddp {j['ddp']})")
                     if j["workload"] != j["model"] or j["ddp"] > 1 else "")
-                 + f" for {fmt_s(j['duration_s'])}" + "".join(" " + x for x in j["args"]))
+                 + f" for {fmt_s(j['duration_s'])}" + "".join(" " + x for x in j["args"])
+                 + (f" [cgroup {st['cgroup']}]" if st["cgroup"] else ""))
 
     def read_phases(self, st):
         j = st["job"]
@@ -635,6 +885,8 @@ class Day:
                     rc = [p.returncode for p in st["procs"]]
                     st["status"] = "ok" if all(r == 0 for r in rc) else f"exit {rc}"
                 st["ended_ns"] = time.time_ns()
+                if st["cgroup"]:
+                    st["cgroup_cpu_s"] = self.cg_remove(st["cgroup"], f"job {j['id']}")
                 self.read_phases(st)
                 self.event(j, "stop", t_ns=st["ended_ns"])
                 self.say(f"stop  {j['id']} {j['workload']}: {st['status']}")
@@ -675,12 +927,18 @@ class Day:
             # the MTU drops on the namespace's end only (a mismatch); rate limit and loss act on both
             cmd += [opt, dev_b] if f["kind"] == "mtu" else [opt, dev_a, opt, dev_b]
         log = open(os.path.join(self.out, "faults", f"{f['id']}.log"), "w")
-        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=self.env)
+        # the injector (and whatever it starts: stress-ng, a second model copy, ...) in a leaf of its
+        # own, a neighbour's container; for the kinds acting on the job it merely idles there
+        rel, into = self.cg_make(f["id"])
+        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=self.env,
+                             preexec_fn=into)
         self.fault_pids.append(p.pid)
-        self.faults[f["id"]] = {"fault": f, "proc": p, "label": label, "status": "running",
+        rel = self.cg_check(rel, p.pid, f"fault {f['id']}")
+        self.faults[f["id"]] = {"fault": f, "proc": p, "label": label, "status": "running", "cgroup": rel,
+                                "cgroup_cpu_s": None, "others_seen": 0, "started": time.time(), "ended": None,
                                 "command": " ".join(os.path.relpath(c, REPO) if c.startswith(REPO) else c for c in cmd)}
         self.say(f"FAULT {f['id']} {f['kind']} ({f['subsystem']}) into {j['id']} {j['workload']} for "
-                 f"{f['duration_s']:.0f} s")
+                 f"{f['duration_s']:.0f} s" + (f" [cgroup {rel}]" if rel else ""))
 
     def reap_faults(self, stop_all=False):
         for fs in self.faults.values():
@@ -694,8 +952,14 @@ class Day:
                 except subprocess.TimeoutExpired:
                     kill_group(p.pid)
             if p.poll() is None:
+                if fs["cgroup"] and fs["fault"]["kind"] not in OWN_PROCESS_KINDS | ON_JOB_KINDS and self.cg \
+                        and any(x != p.pid for x in self.cg.procs(fs["cgroup"])):
+                    fs["others_seen"] += 1  # a kind new to hostday.py: does it run processes of its own?
                 continue
             fs["status"] = "done" if p.returncode == 0 else f"exit {p.returncode}"
+            fs["ended"] = time.time()
+            if fs["cgroup"]:
+                fs["cgroup_cpu_s"] = self.cg_remove(fs["cgroup"], f"fault {fs['fault']['id']}")
             try:
                 fs["label_data"] = json.load(open(fs["label"]))
             except (OSError, ValueError):
@@ -714,6 +978,7 @@ class Day:
             self.prepare_dataset()
         if any(j["netns"] for j in plan["jobs"]):
             self.netns_up()  # before the agent: its probes see the interfaces present at start
+        self.cgroups_up()
         self.start_agent()
         self.t0 = time.time()
         self.run_info["t0_unix_ns"] = int(self.t0 * 1e9)
@@ -759,12 +1024,21 @@ class Day:
                 self.run_info["notes"].append(f"killed a leftover process {pid}")
             except OSError:
                 pass
+        if self.cg is not None:
+            self.guarded("removing the cgroups", self.cgroups_down)
         self.run_info["leftovers"] = self.guarded("the leftover check", self.leftovers) or []
         if self.run_info["leftovers"]:
             self.say(f"LEFT BEHIND: {'; '.join(self.run_info['leftovers'])}")
 
+    def cgroups_down(self):
+        left = self.cg.down()
+        if left:
+            self.say(f"could not remove cgroups {left}")
+
     def leftovers(self):
         left = []
+        if self.cg is not None:
+            left += [f"cgroup {self.cg.path(rel)}" for rel in self.cg.existing()]
         time.sleep(0.5)
         procs = marked_processes(self.marker)
         if procs:
@@ -805,6 +1079,13 @@ class Day:
                    "workload": j["workload"], "model": j["model"], "tenant": j["tenant"],
                    "planned_at_s": f["at_s"], "planned_duration_s": f["duration_s"], "status": fs["status"],
                    "command": fs["command"]}
+            # cgroups (relative to the v2 root): the injector's own (with the processes it starts:
+            # own_processes, the cgroup an incident should name as an aggressor) and the victim job's
+            kind = f["kind"]
+            own = kind in OWN_PROCESS_KINDS if kind in OWN_PROCESS_KINDS | ON_JOB_KINDS else fs["others_seen"] >= 2
+            cpu, ran = fs.get("cgroup_cpu_s"), (fs["ended"] or time.time()) - fs["started"]
+            rec.update(cgroup=fs["cgroup"], own_processes=own, job_cgroup=self.jobs[f["job"]]["cgroup"],
+                       cgroup_cpu_cores=round(cpu / ran, 3) if cpu is not None and ran > 0 else None)
             if lab:
                 rec.update(start_unix_ns=lab["start_unix_ns"], end_unix_ns=lab["end_unix_ns"], what=lab.get("what", ""))
                 if lab.get("subsystem") and lab["subsystem"] != f["subsystem"]:
@@ -818,14 +1099,24 @@ class Day:
             jobs.append({**{k: j[k] for k in ("id", "workload", "model", "tenant", "ddp", "netns", "args")},
                          "planned_start_s": j["start_s"], "planned_duration_s": j["duration_s"],
                          "start_unix_ns": st["started_ns"], "end_unix_ns": st["ended_ns"], "status": st["status"],
-                         "command": st["command"], "steps": count_lines(os.path.join(st["dir"], "steps.log"))})
+                         "command": st["command"], "steps": count_lines(os.path.join(st["dir"], "steps.log")),
+                         "cgroup": st["cgroup"], "cgroup_cpu_s": (round(st["cgroup_cpu_s"], 1)
+                                                                  if st["cgroup_cpu_s"] is not None else None)})
         labels = {"schema": "reveal.hostday.labels/1",
                   "note": "for scoring only: fault intervals and workload events; workload events are NOT faults",
                   "run_start_unix_ns": self.run_info.get("t0_unix_ns"), "run_end_unix_ns": self.run_info.get("end_unix_ns"),
+                  "cgroups": ({"root": self.cg.root, "parent": self.cg.parent}
+                              if any(x.get("cgroup") for x in jobs + faults) else None),
                   "faults": faults, "skipped_faults": self.skipped,
                   "events": sorted(self.events, key=lambda e: e["t_unix_ns"]), "jobs": jobs}
         write_json(os.path.join(self.out, "labels.json"), labels)
         return labels
+
+
+def tenant_names(inc, which):
+    """The cgroups an incident names as `victims` or `aggressors` (relative to the v2 root), in its
+    order; () when it names none or predates the fields."""
+    return tuple(norm_cg(t.get("cgroup")) for t in (inc.get(which) or []) if isinstance(t, dict) and t.get("cgroup"))
 
 
 def count_lines(path):
@@ -878,11 +1169,14 @@ def step_effect(path, f0, f1, serving=False):
             "steps_before": nb, "steps_during": nd, "stalled": stalled}
 
 
-def neighbour_starts(out, labels, live, window_s=15.0):
+def neighbour_starts(out, labels, sources, window_s=15.0):
     """Each second tenant's job start: the primary jobs' step time in the window_s after it (cut
-    1 s before a fault into that job begins) against the STEP_BEFORE_S before it, and whether the
-    agent opened an incident within 5 s of the start. Workload events are not faults in the labels;
-    this shows how much a co-tenant slows the primary, to set against the faults' step effects."""
+    1 s before a fault into that job begins) against the STEP_BEFORE_S before it, and for each
+    incident source (name -> incidents: live, offline, replay) whether an incident opened within
+    NEIGHBOUR_NEAR_S of the start, and whether the one nearest the start names the tenant's cgroup
+    among its aggressors and the primary's among its victims (None where the labels have no
+    cgroups). Workload events are not faults in the labels; this shows how much a co-tenant slows
+    the primary, to set against the faults' step effects."""
     jobs = {j["id"]: j for j in labels.get("jobs", [])}
     rows = []
     for e in labels["events"]:
@@ -902,12 +1196,20 @@ def neighbour_starts(out, labels, live, window_s=15.0):
             eff = step_effect(path, t, f1, serving=j.get("workload") == "infer_server")
             if eff["steps_before"] == 0 or eff["step_s_during"] is None:
                 continue  # the primary was not running (steadily) across the start
-            opened = [i for i in live if abs(i["start_unix_ns"] - t) <= 5e9]
-            rows.append({"job": e["job"], "workload": jobs.get(e["job"], {}).get("workload", e.get("workload")),
-                         "t_unix_ns": t, "primary": j["id"], "primary_workload": j.get("workload"),
-                         "step_effect_pct": eff["step_effect_pct"], "window_s": round((f1 - t) / 1e9, 1),
-                         "live_incident_opened": bool(opened),
-                         "live_subsystem": opened[0].get("subsystem") if opened else None})
+            row = {"job": e["job"], "workload": jobs.get(e["job"], {}).get("workload", e.get("workload")),
+                   "t_unix_ns": t, "primary": j["id"], "primary_workload": j.get("workload"),
+                   "step_effect_pct": eff["step_effect_pct"], "window_s": round((f1 - t) / 1e9, 1),
+                   "cgroup": jobs.get(e["job"], {}).get("cgroup"), "primary_cgroup": j.get("cgroup")}
+            for name, incs in sources.items():
+                opened = sorted((i for i in incs if abs(i["start_unix_ns"] - t) <= NEIGHBOUR_NEAR_S * 1e9),
+                                key=lambda i: abs(i["start_unix_ns"] - t))
+                row[f"{name}_incident_opened"] = bool(opened)
+                row[f"{name}_subsystem"] = opened[0].get("subsystem") if opened else None
+                if opened:
+                    n = named(opened[0], row["cgroup"], row["primary_cgroup"])
+                    for k in ("aggressor_named", "victim_named", "named_aggressors", "named_victims"):
+                        row[f"{name}_{k}"] = n[k]
+            rows.append(row)
     return rows
 
 
@@ -962,6 +1264,10 @@ def cmd_run(a):
     a.out = os.path.abspath(a.out)
     caps = capabilities()
     plan = make_plan(a.duration, a.seed, caps, a.warmup)
+    cg, why = cgroup_plan()  # where each job's and fault's leaf cgroup goes (relative to the v2 root)
+    plan["cgroups"] = cg or {"none": why}
+    for x in plan["jobs"] + plan["faults"]:
+        x["cgroup"] = f"{cg['parent']}/{x['id']}" if cg else None
     plan["command"] = " ".join(["bench/hostday/hostday.py"] + sys.argv[1:])
     plan["commit"] = git_commit()
     write_json(os.path.join(a.out, "plan.json"), plan)
@@ -1073,6 +1379,41 @@ def _f1(p, r):
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
 
+def named(inc, aggressor, victim):
+    """Whether incident inc names the cgroup `aggressor` among its aggressors and `victim` among its
+    victims: True/False, None where none is expected (no cgroup in the labels: an older day, or a
+    fault acting on the job itself). Incidents without the fields (an older reveal) name none."""
+    ag, vi = tenant_names(inc, "aggressors"), tenant_names(inc, "victims")
+    return {"aggressor_named": norm_cg(aggressor) in ag if aggressor else None,
+            "victim_named": norm_cg(victim) in vi if victim else None,
+            "named_aggressors": list(ag), "named_victims": list(vi),
+            "tenant_fields": "aggressors" in inc or "victims" in inc}
+
+
+def tenant_summary(S, starts, col):
+    """Incidents of source S (scored under name col) naming the right cgroups: those matched to a
+    fault (faults with processes of their own: their cgroup among the aggressors; every fault with
+    a job cgroup: the job's among the victims) and those opened within NEIGHBOUR_NEAR_S of a second
+    tenant's start inside S's span (the tenant among the aggressors, the primary among the victims)."""
+    s0, s1 = S["span_start_unix_ns"], S["span_end_unix_ns"]
+    caught = [r for r in S["per_fault"] if r["caught"]]
+    ns = [x for x in starts if s0 <= x["t_unix_ns"] <= s1 and x.get(f"{col}_incident_opened")]
+
+    def count(rows, key):
+        v = [r[key] for r in rows if r.get(key) is not None]
+        return {"n": sum(v), "m": len(v)}
+    agg = count(caught, "aggressor_named")
+    nsa = count([{"v": x.get(f"{col}_aggressor_named")} for x in ns], "v")
+    vic_own = count([r for r in caught if r.get("own_processes")], "victim_named")
+    vic_job = count([r for r in caught if not r.get("own_processes")], "victim_named")
+    nsv = count([{"v": x.get(f"{col}_victim_named")} for x in ns], "v")
+    return {"aggressor": {"n": agg["n"] + nsa["n"], "m": agg["m"] + nsa["m"], "faults": agg,
+                          "second_tenant_starts": nsa},
+           "victim": {"n": vic_own["n"] + vic_job["n"] + nsv["n"], "m": vic_own["m"] + vic_job["m"] + nsv["m"],
+                      "faults_with_own_processes": vic_own, "faults_on_the_job": vic_job, "second_tenant_starts": nsv},
+           "incidents_with_tenant_fields": S.get("incidents_with_tenant_fields")}
+
+
 def score_source(incidents, faults, events, span, absences=0):
     """Event-level scores of one incident list against the labels over span = (start_ns, end_ns)."""
     s0, s1 = span
@@ -1087,8 +1428,13 @@ def score_source(incidents, faults, events, span, absences=0):
     for f in fl:
         ov = sorted([i for i in incs if overlaps(i, f)], key=lambda i: i["start_unix_ns"])
         r = {"id": f["id"], "kind": f["kind"], "subsystem": f["subsystem"], "caught": bool(ov),
-             "step_effect_pct": f.get("step_effect_pct")}
+             "step_effect_pct": f.get("step_effect_pct"), "own_processes": f.get("own_processes")}
         if ov:
+            # the incident judged for the cgroups: the first one whose onset is at the fault (its
+            # tenants are judged around its onset), else the first overlapping one
+            m = next((i for i in ov if f["start_unix_ns"] - NEIGHBOUR_NEAR_S * 1e9 <= i["start_unix_ns"]
+                      <= f["end_unix_ns"]), ov[0])
+            r.update(named(m, f.get("cgroup") if f.get("own_processes") else None, f.get("job_cgroup")))
             if ov[0].get("opened_unix_ns"):
                 r["ttr_s"] = (ov[0]["opened_unix_ns"] - f["start_unix_ns"]) / 1e9
             r.update(ttd_s=(ov[0]["start_unix_ns"] - f["start_unix_ns"]) / 1e9, detected_subsystem=ov[0]["subsystem"],
@@ -1137,6 +1483,8 @@ def score_source(incidents, faults, events, span, absences=0):
     return {
         "span_start_unix_ns": s0, "span_end_unix_ns": s1, "span_h": (s1 - s0) / 3.6e12, "fault_free_h": free_h,
         "incidents": len(incs), "absence_incidents": absences, "hits": len(hits), "false": len(false),
+        "incidents_with_tenant_fields": sum(1 for i in incs if "victims" in i or "aggressors" in i),
+        "incidents_naming_cgroups": sum(1 for i in incs if tenant_names(i, "victims") or tenant_names(i, "aggressors")),
         "faults": len(fl), "caught": len(caught),
         "precision": precision, "recall": recall, "f1": f1,
         "caught_opened_inside": sum(1 for r in caught if r["opened_inside"]),
@@ -1284,7 +1632,8 @@ def cmd_score(a):
         per_kind.append(row)
     n_ev = {e: sum(1 for x in events if x["event"] == e) for e in ("start", "stop", "phase")}
     fault_list = [{k: f.get(k) for k in ("id", "kind", "subsystem", "job", "workload", "start_unix_ns", "end_unix_ns",
-                                         "step_effect_pct")} for f in faults if f.get("start_unix_ns")]
+                                         "step_effect_pct", "cgroup", "own_processes", "job_cgroup", "cgroup_cpu_cores")}
+                  for f in faults if f.get("start_unix_ns")]
     result = {"schema": "reveal.hostday.scores/1", "dir": os.path.abspath(out), "commit": run.get("commit"),
               "run_start_unix_ns": t0, "fault_list": fault_list,
               "command": run.get("command"), "seed": run.get("seed"), "day_s": (t1 - t0) / 1e9,
@@ -1307,7 +1656,9 @@ def cmd_score(a):
                   "offline_span": f"the store's whole recording after detect's {SETTLE_S:.0f} s settle",
                   "replay": "`reveal detect --streaming --agent-config DIR/agent.toml` on the store: the agent's "
                             "detector of the scoring reveal binary, replayed; scored over the live span"}}
-    result["neighbour_starts"] = neighbour_starts(out, labels, live)
+    result["neighbour_starts"] = neighbour_starts(out, labels, {"live": live, "offline": off, "replay": rp})
+    for col, S in (("live", live_scores), ("offline", off_scores), ("replay", replay_scores)):
+        S["tenants"] = tenant_summary(S, result["neighbour_starts"], col)
     stem = "scores"
     if w0 is not None or w1 is not None:
         result["window"] = {"from": a.window_from, "until": a.window_until}
@@ -1332,6 +1683,12 @@ def render_md(r):
     def row(label, f):
         return f"| {label} | " + " | ".join(f(S[c]) if f(S[c]) is not None else "–" for c, _ in cols) + " |"
     wc = "{n}, {at_workload_events}, {overlapping_faults}"
+
+    def nm(x, who, parts):  # "n/m (n/m; n/m)", or – where nothing was to be named (no cgroups in the labels)
+        t = (x.get("tenants") or {}).get(who)
+        if not t or not t["m"]:
+            return "–"
+        return f"{t['n']}/{t['m']} (" + "; ".join(f"{t[p]['n']}/{t[p]['m']}" if t[p]["m"] else "–" for p in parts) + ")"
     rows = [row("scored span h (fault-free h)", lambda x: f"{fmt(x['span_h'])} ({fmt(x['fault_free_h'])})"),
             row("incidents (hits / false)", lambda x: f"{x['incidents']} ({x['hits']} / {x['false']})"),
             row("faults caught", lambda x: f"{x['caught']}/{x['faults']}"),
@@ -1356,7 +1713,11 @@ def render_md(r):
             row("longest incident s", lambda x: fmt(x["longest_incident_s"], 0)),
             row("absence incidents (not scored)", lambda x: str(x["absence_incidents"])),
             row("workload changes (not incidents): n, at workload events, overlapping a fault",
-                lambda x: wc.format(**x["workload_changes"]))]
+                lambda x: wc.format(**x["workload_changes"])),
+            row("incidents naming the aggressor cgroup: n/m (faults with processes of their own; second tenant's starts)",
+                lambda x: nm(x, "aggressor", ("faults", "second_tenant_starts"))),
+            row("… the victim: n/m (those faults; faults acting on the job; second tenant's starts)",
+                lambda x: nm(x, "victim", ("faults_with_own_processes", "faults_on_the_job", "second_tenant_starts")))]
     st = r["store"]
     win = r.get("window")
     lines = [f"# Compressed host day: scores ({r['dir']})"
@@ -1371,7 +1732,15 @@ def render_md(r):
     lines += ["", f"Store: {st['samples']} samples over a {fmt_s(st['day_s'])} day (covers it: {fmt(st['covers_day'])}); "
               f"incident events in the store: {st.get('incident_opened_events', '?')} opened, "
               f"{st.get('incident_closed_events', '?')} closed, {st.get('workload_change_events', '?')} workload-change events; "
-              f"live incidents polled: {st['live_incidents']}.", "",
+              f"live incidents polled: {st['live_incidents']}."]
+    if any(f.get("cgroup") or f.get("job_cgroup") for f in r["fault_list"]) \
+            or any(x.get("cgroup") for x in r.get("neighbour_starts") or []):
+        quiet = [c for c, _ in cols if S[c]["incidents"] and not S[c].get("incidents_naming_cgroups")]
+        lines += ["", "Cgroups: every job and fault ran in its own (labels.json `cgroup`); incidents name them in "
+                  "`victims`/`aggressors`."
+                  + (f" No {' or '.join(quiet)} incident names any cgroup (the fields absent or empty in all of them: "
+                     "a reveal without tenants, or nothing named)." if quiet else "")]
+    lines += ["",
               "| kind | true subsystem | faults | step effect % | "
               + " | ".join(f"{c} caught | {c} TTD s | {c} subsystem" for c, _ in cols) + " |",
               "|---" * (4 + 3 * len(cols)) + "|"]
@@ -1381,11 +1750,15 @@ def render_md(r):
         lines.append(f"| {k['kind']} | {k['subsystem']} | {k['faults']} | "
                      f"{', '.join(f'{e:+.0f}' for e in k['step_effect_pct']) or '–'} | " + " | ".join(cells) + " |")
     lines += ["", "| fault | kind | job (workload) | at | s | step effect % | "
-              + " | ".join(f"{c}: TTD s, subsystem, outlasts s" for c, _ in cols) + " |", "|---" * (6 + len(cols)) + "|"]
+              + " | ".join(f"{c}: TTD s, subsystem, outlasts s; cgroups named: aggressor / victim" for c, _ in cols)
+              + " |", "|---" * (6 + len(cols)) + "|"]
     t0 = r["run_start_unix_ns"]
 
     def cell(x):
-        return f"{x['ttd_s']:.1f}, {x['detected_subsystem']}, {x['outlast_s']:.0f}" if x["caught"] else "missed"
+        if not x["caught"]:
+            return "missed"
+        return (f"{x['ttd_s']:.1f}, {x['detected_subsystem']}, {x['outlast_s']:.0f}; "
+                f"{fmt(x.get('aggressor_named'))} / {fmt(x.get('victim_named'))}")
     for i, f in enumerate(r["fault_list"]):
         eff = f.get("step_effect_pct")
         lines.append(f"| {f['id']} | {f['kind']} ({f['subsystem']}) | {f['job']} ({f['workload']}) | "
@@ -1394,17 +1767,25 @@ def render_md(r):
                      + " | ".join(cell(S[c]["per_fault"][i]) for c, _ in cols) + " |")
     ns = r.get("neighbour_starts") or []
     if ns:
+        ncols = [c for c, _ in cols if f"{c}_incident_opened" in ns[0]] or ["live"]
         lines += ["", "Second tenant's job starts (workload events, not faults): the primary's step time in the "
-                  "seconds after the start (cut before a fault) vs the 60 s before, and whether the agent opened "
-                  "an incident within 5 s of the start.", "",
-                  "| start | second tenant | primary | window s | primary step effect % | live incident opened |",
-                  "|---|---|---|---|---|---|"]
+                  "seconds after the start (cut before a fault) vs the 60 s before, and whether an incident opened "
+                  f"within {NEIGHBOUR_NEAR_S:.0f} s of the start: its subsystem, and whether it names the tenant's "
+                  "cgroup among its aggressors / the primary's among its victims.", "",
+                  "| start | second tenant | primary | window s | primary step effect % | "
+                  + " | ".join(f"{c}: incident opened; cgroups named: aggressor / victim" for c in ncols) + " |",
+                  "|---" * (5 + len(ncols)) + "|"]
+
+        def ncell(x, c):
+            if not x.get(f"{c}_incident_opened"):
+                return "no"
+            return (f"yes, {x.get(f'{c}_subsystem')}; {fmt(x.get(f'{c}_aggressor_named'))} / "
+                    f"{fmt(x.get(f'{c}_victim_named'))}")
         for x in ns:
             eff = x["step_effect_pct"]
             lines.append(f"| +{fmt_s((x['t_unix_ns'] - t0) / 1e9)} | {x['job']} ({x['workload']}) | "
                          f"{x['primary']} ({x['primary_workload']}) | {x['window_s']:.0f} | "
-                         f"{'–' if eff is None else f'{eff:+.0f}'} | "
-                         f"{('yes, ' + str(x['live_subsystem'])) if x['live_incident_opened'] else 'no'} |")
+                         f"{'–' if eff is None else f'{eff:+.0f}'} | " + " | ".join(ncell(x, c) for c in ncols) + " |")
     for name, _ in cols:
         if S[name]["false_list"]:
             lines += ["", f"False incidents ({name}): " + ", ".join(

@@ -79,6 +79,18 @@ struct ChannelEvidence {
   double z = 0;          // mean robust z over the incident windows (signed)
 };
 
+// A cgroup named in an incident (reveal/tenants.h, judge_tenants()): a victim, whose pressure
+// stall share rose, or a likely aggressor, whose CPU use rose, with the level before and after
+// the incident's onset.
+struct TenantEvidence {
+  std::string cgroup;    // path relative to the cgroup v2 root
+  std::string resource;  // "cpu", "memory" or "io" (victims: the pressure that rose; aggressors: "cpu")
+  std::string unit;      // "%" (stall share of wall time) or "cores" (CPU use)
+  double before = 0, after = 0;
+  bool appeared = false;  // first seen after the before span (a new container or job)
+  std::string text;       // "j02 cpu pressure 4 % -> 61 %", "j03 CPU 0.0 -> 1.9 cores (new)"
+};
+
 struct Incident {
   // "anomaly": anomalous windows (the detectors); "absence": channels that stopped producing
   // data (absence.h; peak_score 0, z 0, value NaN in `top`).
@@ -117,6 +129,9 @@ struct Incident {
     std::vector<std::pair<Subsystem, double>> subsystem_shares;  // descending
   };
   std::vector<DetectorView> detectors;
+  // Cgroups hurt around the onset, and those whose CPU use rose with it (reveal/tenants.h);
+  // empty when the host's cgroups show neither or no tenant scans were recorded.
+  std::vector<TenantEvidence> victims, aggressors;
 };
 
 inline constexpr double kFocusMinShare = 0.3;

@@ -174,4 +174,9 @@ class DetectError : public std::runtime_error {
 DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,
                     const DetectOptions& opts);
 
+// Names the tenants (reveal/tenants.h: cgroups hurt, and those whose CPU use rose) of every
+// anomaly incident and workload change of `result` from the recording's tenant scans; absences
+// name none. detect() and detect_streaming() call it last, as the agent does live.
+void attach_tenants(DetectResult& result, const TenantTimeline& timeline);
+
 }  // namespace reveal

@@ -8,6 +8,9 @@
 //   append()      one sample, then the events that came with it (in order), then one
 //                 ConfigWatcher tick: each changed key as a configuration row and as a
 //                 "config_change" event (reveal/host_config.h config_event);
+//                 With tenant scans on (enable_tenant_scans), also a TenantScanner walk of the
+//                 cgroup v2 tree whenever `period` has passed since the last one (sample time),
+//                 stored as a tenant_scans row and kept in recent_tenants();
 //   append_event() one more event (the agent's incident notes);
 //   finish()      end time and exit code; the store is left one self-contained file.
 //
@@ -19,11 +22,13 @@
 // caller decides whether to go on.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "reveal/recording.h"
@@ -32,6 +37,9 @@
 namespace reveal {
 
 class ConfigWatcher;
+namespace telemetry {
+class TenantScanner;
+}
 
 class Recorder {
  public:
@@ -50,6 +58,14 @@ class Recorder {
   // with it; then the configuration tick.
   void append(std::int64_t t_unix_ns, std::span<const double> row, std::span<const Event> events = {});
   void append_event(const Event& e);
+  // Tenant scans (reveal/tenants.h): walks the cgroup v2 hierarchy under `root` at the next
+  // append and then every `period` of sample time. Returns false, with `reason` set, when the
+  // host has no v2 hierarchy (then nothing is scanned). A walk costs about 10 us per tenant.
+  bool enable_tenant_scans(const std::filesystem::path& root, std::chrono::nanoseconds period, std::string& reason);
+  // The scans of the last kRecentTenantsS seconds (all paths seen so far): what an incident's
+  // victims and aggressors are judged from while it is young (the agent).
+  const TenantTimeline& recent_tenants() const { return recent_tenants_; }
+  static constexpr double kRecentTenantsS = 150.0;  // ≥ kTenantBeforeS + kTenantGuardS + kTenantAfterS + a scan
   // Records the end time and exit code (StoreWriter::finish).
   void finish(std::int64_t end_unix_ns, int exit_code);
 
@@ -60,6 +76,11 @@ class Recorder {
  private:
   StoreWriter store_;
   std::unique_ptr<ConfigWatcher> config_;  // null: no configuration tracking
+  void scan_tenants(std::int64_t t_unix_ns);
+  std::unique_ptr<telemetry::TenantScanner> tenants_;  // null: no tenant scans
+  std::int64_t tenant_period_ns_ = 0, next_tenant_scan_ns_ = 0;
+  TenantScan scan_;
+  TenantTimeline recent_tenants_;
 };
 
 }  // namespace reveal

@@ -146,6 +146,12 @@ class StreamingDetector {
   const std::optional<Incident>& active() const { return active_; }
   // Incidents closed since the start, oldest first (at most 100 kept).
   const std::vector<Incident>& closed() const { return closed_; }
+  // Evidence the detector cannot compute from the samples — the agent's tenant findings
+  // (Incident::victims and ::aggressors, reveal/tenants.h) — is attached by the caller after
+  // push(): to the open incident, and to the one a push just closed (the newest of closed()).
+  // The detector never rewrites those two fields. Null when there is none.
+  Incident* active_for_evidence() { return active_ ? &*active_ : nullptr; }
+  Incident* last_closed_for_evidence() { return closed_.empty() ? nullptr : &closed_.back(); }
   // The open workload change (kind "workload_change"; attributed like an incident: the
   // subsystem whose load moved), and the ended ones, oldest first (at most 100 kept). Their
   // `action` says how each ended: a new regime learned, a known regime, a short phase.

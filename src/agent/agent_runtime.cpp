@@ -26,6 +26,7 @@
 #include "reveal/sampler.h"
 #include "reveal/store.h"
 #include "reveal/streaming.h"
+#include "reveal/tenants.h"
 #include "reveal/version.h"
 
 namespace reveal::agent {
@@ -130,6 +131,11 @@ class SampleLoop {
   // process.
   void note(std::int64_t t, const char* kind, const Incident& inc, const std::string& line);
   void note_incidents(std::int64_t t, const StreamUpdate& u, const AbsenceUpdate& au);
+  // Names the open (and just closed) incident's tenants from the recorder's recent scans, as
+  // attach_tenants() does offline: recomputed while the incident is young, then frozen once
+  // the scans cover kTenantAfterS after its onset (the span judge_tenants() looks at), so the
+  // live finding equals `reveal detect`'s on the stored scans.
+  void attach_tenants_live(const StreamUpdate& u);
 
   const RunOptions& opts_;
   AgentConfig& cfg_;
@@ -142,6 +148,9 @@ class SampleLoop {
   std::string store_error_;
   std::int64_t last_t_;
   std::uint64_t samples_ = 0;
+  std::int64_t tenant_onset_ = 0;  // start_unix_ns of the incident tenant_finding_ is for
+  bool tenant_frozen_ = false;
+  TenantFinding tenant_finding_;
 };
 
 void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::span<const Event> events) {
@@ -163,10 +172,31 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   const AbsenceUpdate& au = absences_.push(t, row);
   const double detect_s = double(monotonic_ns() - d0) * 1e-9;
   ++samples_;
+  attach_tenants_live(u);
   note_incidents(t, u, au);
   std::lock_guard<PiMutex> lock(shared_.mu);
   update_snapshot(shared_.snap, {t, row, samples_, detect_s}, detector_, u, absences_, au, src_.sampler.get(),
                   store_path_);
+}
+
+void SampleLoop::attach_tenants_live(const StreamUpdate& u) {
+  const TenantTimeline& tl = recorder_.recent_tenants();
+  if (tl.scans.empty()) return;
+  const auto apply = [this, &tl](Incident& inc) {
+    if (inc.start_unix_ns != tenant_onset_) {  // a new incident (or one re-dated by a restart)
+      tenant_onset_ = inc.start_unix_ns;
+      tenant_frozen_ = false;
+    }
+    if (!tenant_frozen_) {
+      tenant_finding_ = judge_tenants(tl, inc.start_unix_ns, inc.end_unix_ns);
+      tenant_frozen_ = tl.scans.back().t_unix_ns >= inc.start_unix_ns + std::int64_t(kTenantAfterS * 1e9);
+    }
+    inc.victims = tenant_finding_.victims;
+    inc.aggressors = tenant_finding_.aggressors;
+  };
+  if (u.closed)
+    if (Incident* c = detector_.last_closed_for_evidence()) apply(*c);
+  if (Incident* a = detector_.active_for_evidence()) apply(*a);
 }
 
 void SampleLoop::note(std::int64_t t, const char* kind, const Incident& inc, const std::string& line) {
@@ -191,7 +221,9 @@ void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const Abs
     note(t, "incident_closed", inc,
          "incident closed: " + std::string(to_string(inc.subsystem)) + ", " +
              std::to_string(int(inc.end_s - inc.start_s + 0.5)) + " s" +
-             (inc.top.empty() ? "" : " (" + inc.top.front().name + ")"));
+             (inc.top.empty() ? "" : " (" + inc.top.front().name + ")") +
+             (inc.victims.empty() ? "" : "; hurt: " + inc.victims.front().text) +
+             (inc.aggressors.empty() ? "" : "; neighbour: " + inc.aggressors.front().text));
   }
   if (u.change_closed && !detector_.workload_changes().empty()) {
     const Incident& c = detector_.workload_changes().back();
@@ -291,6 +323,11 @@ int run(const RunOptions& opts) {
   else
     recorder.emplace(cfg.store_path, meta, channels);
   recorder->store().set_retention(cfg.store_max_age.count(), cfg.store_max_bytes);
+  if (src.sampler && has_probe(meta, "cgroup")) {  // tenant scans follow the cgroup probe's selection
+    std::string why;
+    if (!recorder->enable_tenant_scans(cfg.root, kTenantScanPeriod, why))
+      log_line(opts.quiet, "no tenant scans (incidents will not name cgroups): " + why);
+  }
 
   std::thread http([&server] { server.listen_after_bind(); });
   std::thread(signal_thread, sigs).detach();

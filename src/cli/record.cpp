@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "reveal/host_info.h"
 #include "reveal/recorder.h"
+#include "reveal/tenants.h"
 #include "reveal/sampler.h"
 #include "reveal/units.h"
 #include "time_arg.h"
@@ -159,6 +160,11 @@ Action add_record(CLI::App& app) {
     } catch (...) {
       stop_child();
       throw;
+    }
+    if (has_probe(meta, "cgroup")) {  // tenant scans follow the cgroup probe's selection
+      std::string why;
+      if (!recorder->enable_tenant_scans(o->root, kTenantScanPeriod, why) && !o->quiet)
+        std::fprintf(stderr, "reveal: no tenant scans (incidents will not name cgroups): %s\n", why.c_str());
     }
     if (!o->quiet) {
       std::size_t avail = 0;

@@ -14,6 +14,7 @@
 #include "reveal/absence.h"
 #include "reveal/baseline_model.h"
 #include "reveal/streaming.h"
+#include "reveal/tenants.h"
 #include "explain/attribution.h"
 #include "explain/evidence.h"
 #include "reference.h"
@@ -234,6 +235,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   for (const auto& span : find_absences(run, L)) res.incidents.push_back(absence_incident(run, span, opts.top_channels));
   std::stable_sort(res.incidents.begin(), res.incidents.end(),
                    [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
+  attach_tenants(res, run.tenants);
   std::array<DetectorTrace*, pipeline::kNumStreams> traces{&tz, &ttr, &tif, &tspe, &tt2};  // stream order
   for (std::size_t d = 0; d < traces.size(); ++d) {
     traces[d]->threshold = model.threshold(d);
@@ -253,6 +255,13 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
 }
 
 }  // namespace
+
+void attach_tenants(DetectResult& result, const TenantTimeline& timeline) {
+  if (timeline.scans.empty()) return;
+  for (auto& inc : result.incidents)
+    if (inc.kind != "absence") attach_tenants(inc, timeline);
+  for (auto& c : result.workload_changes) attach_tenants(c, timeline);
+}
 
 DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,
                     const DetectOptions& opts) {

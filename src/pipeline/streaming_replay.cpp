@@ -6,6 +6,7 @@
 #include "reveal/absence_tracker.h"
 #include "reveal/baseline_model.h"
 #include "reveal/streaming.h"
+#include "reveal/tenants.h"
 #include "window_model.h"
 
 namespace reveal {
@@ -72,6 +73,7 @@ DetectResult detect_streaming(const Recording& run, const StreamingOptions& opts
   r.incidents.insert(r.incidents.end(), absent.begin(), absent.end());
   std::stable_sort(r.incidents.begin(), r.incidents.end(),
                    [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
+  attach_tenants(r, run.tenants);
   for (auto& inc : r.incidents) retime(inc, r.origin_unix_ns);
   for (auto& c : r.workload_changes) retime(c, r.origin_unix_ns);
   r.reference_windows = det.reference_windows();

@@ -308,6 +308,12 @@ std::string incident_card(const HostSeries& hs, const DetectResult& r, std::size
     o += fmt::format("<p class=\"symptom\"><b>Symptom:</b> {} rose {} over {} (z {:+.1f})</p>", esc(inc.symptom.name),
                      esc(format_value(inc.symptom.value, inc.symptom.unit)),
                      esc(format_value(inc.symptom.reference, inc.symptom.unit)), inc.symptom.z);
+  for (const auto* list : {&inc.victims, &inc.aggressors})
+    if (!list->empty()) {
+      o += list == &inc.victims ? "<p class=\"tenants\"><b>Hurt:</b> " : "<p class=\"tenants\"><b>Likely neighbour (CPU use rose with the onset):</b> ";
+      for (const auto& t : *list) o += esc(t.text) + (&t == &list->back() ? "" : "; ");
+      o += "</p>";
+    }
   o += fmt::format("<p class=\"action\"><b>Action:</b> {}</p>", esc(inc.action));
   o += "<div class=\"multiples\">";
   // In an anomaly, a channel within one robust SD of its reference is no evidence (a run with few

@@ -34,6 +34,13 @@ nlohmann::json incident_json(const Incident& inc) {
                {"rise", num(inc.symptom.value)}, {"reference", num(inc.symptom.reference)}, {"z", num(inc.symptom.z)},
                {"text", "+" + format_value(inc.symptom.value, inc.symptom.unit) + " over " +
                             format_value(inc.symptom.reference, inc.symptom.unit)}};
+  const auto tenants = [&num](const std::vector<TenantEvidence>& v) {
+    json a = json::array();
+    for (const auto& t : v)
+      a.push_back({{"cgroup", t.cgroup}, {"resource", t.resource}, {"unit", t.unit}, {"before", num(t.before)},
+                   {"after", num(t.after)}, {"appeared", t.appeared}, {"text", t.text}});
+    return a;
+  };
   return {{"kind", inc.kind}, {"start", format_utc(inc.start_unix_ns)}, {"end", format_utc(inc.end_unix_ns)},
           {"start_unix_ns", inc.start_unix_ns}, {"end_unix_ns", inc.end_unix_ns},
           {"start_s", inc.start_s}, {"end_s", inc.end_s}, {"peak_score", inc.peak_score},
@@ -41,7 +48,7 @@ nlohmann::json incident_json(const Incident& inc) {
           {"subsystem_shares", shares},
           {"focus", inc.focus.empty() ? json(nullptr) : json(inc.focus)},
           {"focus_share", inc.focus_share}, {"detectors", dets}, {"top_channels", top}, {"symptom", symptom},
-          {"action", inc.action}};
+          {"victims", tenants(inc.victims)}, {"aggressors", tenants(inc.aggressors)}, {"action", inc.action}};
 }
 
 }  // namespace report

@@ -45,6 +45,7 @@ void summary_lines(const DetectResult& r, std::string& o) {
     if (!c.top.empty())
       o += fmt::format("  {} {} vs {}", c.top.front().name, format_value(c.top.front().value, c.top.front().unit),
                        format_value(c.top.front().reference, c.top.front().unit));
+    if (!c.aggressors.empty()) o += "; " + c.aggressors.front().text;
     o += "\n";
   }
   if (shown_c < nc) o += fmt::format("  … and {} more (JSON: workload_changes)\n", nc - shown_c);
@@ -129,6 +130,8 @@ void incident_details(const DetectResult& r, std::string& o) {
       o += fmt::format("  symptom     {} rose {} over {} (z {:+.1f}): a symptom, not only load\n", inc.symptom.name,
                        format_value(inc.symptom.value, inc.symptom.unit),
                        format_value(inc.symptom.reference, inc.symptom.unit), inc.symptom.z);
+    for (const auto& t : inc.victims) o += "  hurt        " + t.text + "\n";
+    for (const auto& t : inc.aggressors) o += "  neighbour   " + t.text + " (CPU use rose with the onset)\n";
     o += "  top channels (value during incident vs reference median, robust z):\n";
     for (const auto& ev : inc.top)
       o += fmt::format("    {:<42} {:>14} vs {:<14} z {:+.1f}  [{}]\n", ev.name, format_value(ev.value, ev.unit),

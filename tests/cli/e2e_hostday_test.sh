@@ -72,6 +72,7 @@ leftovers() {  # $1 = run dir: processes with the run's marker, netns, links, qd
   ip -o link show | grep -q 'rvshd' && fail "$1: a veth was left behind"
   tc qdisc show | grep -Eq 'netem|tbf' && fail "$1: a qdisc was left behind: $(tc qdisc show | grep -E 'netem|tbf')"
   find /sys/fs/cgroup -maxdepth 3 -name 'reveal-scen*' 2>/dev/null | grep -q . && fail "$1: a cgroup was left behind"
+  find /sys/fs/cgroup -maxdepth 2 -name 'reveal-hostday*' 2>/dev/null | grep -q . && fail "$1: a job/fault cgroup was left behind: $(find /sys/fs/cgroup -maxdepth 3 -name 'reveal-hostday*')"
   [[ -z $(ls -A "$1/tmp" 2>/dev/null) ]] || fail "$1: files left in tmp"
   (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && fail "$1: the agent still listens on $PORT"
   /usr/bin/python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["leftovers"]; sys.exit(1 if l else 0)' "$1/run.json" || fail "$1: run.json lists leftovers"
@@ -130,6 +131,14 @@ for j in lab["jobs"]:
     assert j["status"] in ("ok", "stopped"), f"job {j['id']}: {j['status']}"
 assert any(e["event"] == "phase" for e in ev), "no phase event"
 assert len(lab["jobs"]) == len(plan["jobs"])
+# each job and fault in its own leaf cgroup of the v2 hierarchy, when there is one
+if any(os.path.exists(p + "/cgroup.controllers") for p in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")):
+    parent = lab["cgroups"]["parent"]
+    for x in lab["jobs"] + lab["faults"]:
+        assert x["cgroup"] == f"{parent}/{x['id']}", f"{x['id']}: cgroup {x.get('cgroup')}"
+    for f in lab["faults"]:
+        assert f["job_cgroup"] == f"{parent}/{f['job']}" and isinstance(f["own_processes"], bool), f
+    assert all(j["cgroup_cpu_s"] and j["cgroup_cpu_s"] > 1 for j in lab["jobs"]), "a job's cgroup used no CPU"
 print(f"labels: {len(lab['faults'])} faults, {len(lab['jobs'])} jobs, {len(ev)} events; "
       f"step effects {[f['step_effect_pct'] for f in lab['faults']]}")
 PY
@@ -157,7 +166,12 @@ for src in ("live", "offline"):
         assert r["precision"] is not None and r["f1"] is not None and r["longest_incident_s"] is not None
     if r["caught"]:
         assert None not in (r["subsystem_top1"], r["ttd_median_s"], r["ttd_p90_s"], r["outlast_max_s"]), f"{src}: missing"
-    print(f"{src}: {r['incidents']} incidents, caught {r['caught']}/{nf}, false/day {r['false_per_day']:.1f}")
+    for k in ("aggressor", "victim"):
+        t = r["tenants"][k]
+        assert 0 <= t["n"] <= t["m"], f"{src}: tenants {k} {t}"
+    print(f"{src}: {r['incidents']} incidents, caught {r['caught']}/{nf}, false/day {r['false_per_day']:.1f}, "
+          f"cgroups named: aggressor {r['tenants']['aggressor']['n']}/{r['tenants']['aggressor']['m']}, "
+          f"victim {r['tenants']['victim']['n']}/{r['tenants']['victim']['m']}")
 assert sum(k["faults"] for k in s["per_kind"]) == nf
 assert all(k["step_effect_pct"] for k in s["per_kind"]), "a kind without step effect"
 st = s["store"]

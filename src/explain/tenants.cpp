@@ -1,0 +1,164 @@
+// Naming victims and likely aggressors among the cgroups around an incident's onset; the rule
+// is documented in reveal/tenants.h.
+#include "reveal/tenants.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace reveal {
+namespace {
+
+// Rates of one tenant over a span: CPU use in cores, stall shares in % of wall time.
+struct Rates {
+  double cores = std::nan(""), cpu_pct = std::nan(""), memory_pct = std::nan(""), io_pct = std::nan("");
+};
+
+double rate(double a, double b, double dt_us) {
+  if (!(std::isfinite(a) && std::isfinite(b)) || b < a) return std::nan("");  // gap or a restarted cgroup
+  return (b - a) / dt_us;
+}
+
+Rates rates_between(const TenantCounters& a, const TenantCounters& b, double dt_us) {
+  Rates r;
+  r.cores = rate(a.cpu_usage_us, b.cpu_usage_us, dt_us);
+  r.cpu_pct = 100.0 * rate(a.cpu_some_us, b.cpu_some_us, dt_us);
+  r.memory_pct = 100.0 * rate(a.memory_some_us, b.memory_some_us, dt_us);
+  r.io_pct = 100.0 * rate(a.io_some_us, b.io_some_us, dt_us);
+  return r;
+}
+
+// Whether some counter went down from a to b: the cgroup was removed and created again.
+bool went_down(const TenantCounters& a, const TenantCounters& b) {
+  const auto down = [](double x, double y) { return std::isfinite(x) && std::isfinite(y) && y < x; };
+  return down(a.cpu_usage_us, b.cpu_usage_us) || down(a.cpu_some_us, b.cpu_some_us) ||
+         down(a.memory_some_us, b.memory_some_us) || down(a.io_some_us, b.io_some_us);
+}
+
+const TenantCounters* find_in(const TenantScan& s, std::uint32_t id) {
+  for (std::size_t k = 0; k < s.ids.size() && k < s.counters.size(); ++k)
+    if (s.ids[k] == id) return &s.counters[k];
+  return nullptr;
+}
+
+// Per tenant id, its rates between scans [first, last] of the timeline: from the tenant's
+// first scan in the span to its last (none for a tenant seen once in it, or whose counters went
+// down in it: a cgroup removed and created again under its path).
+std::unordered_map<std::uint32_t, Rates> span_rates(const std::vector<TenantScan>& scans, std::size_t first,
+                                                    std::size_t last) {
+  struct Seen {
+    std::int64_t t0 = 0, t1 = 0;
+    TenantCounters c0, c1;
+    bool restarted = false;  // some counter went down between two scans: no rate across it
+  };
+
+  std::unordered_map<std::uint32_t, Seen> seen;
+  for (std::size_t s = first; s <= last; ++s) {
+    const TenantScan& sc = scans[s];
+    for (std::size_t k = 0; k < sc.ids.size() && k < sc.counters.size(); ++k) {
+      auto [it, fresh] = seen.try_emplace(sc.ids[k]);
+      if (fresh) {
+        it->second.t0 = sc.t_unix_ns;
+        it->second.c0 = sc.counters[k];
+      } else if (went_down(it->second.c1, sc.counters[k])) {
+        it->second.restarted = true;
+      }
+      it->second.t1 = sc.t_unix_ns;
+      it->second.c1 = sc.counters[k];
+    }
+  }
+  std::unordered_map<std::uint32_t, Rates> out;
+  for (const auto& [id, s] : seen)
+    if (s.t1 > s.t0 && !s.restarted) out.emplace(id, rates_between(s.c0, s.c1, double(s.t1 - s.t0) * 1e-3));
+  return out;
+}
+
+// Index of the last scan stamped at or before t; npos when none.
+std::size_t last_at_or_before(const std::vector<TenantScan>& scans, std::int64_t t) {
+  auto it = std::upper_bound(scans.begin(), scans.end(), t,
+                             [](std::int64_t v, const TenantScan& s) { return v < s.t_unix_ns; });
+  return it == scans.begin() ? std::string::npos : std::size_t(it - scans.begin()) - 1;
+}
+
+std::string path_of(const TenantTimeline& tl, std::uint32_t id) {
+  return id < tl.paths.size() && !tl.paths[id].empty() ? tl.paths[id] : fmt::format("cgroup #{}", id);
+}
+
+double or0(double v) { return std::isfinite(v) ? v : 0.0; }
+
+}  // namespace
+
+TenantFinding judge_tenants(const TenantTimeline& tl, std::int64_t onset, std::int64_t end) {
+  TenantFinding f;
+  const auto& scans = tl.scans;
+  if (scans.size() < 3) return f;
+  const std::int64_t guard = std::int64_t(kTenantGuardS * 1e9);
+  const std::int64_t after_end = std::min(end, onset + std::int64_t(kTenantAfterS * 1e9));
+  // Before: [b0, b1], the scans up to onset − guard; after: [a0, a1], the scans from the next
+  // one on. The interval between b1 and a0 holds the onset and belongs to neither, so neither
+  // span mixes the two states.
+  const std::size_t b1 = last_at_or_before(scans, onset - guard);
+  const std::size_t a1 = last_at_or_before(scans, after_end);
+  if (b1 == std::string::npos || a1 == std::string::npos || a1 < b1 + 2) return f;
+  const std::size_t a0 = b1 + 1;
+  std::size_t b0 = b1;
+  while (b0 > 0 && scans[b0 - 1].t_unix_ns >= onset - std::int64_t(kTenantBeforeS * 1e9)) --b0;
+  if (b0 == b1) return f;  // nothing before the onset to compare with
+  const auto before = span_rates(scans, b0, b1);
+  const auto after = span_rates(scans, a0, a1);
+
+  struct Ranked {
+    double rise;
+    TenantEvidence ev;
+  };
+  std::vector<Ranked> victims, aggressors;
+  for (const auto& [id, a] : after) {
+    auto b = before.find(id);
+    if (b != before.end()) {  // removed and created again across the onset: a new tenant
+      const TenantCounters* last = find_in(scans[b1], id);
+      const TenantCounters* next = find_in(scans[a0], id);
+      if (last && next && went_down(*last, *next)) b = before.end();
+    }
+    const bool appeared = b == before.end();
+    const std::string path = path_of(tl, id);
+    if (!appeared && or0(b->second.cores) >= kTenantActiveCores) {  // victims: a running tenant, stalled more
+      const std::pair<const char*, double> res[] = {{"cpu", a.cpu_pct - b->second.cpu_pct},
+                                                    {"memory", a.memory_pct - b->second.memory_pct},
+                                                    {"io", a.io_pct - b->second.io_pct}};
+      const auto* best = &res[0];
+      for (const auto& r : res)
+        if (std::isfinite(r.second) && (!std::isfinite(best->second) || r.second > best->second)) best = &r;
+      if (std::isfinite(best->second) && best->second >= kTenantVictimStep) {
+        const std::string resource = best->first;
+        const double was = resource == "cpu" ? b->second.cpu_pct : resource == "memory" ? b->second.memory_pct : b->second.io_pct;
+        const double now = resource == "cpu" ? a.cpu_pct : resource == "memory" ? a.memory_pct : a.io_pct;
+        victims.push_back({best->second, {path, resource, "%", was, now, false,
+                                          fmt::format("{} {} pressure {:.0f} % -> {:.0f} %", path, resource, was, now)}});
+      }
+    }
+    const double was = appeared ? 0.0 : or0(b->second.cores);
+    if (std::isfinite(a.cores) && a.cores - was >= kTenantCpuStep && a.cores >= 1.5 * was) {
+      aggressors.push_back({a.cores - was, {path, "cpu", "cores", was, a.cores, appeared,
+                                            fmt::format("{} CPU {:.2f} -> {:.2f} cores{}", path, was, a.cores,
+                                                        appeared ? " (new)" : "")}});
+    }
+  }
+  const auto by_rise = [](const Ranked& x, const Ranked& y) {
+    return x.rise != y.rise ? x.rise > y.rise : x.ev.cgroup < y.ev.cgroup;
+  };
+  std::sort(victims.begin(), victims.end(), by_rise);
+  std::sort(aggressors.begin(), aggressors.end(), by_rise);
+  for (std::size_t k = 0; k < victims.size() && k < kTenantMax; ++k) f.victims.push_back(std::move(victims[k].ev));
+  for (std::size_t k = 0; k < aggressors.size() && k < kTenantMax; ++k) f.aggressors.push_back(std::move(aggressors[k].ev));
+  return f;
+}
+
+void attach_tenants(Incident& incident, const TenantTimeline& timeline) {
+  TenantFinding f = judge_tenants(timeline, incident.start_unix_ns, incident.end_unix_ns);
+  incident.victims = std::move(f.victims);
+  incident.aggressors = std::move(f.aggressors);
+}
+
+}  // namespace reveal

@@ -1,0 +1,143 @@
+// Walking the cgroup v2 tree for tenant scans; contract in tenants.h.
+#include "telemetry/cgroup/tenants.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "telemetry/cgroup/hierarchy.h"
+#include "telemetry/cgroup/psi.h"
+#include "telemetry/file_reader.h"
+
+namespace reveal::telemetry {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads a small kernel file whole into `buf` (one open, one read, one close): a cgroup
+// interface file is one seq_file record. Empty on any failure or when it does not fit.
+std::string_view read_small(const fs::path& path, char* buf, std::size_t cap) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  const ssize_t n = ::read(fd, buf, cap);
+  ::close(fd);
+  if (n <= 0 || std::size_t(n) >= cap) return {};
+  return {buf, std::size_t(n)};
+}
+
+// cpu.stat's usage_usec, NaN when absent.
+double usage_usec(std::string_view text) {
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    const std::string_view key = next_token(line);
+    if (key != "usage_usec") continue;
+    if (auto v = parse_u64(next_token(line))) return double(*v);
+    return std::nan("");
+  }
+  return std::nan("");
+}
+
+// The "some" line's total (us) of a pressure file, NaN when absent.
+double some_total(std::string_view text) {
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (psi::line_kind(next_token(line)) == 0) return psi::parse_avg10_total(line).total;
+  }
+  return std::nan("");
+}
+
+std::string sanitized(std::string_view name) {
+  std::string s(name);
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) c = '_';
+  return s;
+}
+
+}  // namespace
+
+bool TenantScanner::open(const fs::path& root, std::string& reason) {
+  auto h = cgroup::find_hierarchy(root, reason);
+  if (!h) {
+    dir_.clear();
+    return false;
+  }
+  dir_ = h->dir;
+  return true;
+}
+
+void TenantScanner::scan(std::int64_t t_unix_ns, TenantScan& out) {
+  out.t_unix_ns = t_unix_ns;
+  out.ids.clear();
+  out.counters.clear();
+  if (dir_.empty()) return;
+  dirs_seen_ = 0;
+  walk(dir_, "", 0, out);
+}
+
+void TenantScanner::walk(const fs::path& dir, const std::string& rel, int depth, TenantScan& out) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;  // removed while walking, or unreadable: not in this scan
+  std::vector<std::string> children;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) continue;
+    const std::string_view name(e->d_name);
+    if (name == "." || name == "..") continue;
+    if (e->d_type == DT_UNKNOWN) {  // fixture trees on filesystems without d_type
+      struct stat st {};
+      if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
+    }
+    children.emplace_back(name);
+  }
+  ::closedir(d);
+  std::sort(children.begin(), children.end());
+  bool has_child_cgroup = false;
+  for (const auto& name : children) {
+    const fs::path sub = dir / name;
+    if (::access((sub / "cgroup.procs").c_str(), F_OK) != 0) continue;  // not a cgroup
+    if (depth + 1 > kMaxDepth || ++dirs_seen_ > kMaxDirs) {  // this cgroup stands for it
+      ++skipped_;
+      continue;
+    }
+    has_child_cgroup = true;
+    const std::string sub_rel = rel.empty() ? sanitized(name) : rel + "/" + sanitized(name);
+    walk(sub, sub_rel, depth + 1, out);
+  }
+  if (!has_child_cgroup && depth > 0) read_tenant(dir, rel, out);
+}
+
+void TenantScanner::read_tenant(const fs::path& dir, const std::string& rel, TenantScan& out) {
+  if (out.ids.size() >= kMaxTenants) {
+    ++skipped_;
+    return;
+  }
+  std::uint32_t id = 0;
+  if (auto it = ids_.find(rel); it != ids_.end()) {
+    id = it->second;
+  } else {
+    if (paths_.size() >= kMaxPaths) {
+      ++skipped_;
+      return;
+    }
+    id = std::uint32_t(paths_.size());
+    paths_.push_back(rel);
+    ids_.emplace(rel, id);
+  }
+  char buf[1024];
+  TenantCounters c;
+  c.cpu_usage_us = usage_usec(read_small(dir / "cpu.stat", buf, sizeof buf));
+  c.cpu_some_us = some_total(read_small(dir / "cpu.pressure", buf, sizeof buf));
+  c.memory_some_us = some_total(read_small(dir / "memory.pressure", buf, sizeof buf));
+  c.io_some_us = some_total(read_small(dir / "io.pressure", buf, sizeof buf));
+  out.ids.push_back(id);
+  out.counters.push_back(c);
+}
+
+}  // namespace reveal::telemetry

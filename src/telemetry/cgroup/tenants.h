@@ -1,0 +1,69 @@
+// TenantScanner — walks the cgroup v2 hierarchy and reads each leaf cgroup's CPU use and
+// pressure stall totals (TenantScan, reveal/recording.h; what they are for: reveal/tenants.h).
+//
+// Hierarchy: hierarchy.h's find_hierarchy() (unified, or the hybrid host's controller-less tree
+// at sys/fs/cgroup/unified). A tenant is a cgroup directory (it has cgroup.procs) with no child
+// cgroups, at most kMaxDepth levels below the root; the root itself never is. The tree is
+// walked again at every scan() — directories only, sorted by name — so cgroups created or
+// removed between scans are followed; a cgroup removed during a walk is simply not in it.
+//
+// Files per tenant, opened, read and closed at each scan (no descriptor is held between
+// scans, so thousands of containers cost no file descriptors): cpu.stat (usage_usec),
+// cpu.pressure, memory.pressure, io.pressure ("some" total). A file missing or malformed
+// leaves its counter NaN. Cost: one opendir per cgroup directory and 4 open/read/close per
+// tenant; measured in bench/ (docs/BENCHMARKS.md).
+//
+// Bounds: at most kMaxTenants tenants per scan and kMaxDirs directories visited (the rest are
+// counted in skipped(); a cgroup whose child cgroups are all left out is read as a tenant: its
+// counters include its descendants'), and at most kMaxPaths distinct paths over the scanner's life (ids are
+// never reused, so stored scans stay readable; cgroups first seen beyond that are counted in
+// skipped() and not scanned). Allocates (paths, the walk); not for a per-sample hot path —
+// the recorder scans every few seconds.
+//
+// Paths: relative to the hierarchy root, '/'-separated; whitespace and control characters
+// become '_' (as the cgroup probe's channel labels).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "reveal/recording.h"
+
+namespace reveal::telemetry {
+
+class TenantScanner {
+ public:
+  static constexpr int kMaxDepth = 8;
+  static constexpr std::size_t kMaxTenants = 2048;
+  static constexpr std::size_t kMaxDirs = 8192;
+  static constexpr std::size_t kMaxPaths = 65536;
+
+  // Finds the v2 hierarchy under `root` ("/" or a fixture tree). False, with `reason` set,
+  // when there is none; scan() then returns empty scans.
+  bool open(const std::filesystem::path& root, std::string& reason);
+  bool available() const { return !dir_.empty(); }
+  const std::filesystem::path& hierarchy() const { return dir_; }
+
+  // One walk, stamped `t_unix_ns`: `out` is overwritten (its vectors keep their capacity).
+  void scan(std::int64_t t_unix_ns, TenantScan& out);
+
+  // id -> path of every tenant seen so far (grows as tenants appear; never shrinks).
+  const std::vector<std::string>& paths() const { return paths_; }
+  // Tenants and directories left out by the bounds, over the scanner's life.
+  std::uint64_t skipped() const { return skipped_; }
+
+ private:
+  void walk(const std::filesystem::path& dir, const std::string& rel, int depth, TenantScan& out);
+  void read_tenant(const std::filesystem::path& dir, const std::string& rel, TenantScan& out);
+
+  std::filesystem::path dir_;
+  std::vector<std::string> paths_;
+  std::unordered_map<std::string, std::uint32_t> ids_;
+  std::size_t dirs_seen_ = 0;
+  std::uint64_t skipped_ = 0;
+};
+
+}  // namespace reveal::telemetry
