@@ -49,8 +49,10 @@ JOB=$!
 "$REVEAL" agent --config "$T/agent.toml" 2>"$T/agent.log" &
 AG=$!
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
-for _ in $(seq 600); do curl -s "http://127.0.0.1:$PORT/metrics" | grep -q "^reveal_model_ready 1" && break; sleep 0.25; done
-curl -s "http://127.0.0.1:$PORT/metrics" | grep -q '^reveal_model_ready 1' || fail "model not ready after the warm-up"
+# (Not `curl | grep -q`: grep quits at the first match and, under pipefail, curl's SIGPIPE fails the pipe.)
+ready() { local m; m=$(curl -s "http://127.0.0.1:$PORT/metrics"); grep -q '^reveal_model_ready 1' <<<"$m"; }
+for _ in $(seq 600); do ready && break; sleep 0.25; done
+ready || fail "model not ready after the warm-up"
 sleep 5
 F0=$(date +%s%N)
 in_cgroup "$CG/hog" stress-ng --cpu $((2 * $(nproc))) --timeout 25s --quiet &
