@@ -10,7 +10,8 @@
 //                 "config_change" event (reveal/host_config.h config_event);
 //                 With tenant scans on (enable_tenant_scans), also a TenantScanner walk of the
 //                 cgroup v2 tree whenever `period` has passed since the last one (sample time),
-//                 stored as a tenant_scans row and kept in recent_tenants();
+//                 stored through StoreWriter::append_tenant_scan (a tenant_scans row per 12
+//                 scans) and kept in recent_tenants();
 //   append_event() one more event (the agent's incident notes);
 //   finish()      end time and exit code; the store is left one self-contained file.
 //

@@ -17,15 +17,25 @@
 //     the change (value "" = key removed). Stores written before this table load an empty one.
 //   tenant_paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL)  -- cgroup paths of the tenant scans
 //     (reveal/tenants.h), id = index into TenantTimeline::paths; written as they first appear.
-//   tenant_scans(t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL)  -- one row per walk of the
-//     cgroup tree: data = zstd(u8 version 1, varint n, n zigzag-varint id deltas, then per
-//     counter (cpu usage, cpu/memory/io "some" stall totals) n varints of whole microseconds + 1,
-//     0 = NaN) (src/store/tenant_codec.h). Each row decodes alone. Measured for 200 cgroups
-//     (tests/store/tenant_store_test.cpp), usage log-uniform in 1e9..1e12 us: 3666 bytes per
-//     scan with stall totals uniform in 0..1e9 us (22 bytes an entry before zstd; random
-//     digits do not compress), 2020 bytes when half the stall totals are 0 (idle tenants) and
-//     the rest log-uniform up to 1e9 us: 63 and 35 MB a day at one scan per 5 s. Stores
-//     written before these tables load an empty Recording::tenants.
+//   tenant_scans(t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL, t_last_ns INTEGER NOT NULL)
+//     -- a batch of consecutive walks of the cgroup tree per row (kTenantScansPerRow = 12, a
+//     minute at one scan per 5 s), stamped with its first scan's time, t_last_ns its last's.
+//     data = zstd(u8 version 2, varint n_scans, then per scan: varint ns since the previous scan
+//     (not for the first), varint n, n zigzag-varint id deltas, then per counter (cpu usage,
+//     cpu/memory/io "some" stall totals) n varints: the first scan, and a cgroup absent from the
+//     previous scan, whole microseconds + 1 (0 = NaN); the others zigzag deltas of that code
+//     against the same cgroup's in the previous scan of the row (src/store/tenant_codec.h).
+//     Each row decodes alone. Rows of version 1 (one scan per row, no deltas; the first stores
+//     with these tables, whose tenant_scans has no t_last_ns) still load. Measured for 200
+//     cgroups (tests/store/tenant_store_test.cpp; a row's first scan: usage log-uniform in
+//     1e9..1e12 us, stall totals up to 1e9 us), bytes per scan: 2440 when every counter grows
+//     by a random amount at every scan (usage by up to 4 cores, each stall total by up to 0.2 s
+//     per 5 s: 1.9 KB of it is the random increments themselves), 1483 when half the cgroups
+//     are idle (counters unchanged), 170 when all are; as version 1 rows 3666, 2813 and 2012.
+//     On disk (bench/tenants/scan_cost.cpp, 198-cgroup fixture, page-rounded): 375 bytes per
+//     scan idle, 2492 busy, against 4130 as version 1 rows: 6.5 and 43 MB a day at one scan
+//     per 5 s, against 71 MB. Stores written before these tables load an empty
+//     Recording::tenants.
 // Schema v1 had samples(seq INTEGER PRIMARY KEY, t_unix_ns, data BLOB = zstd(float64[n_channels]))
 // instead of chunks: one SQLite transaction per sample, which cost about 0.1-0.2 ms of CPU each.
 //
@@ -36,6 +46,13 @@
 // chunks, then the head log's samples. finish() commits the last chunk, checkpoints the WAL
 // and deletes the head log, leaving one self-contained file. Copy a store while it is recorded,
 // or after its recorder crashed, together with its -head (and -wal) files.
+// Tenant scans have no head log: the writer keeps the scans of the row being filled in memory
+// and writes the row when it holds kTenantScansPerRow scans, when the next scan comes
+// kTenantRowMaxSpanNs (a minute) or more after its first or earlier than its last, at finish(),
+// and, best effort, when a writer is destroyed without finish(). A recorder killed, or a
+// machine that crashes, loses the tenant scans of up to the last minute (at most 11 scans),
+// while its samples survive; a reader of a store being written sees the scans up to the last
+// row written.
 //
 // Errors: every failure throws StoreError whose what() is one line naming the file.
 #pragma once
@@ -57,6 +74,10 @@ namespace reveal {
 
 inline constexpr int kStoreSchemaVersion = 2;
 inline constexpr std::size_t kDefaultChunkSamples = 128;
+// Tenant scans per tenant_scans row (a minute at one scan per 5 s), and the most time between a
+// row's first scan and its last (a slower scan period gives rows of fewer scans).
+inline constexpr std::size_t kTenantScansPerRow = 12;
+inline constexpr std::int64_t kTenantRowMaxSpanNs = 60'000'000'000;
 
 namespace store {
 class ChunkCodec;
@@ -94,21 +115,25 @@ class StoreWriter {
   void append_config_changes(const std::vector<ConfigChange>& changes);
   // Appends one tenant scan (reveal/tenants.h). `paths` is the scanner's whole id -> path list,
   // which only grows: the paths not written by an earlier call (ids from the count already
-  // written up to paths.size() - 1) are inserted, then the scan, in one transaction. Costs
-  // encoding and compressing the scan (about 50 µs for 200 cgroups) and one commit; the scan is
-  // committed on return. Throws StoreError, writing nothing, when ids and counters differ in
-  // length, an id has no path (>= paths.size()), `paths` is shorter than at the previous call,
-  // or SQLite fails.
+  // written up to paths.size() - 1) are inserted at once (one transaction). The scan is copied
+  // into the row being filled, which is written (encoded, compressed, one transaction, with the
+  // new paths) when full or at the rules under Durability above: until then the scan is not
+  // stored. Costs a copy of the scan, and once per row encoding and compressing it (about 1 ms
+  // for 12 scans of 200 cgroups) and one commit; allocates nothing once the row's scans have
+  // their sizes. Throws StoreError, writing nothing, when ids and counters differ in length, an
+  // id has no path (>= paths.size()) or is >= 2^24, `paths` is shorter than at the previous
+  // call, or SQLite fails (the scans of the row being written are then lost).
   void append_tenant_scan(const TenantScan& scan, const std::vector<std::string>& paths);
-  // Commits the last chunk, records end time and exit code, checkpoints the WAL into the main
-  // file and deletes the head log.
+  // Writes the tenant scans not yet written (a partial row), commits the last chunk, records
+  // end time and exit code, checkpoints the WAL into the main file and deletes the head log.
   void finish(std::int64_t end_unix_ns, int exit_code);
   std::size_t samples_written() const { return seq_; }
   // Rolling store (`reveal agent`): after each chunk commit, chunks whose last sample is older
   // than `max_age_ns` before the newest sample are deleted (with events, configuration
-  // changes and tenant scans as old; tenant paths stay), then the oldest chunks until the
-  // encoded sample data is at most `max_bytes`, and with them the tenant scans older than the
-  // oldest sample left. 0 = no bound. SQLite reuses the freed pages, so the file stops growing
+  // changes and the tenant scan rows whose last scan is as old; tenant paths stay), then the
+  // oldest chunks until the encoded sample data is at most `max_bytes`, and with them the tenant
+  // scan rows whose last scan is older than the oldest sample left (a row kept may hold up to
+  // a minute of older scans). 0 = no bound. SQLite reuses the freed pages, so the file stops growing
   // once the bound is reached (it stays about max_bytes plus the channel table, one chunk and
   // the tenant scans of the samples kept, which the bound does not count).
   void set_retention(std::int64_t max_age_ns, std::uint64_t max_bytes);
@@ -119,6 +144,7 @@ class StoreWriter {
   void set_meta(const std::string& key, const std::string& value);
   void commit_chunk();
   void prune();
+  void write_tenant_row();  // encodes and inserts the pending scans (in the caller's transaction)
   static std::string fmt_double(double v);
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
@@ -133,7 +159,10 @@ class StoreWriter {
   std::unique_ptr<store::ChunkCodec> codec_;
   std::unique_ptr<store::HeadLogWriter> head_;
   std::unique_ptr<store::TenantCodec> tenant_codec_;  // created at the first tenant scan
-  std::vector<char> tenant_blob_;                     // encoded scan, reused
+  std::vector<char> tenant_blob_;                     // encoded row, reused
+  std::vector<TenantScan> tenant_row_;                // scans of the row being filled, reused
+  std::size_t tenant_row_n_ = 0;                      // how many of them are pending
+  sqlite3_stmt* insert_tenant_ = nullptr;             // INSERT INTO tenant_scans
   std::size_t tenant_paths_written_ = 0;              // rows in tenant_paths
   int lock_fd_ = -1;                 // holds flock(LOCK_EX) on the store while writing
   std::int64_t start_unix_ns_ = 0;
@@ -183,10 +212,11 @@ struct LoadOptions {
 // are always whole.
 // Recording::tenants: paths[id] from tenant_paths, sized to the largest id + 1 ("" where a
 // store lacks an id; path rows with an id outside [0, 2^24) are ignored), and the scans stamped
-// within [start_unix_ns, end_unix_ns], in time order. A scan whose blob does not decode (bad
-// zstd, frame over 64 MiB, other version, truncated, more entries than bytes, id >= 2^24) or
-// names an id without a path row is skipped, silently, and loading goes on: the samples are
-// the valuable part.
+// within [start_unix_ns, end_unix_ns] (rows are expanded, each scan clipped), in time order. A
+// row whose blob does not decode (bad zstd, frame over 64 MiB, other version, a scan count of
+// 0 or over 4096, truncated, more entries than bytes, id >= 2^24, trailing bytes) loses its
+// scans, and a scan that names an id without a path row is skipped, silently; loading goes on:
+// the samples are the valuable part.
 Recording load_recording(const std::filesystem::path& path, const LoadOptions& options = {});
 
 }  // namespace reveal

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -26,7 +27,7 @@ namespace {
 constexpr int kChunkZstdLevel = 3;
 // A chunk is committed after this much time even when not full (slow intervals).
 constexpr std::int64_t kChunkMaxSpanNs = 600'000'000'000;
-// zstd level of tenant scan blobs: a few KB every few seconds, so a strong level costs little.
+// zstd level of tenant scan rows: some 10 KB a minute, so a strong level costs little.
 constexpr int kTenantZstdLevel = 9;
 
 // The side files (store_side_files); the head log is written and read here.
@@ -133,7 +134,7 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
        " value REAL NOT NULL, detail TEXT NOT NULL);"
        "CREATE TABLE config(t_unix_ns INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);"
        "CREATE TABLE tenant_paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL);"
-       "CREATE TABLE tenant_scans(t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL);");
+       "CREATE TABLE tenant_scans(t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL, t_last_ns INTEGER NOT NULL);");
   set_meta("schema_version", std::to_string(kStoreSchemaVersion));
   set_meta("hostname", meta.hostname);
   set_meta("kernel", meta.kernel);
@@ -185,8 +186,19 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
   head_->open(head_path(path_), n_channels_);
 }
 
-// Without finish() (an error mid-run) the head log stays: readers still find its samples.
+// Without finish() (an error mid-run) the head log stays: readers still find its samples. The
+// pending tenant scans are written if SQLite still can.
 StoreWriter::~StoreWriter() {
+  if (tenant_row_n_ > 0 && db_) {
+    try {
+      exec(db_, path_, "BEGIN;");
+      write_tenant_row();
+      exec(db_, path_, "COMMIT;");
+    } catch (...) {
+      sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    }
+  }
+  sqlite3_finalize(insert_tenant_);
   sqlite3_finalize(insert_);
   sqlite3_close(db_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
@@ -258,7 +270,7 @@ void StoreWriter::prune() {
       const std::int64_t cutoff = newest - max_age_ns_;
       for (const char* sql : {"DELETE FROM chunks WHERE t_last_ns < ?1", "DELETE FROM events WHERE t_unix_ns < ?1",
                               "DELETE FROM config WHERE t_unix_ns < ?1 AND t_unix_ns > ?2",
-                              "DELETE FROM tenant_scans WHERE t_unix_ns < ?1"}) {
+                              "DELETE FROM tenant_scans WHERE t_last_ns < ?1"}) {
         Stmt st(db_, path_, sql);
         sqlite3_bind_int64(st.s, 1, cutoff);
         sqlite3_bind_int64(st.s, 2, start_unix_ns_);  // the start snapshot stays
@@ -281,7 +293,7 @@ void StoreWriter::prune() {
         if (sqlite3_step(del.s) != SQLITE_DONE) fail(path_, std::string("prune failed: ") + sqlite3_errmsg(db_));
         // Tenant scans older than the oldest sample left explain nothing (none when no chunk is).
         Stmt scans(db_, path_,
-                   "DELETE FROM tenant_scans WHERE t_unix_ns < (SELECT MIN(t_first_ns) FROM chunks)");
+                   "DELETE FROM tenant_scans WHERE t_last_ns < (SELECT MIN(t_first_ns) FROM chunks)");
         if (sqlite3_step(scans.s) != SQLITE_DONE) fail(path_, std::string("prune failed: ") + sqlite3_errmsg(db_));
       }
     }
@@ -335,17 +347,32 @@ void StoreWriter::append_tenant_scan(const TenantScan& scan, const std::vector<s
   if (paths.size() < tenant_paths_written_)
     fail(path_, "tenant scan: " + std::to_string(paths.size()) + " paths, fewer than the " +
                     std::to_string(tenant_paths_written_) + " already written");
-  for (const std::uint32_t id : scan.ids)
+  for (const std::uint32_t id : scan.ids) {
     if (id >= paths.size()) fail(path_, "tenant scan: id " + std::to_string(id) + " has no path");
-  if (!tenant_codec_) tenant_codec_ = std::make_unique<store::TenantCodec>();
-  try {
-    tenant_codec_->encode(scan, kTenantZstdLevel, tenant_blob_);
-  } catch (const std::exception& e) {
-    fail(path_, e.what());
+    if (id >= store::kTenantMaxIds) fail(path_, "tenant scan: id " + std::to_string(id) + " is too large");
+  }
+  if (!tenant_codec_) {
+    tenant_codec_ = std::make_unique<store::TenantCodec>();
+    tenant_row_.resize(kTenantScansPerRow);
+  }
+  // The pending row is written first when this scan cannot join it: a row spans less than
+  // kTenantRowMaxSpanNs and its scans are in time order (a clock stepped back starts a new row).
+  // (The span is taken unsigned: it is >= 0 there and may not fit in an int64.)
+  const bool close_first =
+      tenant_row_n_ > 0 &&
+      (scan.t_unix_ns < tenant_row_[tenant_row_n_ - 1].t_unix_ns ||
+       static_cast<std::uint64_t>(scan.t_unix_ns) - static_cast<std::uint64_t>(tenant_row_[0].t_unix_ns) >=
+           static_cast<std::uint64_t>(kTenantRowMaxSpanNs));
+  const bool new_paths = paths.size() > tenant_paths_written_;
+  const bool fills = (close_first ? 0 : tenant_row_n_) + 1 == kTenantScansPerRow;
+  if (!new_paths && !close_first && !fills) {  // the common case: buffered, nothing written
+    tenant_row_[tenant_row_n_] = scan;
+    ++tenant_row_n_;  // after the copy, which may throw
+    return;
   }
   exec(db_, path_, "BEGIN;");
   try {
-    if (paths.size() > tenant_paths_written_) {
+    if (new_paths) {
       Stmt st(db_, path_, "INSERT INTO tenant_paths VALUES(?,?)");
       for (std::size_t id = tenant_paths_written_; id < paths.size(); ++id) {
         sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(id));
@@ -355,21 +382,50 @@ void StoreWriter::append_tenant_scan(const TenantScan& scan, const std::vector<s
         sqlite3_reset(st.s);
       }
     }
-    Stmt st(db_, path_, "INSERT INTO tenant_scans VALUES(?,?)");
-    sqlite3_bind_int64(st.s, 1, scan.t_unix_ns);
-    sqlite3_bind_blob(st.s, 2, tenant_blob_.data(), static_cast<int>(tenant_blob_.size()), SQLITE_STATIC);
-    if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, std::string("tenant scan append failed: ") + sqlite3_errmsg(db_));
+    if (close_first) write_tenant_row();
+    tenant_row_[tenant_row_n_] = scan;
+    ++tenant_row_n_;
+    if (tenant_row_n_ == kTenantScansPerRow) write_tenant_row();
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    tenant_row_n_ = 0;  // documented: the row being written is lost
     throw;
   }
   exec(db_, path_, "COMMIT;");
   tenant_paths_written_ = paths.size();
 }
 
+void StoreWriter::write_tenant_row() {
+  if (tenant_row_n_ == 0) return;
+  const std::span<const TenantScan> row(tenant_row_.data(), tenant_row_n_);
+  try {
+    tenant_codec_->encode_row(row, kTenantZstdLevel, tenant_blob_);
+  } catch (const std::exception& e) {
+    fail(path_, e.what());
+  }
+  if (!insert_tenant_ &&
+      sqlite3_prepare_v2(db_, "INSERT INTO tenant_scans(t_unix_ns, data, t_last_ns) VALUES(?,?,?)", -1,
+                         &insert_tenant_, nullptr) != SQLITE_OK)
+    fail(path_, sqlite3_errmsg(db_));
+  sqlite3_bind_int64(insert_tenant_, 1, row.front().t_unix_ns);
+  sqlite3_bind_blob(insert_tenant_, 2, tenant_blob_.data(), static_cast<int>(tenant_blob_.size()), SQLITE_STATIC);
+  sqlite3_bind_int64(insert_tenant_, 3, row.back().t_unix_ns);
+  const int rc = sqlite3_step(insert_tenant_);
+  sqlite3_reset(insert_tenant_);
+  if (rc != SQLITE_DONE) fail(path_, std::string("tenant scan append failed: ") + sqlite3_errmsg(db_));
+  tenant_row_n_ = 0;
+}
+
 void StoreWriter::finish(std::int64_t end_unix_ns, int exit_code) {
   commit_chunk();
   exec(db_, path_, "BEGIN;");
+  try {
+    write_tenant_row();  // the partial row of tenant scans
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    tenant_row_n_ = 0;
+    throw;
+  }
   set_meta("end_unix_ns", str(end_unix_ns));
   set_meta("exit_code", std::to_string(exit_code));
   exec(db_, path_, "COMMIT;");
@@ -587,7 +643,7 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
         if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
       }
     }
-    {  // tenant scans: paths by id, then the scans in range; a scan that does not decode is skipped
+    {  // tenant scans: paths by id, then the scans in range; a row that does not decode is skipped
       Stmt has(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='tenant_paths'");
       Stmt has_scans(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='tenant_scans'");
       if (sqlite3_step(has.s) == SQLITE_ROW && sqlite3_step(has_scans.s) == SQLITE_ROW) {
@@ -608,27 +664,46 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
           }
           if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
         }
+        // Rows overlapping the range (stores with version 1 rows only have no t_last_ns: one
+        // scan a row), expanded and clipped per scan.
+        bool has_last = false;
+        {
+          Stmt cols(db, path, "PRAGMA table_info(tenant_scans)");
+          while (sqlite3_step(cols.s) == SQLITE_ROW) has_last = has_last || cols.text(1) == "t_last_ns";
+        }
         store::TenantCodec codec;
         Stmt st(db, path,
-                "SELECT t_unix_ns, data FROM tenant_scans WHERE t_unix_ns >= ? AND t_unix_ns <= ?"
-                " ORDER BY t_unix_ns, rowid");
+                has_last ? "SELECT t_unix_ns, data FROM tenant_scans WHERE t_last_ns >= ? AND t_unix_ns <= ?"
+                           " ORDER BY t_unix_ns, rowid"
+                         : "SELECT t_unix_ns, data FROM tenant_scans WHERE t_unix_ns >= ? AND t_unix_ns <= ?"
+                           " ORDER BY t_unix_ns, rowid");
         sqlite3_bind_int64(st.s, 1, options.start_unix_ns);
         sqlite3_bind_int64(st.s, 2, options.end_unix_ns);
-        TenantScan scan;
+        auto& scans = tl.scans;
         while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
-          scan.t_unix_ns = sqlite3_column_int64(st.s, 0);
           const auto* data = static_cast<const char*>(sqlite3_column_blob(st.s, 1));
           const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(st.s, 1));
+          const std::size_t first = scans.size();
           try {
-            codec.decode(std::span<const char>(data, data ? bytes : 0), scan);
+            codec.decode_row(std::span<const char>(data, data ? bytes : 0), sqlite3_column_int64(st.s, 0), scans);
           } catch (const std::runtime_error&) {
-            continue;  // corrupt: skipped (documented in reveal/store.h)
+            continue;  // corrupt: the row's scans are skipped (documented in reveal/store.h)
           }
-          bool ok = true;
-          for (const std::uint32_t id : scan.ids) ok = ok && id < known.size() && known[id];
-          if (ok) tl.scans.push_back(scan);
+          // Keep the row's scans in range whose ids all have paths.
+          std::size_t keep_n = first;
+          for (std::size_t k = first; k < scans.size(); ++k) {
+            bool ok = in_range(scans[k].t_unix_ns);
+            for (const std::uint32_t id : scans[k].ids) ok = ok && id < known.size() && known[id];
+            if (!ok) continue;
+            if (keep_n != k) std::swap(scans[keep_n], scans[k]);
+            ++keep_n;
+          }
+          scans.resize(keep_n);
         }
         if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+        // Rows are in order of their first scans; a clock stepped back makes rows overlap.
+        const auto by_time = [](const TenantScan& a, const TenantScan& b) { return a.t_unix_ns < b.t_unix_ns; };
+        if (!std::is_sorted(scans.begin(), scans.end(), by_time)) std::stable_sort(scans.begin(), scans.end(), by_time);
       }
     }
     if (kept.empty()) rec.values = Matrix(rec.t_unix_ns.size(), 0);
