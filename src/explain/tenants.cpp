@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -37,23 +38,20 @@ bool went_down(const TenantCounters& a, const TenantCounters& b) {
          down(a.memory_some_us, b.memory_some_us) || down(a.io_some_us, b.io_some_us);
 }
 
-const TenantCounters* find_in(const TenantScan& s, std::uint32_t id) {
-  for (std::size_t k = 0; k < s.ids.size() && k < s.counters.size(); ++k)
-    if (s.ids[k] == id) return &s.counters[k];
-  return nullptr;
-}
+// A tenant over a span of scans: its first and last scan in it, and its rates between them
+// (none for a tenant seen once in the span, or whose counters went down in it: a cgroup
+// removed and created again under its path).
+struct Seen {
+  std::int64_t t0 = 0, t1 = 0;
+  TenantCounters c0, c1;
+  bool restarted = false;
+  bool has_rates() const { return t1 > t0 && !restarted; }
+  Rates rates() const { return rates_between(c0, c1, double(t1 - t0) * 1e-3); }
+};
 
-// Per tenant id, its rates between scans [first, last] of the timeline: from the tenant's
-// first scan in the span to its last (none for a tenant seen once in it, or whose counters went
-// down in it: a cgroup removed and created again under its path).
-std::unordered_map<std::uint32_t, Rates> span_rates(const std::vector<TenantScan>& scans, std::size_t first,
-                                                    std::size_t last) {
-  struct Seen {
-    std::int64_t t0 = 0, t1 = 0;
-    TenantCounters c0, c1;
-    bool restarted = false;  // some counter went down between two scans: no rate across it
-  };
-
+// Per tenant id, what it did between scans [first, last] of the timeline.
+std::unordered_map<std::uint32_t, Seen> span_of(const std::vector<TenantScan>& scans, std::size_t first,
+                                                std::size_t last) {
   std::unordered_map<std::uint32_t, Seen> seen;
   for (std::size_t s = first; s <= last; ++s) {
     const TenantScan& sc = scans[s];
@@ -69,10 +67,7 @@ std::unordered_map<std::uint32_t, Rates> span_rates(const std::vector<TenantScan
       it->second.c1 = sc.counters[k];
     }
   }
-  std::unordered_map<std::uint32_t, Rates> out;
-  for (const auto& [id, s] : seen)
-    if (s.t1 > s.t0 && !s.restarted) out.emplace(id, rates_between(s.c0, s.c1, double(s.t1 - s.t0) * 1e-3));
-  return out;
+  return seen;
 }
 
 // Index of the last scan stamped at or before t; npos when none.
@@ -106,39 +101,43 @@ TenantFinding judge_tenants(const TenantTimeline& tl, std::int64_t onset, std::i
   std::size_t b0 = b1;
   while (b0 > 0 && scans[b0 - 1].t_unix_ns >= onset - std::int64_t(kTenantBeforeS * 1e9)) --b0;
   if (b0 == b1) return f;  // nothing before the onset to compare with
-  const auto before = span_rates(scans, b0, b1);
-  const auto after = span_rates(scans, a0, a1);
+  const auto before = span_of(scans, b0, b1);
+  const auto after = span_of(scans, a0, a1);
 
   struct Ranked {
     double rise;
     TenantEvidence ev;
   };
   std::vector<Ranked> victims, aggressors;
-  for (const auto& [id, a] : after) {
-    auto b = before.find(id);
-    if (b != before.end()) {  // removed and created again across the onset: a new tenant
-      const TenantCounters* last = find_in(scans[b1], id);
-      const TenantCounters* next = find_in(scans[a0], id);
-      if (last && next && went_down(*last, *next)) b = before.end();
-    }
-    const bool appeared = b == before.end();
+  for (const auto& [id, seen_after] : after) {
+    if (!seen_after.has_rates()) continue;
+    const Rates a = seen_after.rates();
+    const auto bs = before.find(id);
+    std::optional<Rates> b;
+    // Removed and created again across the onset (its counters went down from the before
+    // span's last scan to the after span's first): a new tenant.
+    if (bs != before.end() && bs->second.has_rates() &&
+        !(bs->second.t1 == scans[b1].t_unix_ns && seen_after.t0 == scans[a0].t_unix_ns &&
+          went_down(bs->second.c1, seen_after.c0)))
+      b = bs->second.rates();
+    const bool appeared = !b;
     const std::string path = path_of(tl, id);
-    if (!appeared && or0(b->second.cores) >= kTenantActiveCores) {  // victims: a running tenant, stalled more
-      const std::pair<const char*, double> res[] = {{"cpu", a.cpu_pct - b->second.cpu_pct},
-                                                    {"memory", a.memory_pct - b->second.memory_pct},
-                                                    {"io", a.io_pct - b->second.io_pct}};
+    if (!appeared && or0(b->cores) >= kTenantActiveCores) {  // victims: a running tenant, stalled more
+      const std::pair<const char*, double> res[] = {{"cpu", a.cpu_pct - b->cpu_pct},
+                                                    {"memory", a.memory_pct - b->memory_pct},
+                                                    {"io", a.io_pct - b->io_pct}};
       const auto* best = &res[0];
       for (const auto& r : res)
         if (std::isfinite(r.second) && (!std::isfinite(best->second) || r.second > best->second)) best = &r;
       if (std::isfinite(best->second) && best->second >= kTenantVictimStep) {
         const std::string resource = best->first;
-        const double was = resource == "cpu" ? b->second.cpu_pct : resource == "memory" ? b->second.memory_pct : b->second.io_pct;
+        const double was = resource == "cpu" ? b->cpu_pct : resource == "memory" ? b->memory_pct : b->io_pct;
         const double now = resource == "cpu" ? a.cpu_pct : resource == "memory" ? a.memory_pct : a.io_pct;
         victims.push_back({best->second, {path, resource, "%", was, now, false,
                                           fmt::format("{} {} pressure {:.0f} % -> {:.0f} %", path, resource, was, now)}});
       }
     }
-    const double was = appeared ? 0.0 : or0(b->second.cores);
+    const double was = appeared ? 0.0 : or0(b->cores);
     if (std::isfinite(a.cores) && a.cores - was >= kTenantCpuStep && a.cores >= 1.5 * was) {
       aggressors.push_back({a.cores - was, {path, "cpu", "cores", was, a.cores, appeared,
                                             fmt::format("{} CPU {:.2f} -> {:.2f} cores{}", path, was, a.cores,

@@ -32,9 +32,7 @@ std::string_view read_small(const fs::path& path, char* buf, std::size_t cap) {
 // cpu.stat's usage_usec, NaN when absent.
 double usage_usec(std::string_view text) {
   while (!text.empty()) {
-    const auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    std::string_view line = next_line(text);
     const std::string_view key = next_token(line);
     if (key != "usage_usec") continue;
     if (auto v = parse_u64(next_token(line))) return double(*v);
@@ -46,9 +44,7 @@ double usage_usec(std::string_view text) {
 // The "some" line's total (us) of a pressure file, NaN when absent.
 double some_total(std::string_view text) {
   while (!text.empty()) {
-    const auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    std::string_view line = next_line(text);
     if (psi::line_kind(next_token(line)) == 0) return psi::parse_avg10_total(line).total;
   }
   return std::nan("");
