@@ -9,31 +9,17 @@
 
 #include "reveal/host_config.h"
 #include "reveal/store.h"
+#include "store_test_util.h"
 
 namespace reveal {
 namespace {
 
 namespace fs = std::filesystem;
 
-class ConfigStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("reveal-config-store-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class ConfigStoreTest : public testing::StoreDirTest {};
 
-RunMetadata meta() {
-  RunMetadata m;
-  m.hostname = "h1";
-  m.start_unix_ns = 1'000;
-  return m;
-}
-
-std::vector<ChannelInfo> channels() { return {{"proc.stat:user", "ticks", Kind::counter, Subsystem::cpu, 64, ""}}; }
+RunMetadata meta() { return testing::minimal_meta(); }
+std::vector<ChannelInfo> channels() { return testing::one_channel(); }
 
 TEST_F(ConfigStoreTest, SnapshotAndChangesRoundTrip) {
   const fs::path p = dir_ / "run.db";

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "reveal/store.h"
+#include "store_test_util.h"
 #include "store/head_log.h"
 
 namespace reveal {
@@ -17,16 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class StoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("reveal-store-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class StoreTest : public testing::StoreDirTest {};
 
 RunMetadata meta() {
   RunMetadata m;

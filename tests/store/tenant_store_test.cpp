@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "reveal/store.h"
+#include "store_test_util.h"
 #include "store/tenant_codec.h"
 
 namespace reveal {
@@ -28,25 +29,10 @@ namespace fs = std::filesystem;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-class TenantStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("reveal-tenant-store-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class TenantStoreTest : public testing::StoreDirTest {};
 
-RunMetadata meta() {
-  RunMetadata m;
-  m.hostname = "h1";
-  m.start_unix_ns = 1'000;
-  return m;
-}
-
-std::vector<ChannelInfo> channels() { return {{"proc.stat:user", "ticks", Kind::counter, Subsystem::cpu, 64, ""}}; }
+RunMetadata meta() { return testing::minimal_meta(); }
+std::vector<ChannelInfo> channels() { return testing::one_channel(); }
 
 TenantCounters tc(double usage, double cpu, double mem, double io) { return {usage, cpu, mem, io}; }
 
