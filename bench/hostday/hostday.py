@@ -1358,9 +1358,15 @@ def change_stats(changes, faults, events):
     over = [c for c in changes if any(c["start_unix_ns"] <= f["end_unix_ns"] and c["end_unix_ns"] >= f["start_unix_ns"]
                                       for f in fl)]
     near = [c for c in changes if any(abs(e["t_unix_ns"] - c["start_unix_ns"]) <= EVENT_NEAR_S * 1e9 for e in events)]
+    wd = [c for c in changes if c.get("withdrawn")]
     return {"n": len(changes), "overlapping_faults": len(over), "at_workload_events": len(near),
             "faults_overlapped": sum(1 for f in fl if any(c["start_unix_ns"] <= f["end_unix_ns"]
-                                                           and c["end_unix_ns"] >= f["start_unix_ns"] for c in changes))}
+                                                           and c["end_unix_ns"] >= f["start_unix_ns"] for c in changes)),
+            # incidents withdrawn as a new workload starting (reveal/tenants.h): how many, how many
+            # began within EVENT_NEAR_S of a workload event, and how many overlap a fault
+            "withdrawn": len(wd),
+            "withdrawn_at_workload_events": sum(1 for c in wd if c in near),
+            "withdrawn_overlapping_faults": sum(1 for c in wd if c in over)}
 
 
 def store_events(db):
@@ -1572,9 +1578,13 @@ def cmd_score(a):
         faults = [f for f in faults if f.get("start_unix_ns") and f["end_unix_ns"] >= (w0 or t0)
                   and f["start_unix_ns"] <= (w1 or t1)]
     live_all = live_incidents(out, t1)
-    live = [i for i in live_all if i.get("kind", "anomaly") == "anomaly"]
     live_abs = [i for i in live_all if i.get("kind") == "absence"]
     live_changes = workload_changes_live(out, t1) + [i for i in live_all if i.get("kind") == "workload_change"]
+    # An incident the agent withdrew (a new workload starting, nobody hurt) was polled as an
+    # incident and later as a workload change with the same start and `withdrawn` set: scored as
+    # the change it became; the withdrawal counts apart (workload_changes.withdrawn).
+    withdrawn_starts = {c["start_unix_ns"] for c in live_changes if c.get("withdrawn")}
+    live = [i for i in live_all if i.get("kind", "anomaly") == "anomaly" and i["start_unix_ns"] not in withdrawn_starts]
     ready = run.get("model_ready_unix_ns") or int(t0 + plan["agent_warmup_s"] * 1e9)
     off = [i for i in rep["incidents"] if i.get("kind", "anomaly") == "anomaly"]
     off_changes = rep.get("workload_changes", []) + [i for i in rep["incidents"] if i.get("kind") == "workload_change"]
@@ -1605,6 +1615,7 @@ def cmd_score(a):
         store["incident_closed_events"] = sum(1 for e in ev if e[1] == "incident_closed")
         store["absence_opened_events"] = sum(1 for e in ev if e[1] == "absence_opened")
         store["workload_change_events"] = sum(1 for e in ev if e[1].startswith("workload_change"))
+        store["incident_withdrawn_events"] = sum(1 for e in ev if e[1] == "incident_withdrawn")
     live_scores = score_source(live, faults, events, clip((max(t0, ready), t1)), len(live_abs))
     live_scores["workload_changes"] = change_stats(live_changes, faults, events)
     # the agent's detector replayed over its store (`reveal detect --streaming`), over the live span
@@ -1714,6 +1725,11 @@ def render_md(r):
             row("absence incidents (not scored)", lambda x: str(x["absence_incidents"])),
             row("workload changes (not incidents): n, at workload events, overlapping a fault",
                 lambda x: wc.format(**x["workload_changes"])),
+            row("… of which incidents withdrawn as a new workload (new cgroup, nobody hurt): n, at workload events, "
+                "overlapping a fault",
+                lambda x: "{withdrawn}, {withdrawn_at_workload_events}, {withdrawn_overlapping_faults}".format(
+                    **{"withdrawn": 0, "withdrawn_at_workload_events": 0, "withdrawn_overlapping_faults": 0,
+                       **x["workload_changes"]})),
             row("incidents naming the aggressor cgroup: n/m (faults with processes of their own; second tenant's starts)",
                 lambda x: nm(x, "aggressor", ("faults", "second_tenant_starts"))),
             row("… the victim: n/m (those faults; faults acting on the job; second tenant's starts)",
@@ -1731,7 +1747,8 @@ def render_md(r):
     lines += rows
     lines += ["", f"Store: {st['samples']} samples over a {fmt_s(st['day_s'])} day (covers it: {fmt(st['covers_day'])}); "
               f"incident events in the store: {st.get('incident_opened_events', '?')} opened, "
-              f"{st.get('incident_closed_events', '?')} closed, {st.get('workload_change_events', '?')} workload-change events; "
+              f"{st.get('incident_closed_events', '?')} closed, {st.get('incident_withdrawn_events', 0)} withdrawn, "
+              f"{st.get('workload_change_events', '?')} workload-change events; "
               f"live incidents polled: {st['live_incidents']}."]
     if any(f.get("cgroup") or f.get("job_cgroup") for f in r["fault_list"]) \
             or any(x.get("cgroup") for x in r.get("neighbour_starts") or []):

@@ -35,6 +35,11 @@
 //     reveal_workload_changes_total        counter workload changes (runs of anomalous windows in
 //                                          which no symptom rose: a job started, stopped or
 //                                          changed phase; streaming.h), not incidents
+//     reveal_incidents_withdrawn_total     counter incidents withdrawn as a new workload starting
+//                                          (new cgroups alone, nobody hurt; reveal/tenants.h,
+//                                          judge_workload_start()), 5-10 s after they opened;
+//                                          each also counts in reveal_incidents_total and then
+//                                          in reveal_workload_changes_total
 //     reveal_workload_change_active{subsystem,top_channel}  gauge 1 while a workload change is
 //                                          open (absent otherwise)
 //     reveal_regimes_remembered            gauge past regimes' models the detector remembers
@@ -118,6 +123,7 @@ struct AgentSnapshot {
   std::vector<Incident> recent;                                // closed incidents, newest last
   // Workload changes (kind "workload_change"): the open one, the ended ones (newest last).
   std::uint64_t workload_changes_total = 0;
+  std::uint64_t incidents_withdrawn_total = 0;
   std::size_t regimes_remembered = 0;
   std::optional<Incident> active_workload_change;
   std::vector<Incident> workload_changes;

@@ -132,6 +132,12 @@ struct Incident {
   // Cgroups hurt around the onset, and those whose CPU use rose with it (reveal/tenants.h);
   // empty when the host's cgroups show neither or no tenant scans were recorded.
   std::vector<TenantEvidence> victims, aggressors;
+  // A workload change (kind "workload_change") that was first reported as an incident and then
+  // withdrawn, once the tenant scans showed a new workload starting on a host where it hurt
+  // nobody (reveal/tenants.h, judge_workload_start()): why, and when it was withdrawn. Empty
+  // text and 0 otherwise.
+  std::string withdrawn;
+  std::int64_t withdrawn_unix_ns = 0;
 };
 
 inline constexpr double kFocusMinShare = 0.3;

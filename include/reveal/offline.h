@@ -178,5 +178,11 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
 // anomaly incident and workload change of `result` from the recording's tenant scans; absences
 // name none. detect() and detect_streaming() call it last, as the agent does live.
 void attach_tenants(DetectResult& result, const TenantTimeline& timeline);
+// Moves every anomaly incident whose onset judge_workload_start() (reveal/tenants.h) calls a
+// new workload starting into result.workload_changes (kind "workload_change",
+// Incident::withdrawn set, its symptom cleared), as the agent withdraws it live. detect() does
+// this when it tells workload changes apart (DetectOptions::workload_changes); a store without
+// tenant scans changes nothing.
+void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeline);
 
 }  // namespace reveal

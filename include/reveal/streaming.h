@@ -51,6 +51,7 @@
 #include "reveal/offline.h"
 #include "reveal/features.h"
 #include "reveal/recording.h"
+#include "reveal/tenants.h"
 
 namespace reveal {
 
@@ -151,6 +152,18 @@ class StreamingDetector {
   // push(): to the open incident, and to the one a push just closed (the newest of closed()).
   // The detector never rewrites those two fields. Null when there is none.
   Incident* active_for_evidence() { return active_ ? &*active_ : nullptr; }
+  // The open incident is a new workload starting, by evidence the samples do not hold (the
+  // caller's tenant scans: judge_workload_start(), reveal/tenants.h): it becomes a workload
+  // change (Incident::withdrawn = `why`, withdrawn_unix_ns = the last sample's time) and is
+  // judged as one from here on. The levels its symptom channels held since it opened (each
+  // window's minimum, the highest of them) are the new workload's own — its threads waiting
+  // for each other, its data loading — and count as symptoms again only when a window's level
+  // rises a material step above them; the change ends as any other (a new regime learned once
+  // settled, a known regime, symptoms rising further: an incident; drifting on: an incident).
+  // False, changing nothing, when no incident is open or it is no longer the one that opened
+  // at `start_unix_ns` (it closed meanwhile).
+  bool withdraw_incident(std::int64_t start_unix_ns, const std::string& why);
+  std::uint64_t incidents_withdrawn_total() const { return withdrawn_total_; }
   Incident* last_closed_for_evidence() { return closed_.empty() ? nullptr : &closed_.back(); }
   // The open workload change (kind "workload_change"; attributed like an incident: the
   // subsystem whose load moved), and the ended ones, oldest first (at most 100 kept). Their
@@ -281,9 +294,37 @@ class StreamingDetector {
   std::unique_ptr<pipeline::RecentPeaks> step_peaks_;
   std::vector<double> recent_peak_;
   std::vector<std::pair<std::size_t, std::size_t>> step_model_;
+  // A withdrawn incident's change (withdraw_incident): per model channel, the level a symptom
+  // channel held during it (NaN elsewhere; empty when no such change is open).
+  std::vector<double> accepted_;
+  std::uint64_t withdrawn_total_ = 0;
   std::vector<Regime> regimes_;         // remembered past regimes (not the current one)
   std::vector<double> regime_z_;
   StreamUpdate update_;
+};
+
+// The tenant scans' part of live detection, shared by the agent and `reveal detect
+// --streaming` (so the replay reports what the agent did). After each push, with the scans
+// taken so far (the agent's recent ones, Recorder::recent_tenants(); a replay's whole
+// timeline, of which only scans stamped at or before `now` count):
+//   - names the open incident's tenants (Incident::victims, ::aggressors; judge_tenants()),
+//     and the one the push just closed: recomputed while the incident is young, then frozen
+//     once a scan covers kTenantAfterS after its onset, so the live finding equals `reveal
+//     detect`'s on the stored scans;
+//   - withdraws the open incident as a workload change (StreamingDetector::withdraw_incident)
+//     when judge_workload_start() calls its onset a new workload starting (decided once per
+//     incident, 5–10 s after its onset).
+// Returns true when this call withdrew the open incident (its change is the detector's
+// active_change()). Allocates only while an incident is young.
+class TenantFeed {
+ public:
+  bool after_push(StreamingDetector& detector, const StreamUpdate& u, const TenantTimeline& tenants, std::int64_t now);
+
+ private:
+  std::int64_t onset_ = 0;  // start_unix_ns of the incident finding_ is for
+  bool frozen_ = false;
+  bool start_decided_ = false;
+  TenantFinding finding_;
 };
 
 // `reveal detect --streaming`: pushes every sample of `run` through a StreamingDetector (and

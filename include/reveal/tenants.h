@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "reveal/incident.h"
 #include "reveal/recording.h"
@@ -59,7 +60,40 @@ TenantFinding judge_tenants(const TenantTimeline& timeline, std::int64_t onset_u
 
 // Copies a finding into an incident (Incident::victims, Incident::aggressors), judged over
 // [incident.start_unix_ns, incident.end_unix_ns].
-void attach_tenants(Incident& incident, const TenantTimeline& timeline);// The same for a whole `reveal detect` result: attach_tenants(DetectResult&, ...) in
+void attach_tenants(Incident& incident, const TenantTimeline& timeline);
+// The same for a whole `reveal detect` result: attach_tenants(DetectResult&, ...) in
 // reveal/offline.h.
+
+// A new workload starting, not a fault (issue #17: "new cgroups" as a workload-change signal).
+// An incident whose onset is explained by new cgroups alone, on a host where they could hurt
+// nobody, is a job (container, pod) starting: the agent withdraws it as a workload change
+// (StreamingDetector::withdraw_incident) and `reveal detect` lists it with the changes.
+//   Judged once, over the after span's first scan interval: the scans are those of
+//   judge_tenants() with the after span ending at the second scan after the interval that
+//   holds the onset, so the agent decides 5–10 s after the onset (kTenantScanPeriod) and
+//   `reveal detect` decides the same from the store. Scans stamped after `now` are not looked
+//   at (the agent has none; a replay passes the sample time).
+//   A start when all of these hold: some young tenant — absent from the last scan at or before
+//   onset − kTenantYoungS, or created again across the onset — uses kTenantCpuStep cores or
+//   more after the onset (a new job runs); every aggressor is young; every victim is young (a
+//   new job's own contention while it ramps up is its own); no older tenant that still runs
+//   after the onset used kTenantCpuStep cores or more before it (the host ran no other job the
+//   newcomer could slow down); and some scan lies kTenantYoungS or more before the onset.
+//   A job's start transient may open several incidents (loading, then training): each is a
+//   start while the job is younger than kTenantYoungS at its onset; a fault inside a job in
+//   its first kTenantYoungS is taken for part of its start.
+//   Deliberately narrow: a new container beside a running job stays an incident even when no
+//   stall shows (a cache or memory-bandwidth thief hurts without PSI), and so does a job's own
+//   phase change (the detector's other workload-change rules judge those).
+// `pending` until the decisive scan is taken; `not_start` after that, or once `now` is more
+// than kTenantAfterS past the onset without it (scans stopped), or with no scan before the onset.
+inline constexpr double kTenantYoungS = 30.0;
+struct WorkloadStartVerdict {
+  enum State { pending, start, not_start } state = pending;
+  std::string text;  // a start: "a new workload started (j03 CPU 0.00 -> 1.90 cores (new)) ..."
+  std::int64_t decided_unix_ns = 0;  // the decisive scan's stamp (start and not_start by it)
+};
+WorkloadStartVerdict judge_workload_start(const TenantTimeline& timeline, std::int64_t onset_unix_ns,
+                                          std::int64_t now_unix_ns);
 
 }  // namespace reveal

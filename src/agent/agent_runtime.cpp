@@ -131,11 +131,10 @@ class SampleLoop {
   // process.
   void note(std::int64_t t, const char* kind, const Incident& inc, const std::string& line);
   void note_incidents(std::int64_t t, const StreamUpdate& u, const AbsenceUpdate& au);
-  // Names the open (and just closed) incident's tenants from the recorder's recent scans, as
-  // attach_tenants() does offline: recomputed while the incident is young, then frozen once
-  // the scans cover kTenantAfterS after its onset (the span judge_tenants() looks at), so the
-  // live finding equals `reveal detect`'s on the stored scans.
-  void attach_tenants_live(const StreamUpdate& u);
+  // Names the open (and just closed) incident's tenants from the recorder's recent scans, and
+  // withdraws an incident that is a new workload starting (TenantFeed, reveal/streaming.h;
+  // the replay runs the same code). Notes a withdrawal; true when there was one.
+  bool feed_tenants(std::int64_t t, const StreamUpdate& u);
 
   const RunOptions& opts_;
   AgentConfig& cfg_;
@@ -148,9 +147,7 @@ class SampleLoop {
   std::string store_error_;
   std::int64_t last_t_;
   std::uint64_t samples_ = 0;
-  std::int64_t tenant_onset_ = 0;  // start_unix_ns of the incident tenant_finding_ is for
-  bool tenant_frozen_ = false;
-  TenantFinding tenant_finding_;
+  TenantFeed tenants_;
 };
 
 void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::span<const Event> events) {
@@ -172,31 +169,18 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   const AbsenceUpdate& au = absences_.push(t, row);
   const double detect_s = double(monotonic_ns() - d0) * 1e-9;
   ++samples_;
-  attach_tenants_live(u);
+  const bool withdrawn = feed_tenants(t, u);
   note_incidents(t, u, au);
   std::lock_guard<PiMutex> lock(shared_.mu);
-  update_snapshot(shared_.snap, {t, row, samples_, detect_s}, detector_, u, absences_, au, src_.sampler.get(),
+  update_snapshot(shared_.snap, {t, row, samples_, detect_s, withdrawn}, detector_, u, absences_, au, src_.sampler.get(),
                   store_path_);
 }
 
-void SampleLoop::attach_tenants_live(const StreamUpdate& u) {
-  const TenantTimeline& tl = recorder_.recent_tenants();
-  if (tl.scans.empty()) return;
-  const auto apply = [this, &tl](Incident& inc) {
-    if (inc.start_unix_ns != tenant_onset_) {  // a new incident (or one re-dated by a restart)
-      tenant_onset_ = inc.start_unix_ns;
-      tenant_frozen_ = false;
-    }
-    if (!tenant_frozen_) {
-      tenant_finding_ = judge_tenants(tl, inc.start_unix_ns, inc.end_unix_ns);
-      tenant_frozen_ = tl.scans.back().t_unix_ns >= inc.start_unix_ns + std::int64_t(kTenantAfterS * 1e9);
-    }
-    inc.victims = tenant_finding_.victims;
-    inc.aggressors = tenant_finding_.aggressors;
-  };
-  if (u.closed)
-    if (Incident* c = detector_.last_closed_for_evidence()) apply(*c);
-  if (Incident* a = detector_.active_for_evidence()) apply(*a);
+bool SampleLoop::feed_tenants(std::int64_t t, const StreamUpdate& u) {
+  if (!tenants_.after_push(detector_, u, recorder_.recent_tenants(), t)) return false;
+  if (const auto& c = detector_.active_change())
+    note(t, "incident_withdrawn", *c, "incident withdrawn: " + c->withdrawn);
+  return true;
 }
 
 void SampleLoop::note(std::int64_t t, const char* kind, const Incident& inc, const std::string& line) {

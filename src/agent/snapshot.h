@@ -72,6 +72,7 @@ struct SampleTaken {
   std::span<const double> row;      // the raw sample
   std::uint64_t samples_total = 0;  // samples taken so far, this one included
   double detect_s = 0;              // seconds the detector and the absence tracker took on it
+  bool withdrawn = false;           // the open incident was withdrawn after the push (TenantFeed)
 };
 
 // Copies one sample's results into `s` (the caller holds SharedState::mu): raw values, counts,

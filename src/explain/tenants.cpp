@@ -83,26 +83,44 @@ std::string path_of(const TenantTimeline& tl, std::uint32_t id) {
 
 double or0(double v) { return std::isfinite(v) ? v : 0.0; }
 
-}  // namespace
-
-TenantFinding judge_tenants(const TenantTimeline& tl, std::int64_t onset, std::int64_t end) {
+// The finding over the after span that ends at the last scan stamped at or before `after_end`,
+// and what judge_workload_start() needs besides: whether some scan lies kTenantYoungS or more
+// before the onset (youth is judged against it), the young tenants running a job after the
+// onset, and whether an older tenant rose, was hurt or ran a job the newcomers could slow down.
+struct Judged {
   TenantFinding f;
+  bool judged = false;           // both spans exist
+  bool history = false;          // a scan at or before onset − kTenantYoungS
+  std::vector<std::string> young_jobs;  // young tenants using kTenantCpuStep cores or more after
+  bool old_aggressor = false;    // an aggressor that is not young
+  bool old_victim = false;       // a victim that is not young
+  bool other_job = false;        // an older tenant used kTenantCpuStep cores before and still runs after
+};
+
+Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_end) {
+  Judged out;
+  TenantFinding& f = out.f;
   const auto& scans = tl.scans;
-  if (scans.size() < 3) return f;
+  if (scans.size() < 3) return out;
   const std::int64_t guard = std::int64_t(kTenantGuardS * 1e9);
-  const std::int64_t after_end = std::min(end, onset + std::int64_t(kTenantAfterS * 1e9));
   // Before: [b0, b1], the scans up to onset − guard; after: [a0, a1], the scans from the next
   // one on. The interval between b1 and a0 holds the onset and belongs to neither, so neither
   // span mixes the two states.
   const std::size_t b1 = last_at_or_before(scans, onset - guard);
   const std::size_t a1 = last_at_or_before(scans, after_end);
-  if (b1 == std::string::npos || a1 == std::string::npos || a1 < b1 + 2) return f;
+  if (b1 == std::string::npos || a1 == std::string::npos || a1 < b1 + 2) return out;
   const std::size_t a0 = b1 + 1;
   std::size_t b0 = b1;
   while (b0 > 0 && scans[b0 - 1].t_unix_ns >= onset - std::int64_t(kTenantBeforeS * 1e9)) --b0;
-  if (b0 == b1) return f;  // nothing before the onset to compare with
+  if (b0 == b1) return out;  // nothing before the onset to compare with
   const auto before = span_of(scans, b0, b1);
   const auto after = span_of(scans, a0, a1);
+  out.judged = true;
+  const std::size_t y = last_at_or_before(scans, onset - std::int64_t(kTenantYoungS * 1e9));
+  out.history = y != std::string::npos;
+  const auto absent_then = [&](std::uint32_t id) {  // not there kTenantYoungS before the onset
+    return out.history && std::find(scans[y].ids.begin(), scans[y].ids.end(), id) == scans[y].ids.end();
+  };
 
   struct Ranked {
     double rise;
@@ -121,7 +139,11 @@ TenantFinding judge_tenants(const TenantTimeline& tl, std::int64_t onset, std::i
           went_down(bs->second.c1, seen_after.c0)))
       b = bs->second.rates();
     const bool appeared = !b;
+    const bool is_young = appeared || absent_then(id);
+    if (!is_young && b && or0(b->cores) >= kTenantCpuStep) out.other_job = true;
     const std::string path = path_of(tl, id);
+    if (is_young && std::isfinite(a.cores) && a.cores >= kTenantCpuStep)
+      out.young_jobs.push_back(fmt::format("{} {:.2f} cores", path, a.cores));
     if (!appeared && or0(b->cores) >= kTenantActiveCores) {  // victims: a running tenant, stalled more
       const std::pair<const char*, double> res[] = {{"cpu", a.cpu_pct - b->cpu_pct},
                                                     {"memory", a.memory_pct - b->memory_pct},
@@ -130,6 +152,7 @@ TenantFinding judge_tenants(const TenantTimeline& tl, std::int64_t onset, std::i
       for (const auto& r : res)
         if (std::isfinite(r.second) && (!std::isfinite(best->second) || r.second > best->second)) best = &r;
       if (std::isfinite(best->second) && best->second >= kTenantVictimStep) {
+        out.old_victim |= !is_young;
         const std::string resource = best->first;
         const double was = resource == "cpu" ? b->cpu_pct : resource == "memory" ? b->memory_pct : b->io_pct;
         const double now = resource == "cpu" ? a.cpu_pct : resource == "memory" ? a.memory_pct : a.io_pct;
@@ -139,6 +162,7 @@ TenantFinding judge_tenants(const TenantTimeline& tl, std::int64_t onset, std::i
     }
     const double was = appeared ? 0.0 : or0(b->cores);
     if (std::isfinite(a.cores) && a.cores - was >= kTenantCpuStep && a.cores >= 1.5 * was) {
+      out.old_aggressor |= !is_young;
       aggressors.push_back({a.cores - was, {path, "cpu", "cores", was, a.cores, appeared,
                                             fmt::format("{} CPU {:.2f} -> {:.2f} cores{}", path, was, a.cores,
                                                         appeared ? " (new)" : "")}});
@@ -151,8 +175,46 @@ TenantFinding judge_tenants(const TenantTimeline& tl, std::int64_t onset, std::i
   std::sort(aggressors.begin(), aggressors.end(), by_rise);
   for (std::size_t k = 0; k < victims.size() && k < kTenantMax; ++k) f.victims.push_back(std::move(victims[k].ev));
   for (std::size_t k = 0; k < aggressors.size() && k < kTenantMax; ++k) f.aggressors.push_back(std::move(aggressors[k].ev));
-  return f;
+  return out;
 }
+
+}  // namespace
+
+TenantFinding judge_tenants(const TenantTimeline& tl, std::int64_t onset, std::int64_t end) {
+  return judge(tl, onset, std::min(end, onset + std::int64_t(kTenantAfterS * 1e9))).f;
+}
+
+WorkloadStartVerdict judge_workload_start(const TenantTimeline& tl, std::int64_t onset, std::int64_t now) {
+  WorkloadStartVerdict v;
+  const auto& scans = tl.scans;
+  const std::size_t b1 = last_at_or_before(scans, onset - std::int64_t(kTenantGuardS * 1e9));
+  if (b1 == std::string::npos) {
+    v.state = WorkloadStartVerdict::not_start;  // no scan before the onset: nothing to judge by
+    return v;
+  }
+  // The decisive scan: the second after the interval that holds the onset.
+  if (b1 + 2 >= scans.size() || scans[b1 + 2].t_unix_ns > now) {
+    v.state = now > onset + std::int64_t(kTenantAfterS * 1e9) ? WorkloadStartVerdict::not_start
+                                                              : WorkloadStartVerdict::pending;
+    return v;
+  }
+  v.decided_unix_ns = scans[b1 + 2].t_unix_ns;
+  const Judged j = judge(tl, onset, scans[b1 + 2].t_unix_ns);
+  if (!j.judged || !j.history || j.young_jobs.empty() || j.old_aggressor || j.old_victim || j.other_job) {
+    v.state = WorkloadStartVerdict::not_start;
+    return v;
+  }
+  v.state = WorkloadStartVerdict::start;
+  std::vector<std::string> jobs = j.young_jobs;
+  std::sort(jobs.begin(), jobs.end());
+  v.text = "a new workload started (";
+  for (std::size_t k = 0; k < jobs.size() && k < kTenantMax; ++k) v.text += (k ? "; " : "") + jobs[k];
+  if (jobs.size() > kTenantMax) v.text += fmt::format("; {} more", jobs.size() - kTenantMax);
+  v.text += fmt::format(", cgroups created within {:.0f} s) on a host that ran no other job, and no older tenant was "
+                        "hurt: not an incident", kTenantYoungS);
+  return v;
+}
+
 
 void attach_tenants(Incident& incident, const TenantTimeline& timeline) {
   TenantFinding f = judge_tenants(timeline, incident.start_unix_ns, incident.end_unix_ns);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <numeric>
 
@@ -236,6 +237,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   std::stable_sort(res.incidents.begin(), res.incidents.end(),
                    [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
   attach_tenants(res, run.tenants);
+  if (changes) withdraw_workload_starts(res, run.tenants);
   std::array<DetectorTrace*, pipeline::kNumStreams> traces{&tz, &ttr, &tif, &tspe, &tt2};  // stream order
   for (std::size_t d = 0; d < traces.size(); ++d) {
     traces[d]->threshold = model.threshold(d);
@@ -255,6 +257,32 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
 }
 
 }  // namespace
+
+void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeline) {
+  if (timeline.scans.empty()) return;
+  std::vector<Incident> kept;
+  bool moved = false;
+  for (auto& inc : result.incidents) {
+    const WorkloadStartVerdict v = inc.kind == "anomaly"
+                                       ? judge_workload_start(timeline, inc.start_unix_ns, INT64_MAX)
+                                       : WorkloadStartVerdict{WorkloadStartVerdict::not_start, {}, 0};
+    if (v.state != WorkloadStartVerdict::start) {
+      kept.push_back(std::move(inc));
+      continue;
+    }
+    inc.kind = "workload_change";
+    inc.action = pipeline::kWorkloadChangeAction;
+    inc.symptom = ChannelEvidence{};
+    inc.withdrawn = v.text;
+    inc.withdrawn_unix_ns = v.decided_unix_ns;
+    result.workload_changes.push_back(std::move(inc));
+    moved = true;
+  }
+  result.incidents = std::move(kept);
+  if (moved)
+    std::stable_sort(result.workload_changes.begin(), result.workload_changes.end(),
+                     [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
+}
 
 void attach_tenants(DetectResult& result, const TenantTimeline& timeline) {
   if (timeline.scans.empty()) return;

@@ -373,7 +373,7 @@ void StreamingDetector::score_window() {
   std::ptrdiff_t symptom = -1;
   if (anomalous) {
     for (const auto& [j, a] : ambient_model_) seen_[j] = peaks_->peak(a);
-    symptom = gate_->strongest(rise_z_, model_->robust_z().median(), low_, seen_);
+    symptom = gate_->strongest(rise_z_, model_->robust_z().median(), low_, seen_, accepted_);
   }
   // Every window's level of the ambient and the other symptoms joins their recent peaks once judged.
   for (std::size_t a = 0; a < ambient_cols_.size(); ++a)
@@ -480,9 +480,46 @@ void StreamingDetector::note_symptom(std::size_t r) {
   s.z = sym_z_[r];
 }
 
+bool StreamingDetector::withdraw_incident(std::int64_t start_unix_ns, const std::string& why) {
+  if (episode_ != Episode::incident || !active_ || active_->start_unix_ns != start_unix_ns || !model_ ||
+      !tells_workload_changes())
+    return false;
+  // The highest window minimum each symptom channel held since the episode began.
+  const std::size_t L = opts_.detect.window.length;
+  const std::uint64_t oldest = rows_ > capacity_ ? rows_ - capacity_ : 0;
+  const std::uint64_t r0 = std::max(episode_row0_, oldest);
+  accepted_.assign(cols_.size(), kNaN);
+  for (const std::size_t j : gate_->channels()) {
+    double best = -INFINITY;
+    for (std::uint64_t w = r0; w + L <= rows_; ++w) {
+      double lo = INFINITY;
+      for (std::uint64_t r = w; r < w + L; ++r) {
+        const double v = hist_(slot(r), std::size_t(cols_[j]));
+        lo = std::isfinite(v) ? std::min(lo, v) : lo;
+      }
+      if (std::isfinite(lo)) best = std::max(best, lo);
+    }
+    if (std::isfinite(best)) accepted_[j] = best;
+  }
+  change_ = std::move(active_);
+  active_.reset();
+  change_->kind = "workload_change";
+  change_->withdrawn = why;
+  change_->withdrawn_unix_ns = last_t_ns_;
+  change_->symptom = ChannelEvidence{};
+  episode_ = Episode::change;
+  change_settled_ = false;
+  symptom_run_ = 0;
+  ++changes_total_;
+  ++withdrawn_total_;
+  update_change();
+  return true;
+}
+
 void StreamingDetector::end_change(const char* how, std::uint64_t end_row) {
   Incident& ch = *change_;
   ch.action = how;
+  accepted_.clear();
   ch.end_unix_ns = std::max(ch.start_unix_ns, hist_t_[slot(end_row)]);
   ch.end_s = double(ch.end_unix_ns - t0_ns_) * 1e-9;
   changes_.push_back(std::move(ch));
@@ -531,7 +568,10 @@ void StreamingDetector::after_window(bool symptomatic) {
     // a new steady workload.
     active_ = std::move(change_);
     change_.reset();
+    accepted_.clear();
     active_->kind = "anomaly";
+    active_->withdrawn.clear();
+    active_->withdrawn_unix_ns = 0;
     episode_ = Episode::incident;
     update_incident();
     update_.opened = true;

@@ -39,10 +39,12 @@ DetectResult detect_streaming(const Recording& run, const StreamingOptions& opts
   r.false_per_day = opts.detect.false_per_day;
   std::size_t fits = 0;
   std::vector<Incident> anomalies, absent;
+  TenantFeed tenants;  // as the agent: names tenants and withdraws new workloads' incidents as they go
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t t = run.t_unix_ns[i];
     const auto row = run.values.row(i);
     const StreamUpdate& u = det.push(t, row);
+    tenants.after_push(det, u, run.tenants, t);
     const AbsenceUpdate& au = absences.push(t, row);
     fits += u.refitted;
     if (u.scored) {

@@ -112,8 +112,9 @@ double SymptomGate::rise(std::size_t j, std::span<const double> median, std::spa
 }
 
 std::ptrdiff_t SymptomGate::strongest(std::span<const double> z, std::span<const double> median,
-                                      std::span<const double> low, std::span<const double> seen) const {
-  return pick(z, median, low, seen, false);
+                                      std::span<const double> low, std::span<const double> seen,
+                                      std::span<const double> accepted) const {
+  return pick(z, median, low, seen, false, accepted);
 }
 
 std::ptrdiff_t SymptomGate::stepped(std::span<const double> z, std::span<const double> median,
@@ -122,7 +123,7 @@ std::ptrdiff_t SymptomGate::stepped(std::span<const double> z, std::span<const d
 }
 
 std::ptrdiff_t SymptomGate::pick(std::span<const double> z, std::span<const double> median, std::span<const double> low,
-                                 std::span<const double> peak, bool step) const {
+                                 std::span<const double> peak, bool step, std::span<const double> accepted) const {
   std::ptrdiff_t best = -1;
   double best_ratio = 0;
   for (std::size_t k = 0; k < idx_.size(); ++k) {
@@ -132,6 +133,8 @@ std::ptrdiff_t SymptomGate::pick(std::span<const double> z, std::span<const doub
     if (!(r >= material_[k])) continue;
     const bool has_peak = j < peak.size() && std::isfinite(peak[j]);
     if (step && has_peak && !(rise_of(k, peak, low) >= material_[k])) continue;  // no step from the recent past
+    // A level the current workload is known to hold: only a material step above it counts.
+    if (j < accepted.size() && std::isfinite(accepted[j]) && !(rise_of(k, accepted, low) >= material_[k])) continue;
     // A level of an ambient symptom the host reached recently is known: only a material step
     // above it counts.
     if (!step && ambient_[k] && has_peak && peak[j] > median[j] && !(low[j] - peak[j] >= material_[k])) continue;
@@ -155,7 +158,9 @@ bool smoothed_average(const std::string& name) {
   if (colon == std::string::npos) return false;
   const std::string_view source(name.data(), colon), field(name.data() + colon + 1, name.size() - colon - 1);
   if (source == "proc.loadavg") return field.rfind("load", 0) == 0;
-  return source.find("pressure") != std::string_view::npos && field.find("_avg") != std::string_view::npos;
+  // proc.pressure:cpu_some_avg10; the cgroup probe's cgroup:cpu_pressure_some_avg10.<cgroup>
+  const bool psi = source.find("pressure") != std::string_view::npos || field.find("_pressure_") != std::string_view::npos;
+  return psi && field.find("_avg") != std::string_view::npos;
 }
 
 bool settled(std::uint64_t r0, std::uint64_t r1, const std::function<std::span<const double>(std::uint64_t)>& row,

@@ -119,15 +119,18 @@ class SymptomGate {
   // reference median (RobustZ::median()); `low`: the window's minimum (the value every sample
   // of the window exceeds, which the sustained z is of); `seen`: per model channel, the
   // highest level an ambient symptom (ambient_symptom()) held recently (RecentPeaks; NaN or
-  // empty: none), from which its rise is then measured when above the median. Allocates nothing.
+  // empty: none), from which its rise is then measured when above the median; `accepted`: per
+  // model channel, a level the host's current workload is known to hold (a withdrawn
+  // incident's, StreamingDetector::withdraw_incident; NaN or empty: none) — a symptom channel
+  // with one qualifies only when the window also rose its material step above it. Allocates nothing.
   bool symptomatic(std::span<const double> z, std::span<const double> median, std::span<const double> low,
-                   std::span<const double> seen = {}) const {
-    return strongest(z, median, low, seen) >= 0;
+                   std::span<const double> seen = {}, std::span<const double> accepted = {}) const {
+    return strongest(z, median, low, seen, accepted) >= 0;
   }
   // The model channel j whose qualifying rise is largest relative to its material step (z when
   // any rise counts), or -1 when none qualifies. Allocates nothing.
   std::ptrdiff_t strongest(std::span<const double> z, std::span<const double> median, std::span<const double> low,
-                           std::span<const double> seen = {}) const;
+                           std::span<const double> seen = {}, std::span<const double> accepted = {}) const;
   // Symptom-led windows (DetectOptions::symptom_windows): the strongest non-ambient symptom that
   // qualifies as in strongest() and whose rise beyond `recent[j]` — the highest level channel j
   // held over the kStepSpanS seconds that ended kStepLagS before the window (RecentPeaks; NaN:
@@ -148,7 +151,7 @@ class SymptomGate {
   // strongest() (`peak`: the ambient symptoms' recent peaks) or, with `step`, stepped() (`peak`:
   // every symptom's peak over the minute before the last 30 s).
   std::ptrdiff_t pick(std::span<const double> z, std::span<const double> median, std::span<const double> low,
-                      std::span<const double> peak, bool step) const;
+                      std::span<const double> peak, bool step, std::span<const double> accepted = {}) const;
 
   std::vector<std::size_t> idx_;   // model channels that are symptoms
   std::vector<double> material_;   // their material rise, in the channel's unit
@@ -160,7 +163,7 @@ class SymptomGate {
 };
 
 // Channels the kernel smooths out of another recorded channel: the PSI averages
-// (proc.pressure:*_avg10/60/300, and a cgroup's) of the stall totals whose rates are
+// (proc.pressure:*_avg10/60/300, and a cgroup's: cgroup:cpu_pressure_some_avg10.<cgroup>) of the stall totals whose rates are
 // derived:psi_*, and the load averages (proc.loadavg:load1/5/15) of the run queue
 // (procs_running). Exponential filters with 10 s to 15 min time constants, they move for
 // minutes after every job start or stop: kept out of the streaming self fit, so a settled new

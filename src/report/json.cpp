@@ -48,7 +48,11 @@ nlohmann::json incident_json(const Incident& inc) {
           {"subsystem_shares", shares},
           {"focus", inc.focus.empty() ? json(nullptr) : json(inc.focus)},
           {"focus_share", inc.focus_share}, {"detectors", dets}, {"top_channels", top}, {"symptom", symptom},
-          {"victims", tenants(inc.victims)}, {"aggressors", tenants(inc.aggressors)}, {"action", inc.action}};
+          {"victims", tenants(inc.victims)}, {"aggressors", tenants(inc.aggressors)},
+          {"withdrawn", inc.withdrawn.empty() ? json(nullptr)
+                                              : json{{"at", format_utc(inc.withdrawn_unix_ns)},
+                                                     {"at_unix_ns", inc.withdrawn_unix_ns}, {"text", inc.withdrawn}}},
+          {"action", inc.action}};
 }
 
 }  // namespace report

@@ -46,6 +46,7 @@ void summary_lines(const DetectResult& r, std::string& o) {
       o += fmt::format("  {} {} vs {}", c.top.front().name, format_value(c.top.front().value, c.top.front().unit),
                        format_value(c.top.front().reference, c.top.front().unit));
     if (!c.aggressors.empty()) o += "; " + c.aggressors.front().text;
+    if (!c.withdrawn.empty()) o += "; reported as an incident, withdrawn: a new workload that hurt nobody";
     o += "\n";
   }
   if (shown_c < nc) o += fmt::format("  … and {} more (JSON: workload_changes)\n", nc - shown_c);

@@ -197,5 +197,99 @@ TEST(Tenants, AttachCopiesTheFindingIntoTheIncident) {
   EXPECT_FALSE(inc.aggressors[0].appeared);
 }
 
+// judge_workload_start: tenants 0 "system.slice/sshd.service" (0.1 cores throughout), 1
+// "jobs/new" (appears at `new_at` using 1.5 cores, 20 % of the time stalled), 2 "jobs/old"
+// (`old_cores` until `old_until`, its stall share stepping from 2 % to `old_psi` at 100 s).
+struct StartCase {
+  double new_at = 99, old_cores = 0, old_until = 1e9, old_psi = 2, new_low_until = -1;
+};
+TenantTimeline start_case(const StartCase& c) {
+  return timeline({"system.slice/sshd.service", "jobs/new", "jobs/old"},
+                  [c](double t, std::uint32_t id) -> std::optional<TenantCounters> {
+                    TenantCounters k;
+                    k.memory_some_us = k.io_some_us = 0;
+                    if (id == 0) {
+                      k.cpu_usage_us = integral(t, 0, 0.1, 0.1);
+                      k.cpu_some_us = integral(t, 0, 0.01, 0.01);
+                    } else if (id == 1) {
+                      if (t < c.new_at) return std::nullopt;
+                      // 0.1 cores (loading) until new_low_until, then 1.5
+                      const double s = t - c.new_at, lo = std::max(0.0, c.new_low_until - c.new_at);
+                      k.cpu_usage_us = 1e6 * (s < lo ? 0.1 * s : 0.1 * lo + 1.5 * (s - lo));
+                      k.cpu_some_us = 0.2e6 * s;
+                    } else {
+                      if (c.old_cores <= 0 || t > c.old_until) return std::nullopt;
+                      k.cpu_usage_us = integral(t, 0, c.old_cores, c.old_cores);
+                      k.cpu_some_us = integral(t, 100, 0.02, c.old_psi / 100);
+                    }
+                    return k;
+                  });
+}
+
+TEST(WorkloadStart, ANewCgroupOnAHostRunningNoOtherJobIsAStartDecidedAtTheSecondScanAfterTheOnset) {
+  const auto tl = start_case({});
+  // Scans every 5 s; onset 100 s: the before span ends at 95 s, the interval 95–100 s holds the
+  // onset, the decisive scan is 105 s.
+  EXPECT_EQ(judge_workload_start(tl, 100 * kS, 104 * kS).state, WorkloadStartVerdict::pending);
+  const auto v = judge_workload_start(tl, 100 * kS, 105 * kS);
+  EXPECT_EQ(v.state, WorkloadStartVerdict::start);
+  EXPECT_EQ(v.decided_unix_ns, 105 * kS);
+  EXPECT_NE(v.text.find("jobs/new 1.50 cores"), std::string::npos) << v.text;
+  // Later calls give the same verdict (the after span ends at the decisive scan).
+  const auto later = judge_workload_start(tl, 100 * kS, 190 * kS);
+  EXPECT_EQ(later.state, WorkloadStartVerdict::start);
+  EXPECT_EQ(later.text, v.text);
+}
+
+TEST(WorkloadStart, NotBesideAJobThatRunsOnNorWhenSomeoneIsHurt) {
+  // Another job at 1 core before and after: the newcomer could slow it down (a cache thief
+  // shows no stall): an incident.
+  EXPECT_EQ(judge_workload_start(start_case({.old_cores = 1.0}), 100 * kS, 200 * kS).state,
+            WorkloadStartVerdict::not_start);
+  // The same job stopping before the onset (a job switch): nothing left to hurt.
+  EXPECT_EQ(judge_workload_start(start_case({.old_cores = 1.0, .old_until = 92}), 100 * kS, 200 * kS).state,
+            WorkloadStartVerdict::start);
+  // A small tenant (0.1 cores, below a job's 0.25) whose stall share rises 2 -> 40 %: a victim.
+  EXPECT_EQ(judge_workload_start(start_case({.old_cores = 0.1, .old_psi = 40}), 100 * kS, 200 * kS).state,
+            WorkloadStartVerdict::not_start);
+  // ... and the same tenant not hurt: a start.
+  EXPECT_EQ(judge_workload_start(start_case({.old_cores = 0.1}), 100 * kS, 200 * kS).state,
+            WorkloadStartVerdict::start);
+}
+
+TEST(WorkloadStart, TheNewcomerMustBeYoung) {
+  // Created at 72 s, loading at 0.1 cores, busy from 99 s: absent from the last scan 30 s
+  // before the onset (70 s), so young: a start.
+  EXPECT_EQ(judge_workload_start(start_case({.new_at = 72, .new_low_until = 99}), 100 * kS, 200 * kS).state,
+            WorkloadStartVerdict::start);
+  // Created at 20 s: there all along, a phase of an old job: not this rule's.
+  EXPECT_EQ(judge_workload_start(start_case({.new_at = 20, .new_low_until = 99}), 100 * kS, 200 * kS).state,
+            WorkloadStartVerdict::not_start);
+  // Busy since its creation at 80 s (no rise across the onset: no aggressor), its own stalls
+  // opening a later incident of its start: still young, still a start. Created at 65 s: not.
+  EXPECT_EQ(judge_workload_start(start_case({.new_at = 80}), 100 * kS, 200 * kS).state, WorkloadStartVerdict::start);
+  EXPECT_EQ(judge_workload_start(start_case({.new_at = 65}), 100 * kS, 200 * kS).state,
+            WorkloadStartVerdict::not_start);
+  // No aggressor at all (nothing new used the CPU): not a start.
+  EXPECT_EQ(judge_workload_start(start_case({.new_at = 1e9}), 100 * kS, 200 * kS).state,
+            WorkloadStartVerdict::not_start);
+}
+
+TEST(WorkloadStart, UndecidableWithoutHistoryOrScans) {
+  auto tl = start_case({});
+  // Scans that stop at the onset: pending for kTenantAfterS, then not a start.
+  TenantTimeline cut = tl;
+  cut.scans.resize(21);  // 0 .. 100 s
+  EXPECT_EQ(judge_workload_start(cut, 100 * kS, 120 * kS).state, WorkloadStartVerdict::pending);
+  EXPECT_EQ(judge_workload_start(cut, 100 * kS, 131 * kS).state, WorkloadStartVerdict::not_start);
+  // Scans that began 20 s before the onset: youth cannot be judged.
+  TenantTimeline young = tl;
+  young.scans.erase(young.scans.begin(), young.scans.begin() + 16);  // from 80 s
+  EXPECT_EQ(judge_workload_start(young, 100 * kS, 200 * kS).state, WorkloadStartVerdict::not_start);
+  // No scan before the onset, or none at all.
+  EXPECT_EQ(judge_workload_start(tl, -10 * kS, 200 * kS).state, WorkloadStartVerdict::not_start);
+  EXPECT_EQ(judge_workload_start(TenantTimeline{}, 100 * kS, 200 * kS).state, WorkloadStartVerdict::not_start);
+}
+
 }  // namespace
 }  // namespace reveal

@@ -555,5 +555,50 @@ TEST(Detect, ABurstShorterThanTheTrailLeavesTheTrailStreamQuiet) {
   EXPECT_LT(tmax, 0.5);
 }
 
+// `reveal detect` withdraws a new workload's incident as the agent does: an anomaly whose
+// onset the tenant scans explain by a new cgroup alone, nobody hurt, becomes a workload change
+// (withdrawn, dated by the deciding scan); another incident and an absence stay.
+TEST(Detect, WithdrawWorkloadStartsMovesANewWorkloadsIncidentToTheChanges) {
+  constexpr std::int64_t kS = 1'000'000'000;
+  TenantTimeline tl;
+  tl.paths = {"jobs/new"};
+  for (int t = 0; t <= 400; t += 5) {
+    TenantScan s;
+    s.t_unix_ns = t * kS;
+    if (t >= 99) {
+      s.ids.push_back(0);
+      s.counters.push_back({1.5e6 * (t - 99), 0, 0, 0});
+    }
+    tl.scans.push_back(std::move(s));
+  }
+  DetectResult r;
+  const auto incident = [](const char* kind, std::int64_t start) {
+    Incident inc;
+    inc.kind = kind;
+    inc.start_unix_ns = start;
+    inc.end_unix_ns = start + 20 * kS;
+    inc.symptom.name = "proc.pressure:cpu_some_pct";
+    return inc;
+  };
+  r.incidents = {incident("anomaly", 100 * kS), incident("absence", 101 * kS), incident("anomaly", 300 * kS)};
+  r.workload_changes = {incident("workload_change", 50 * kS)};
+  withdraw_workload_starts(r, tl);
+  ASSERT_EQ(r.incidents.size(), 2u);
+  EXPECT_EQ(r.incidents[0].kind, "absence");
+  EXPECT_EQ(r.incidents[1].start_unix_ns, 300 * kS);  // the newcomer is old news by then
+  ASSERT_EQ(r.workload_changes.size(), 2u);
+  const Incident& c = r.workload_changes[1];
+  EXPECT_EQ(c.start_unix_ns, 100 * kS);
+  EXPECT_EQ(c.kind, "workload_change");
+  EXPECT_EQ(c.withdrawn_unix_ns, 105 * kS);
+  EXPECT_NE(c.withdrawn.find("jobs/new"), std::string::npos);
+  EXPECT_TRUE(c.symptom.name.empty());
+  // No scans: nothing moves.
+  DetectResult same;
+  same.incidents = {incident("anomaly", 100 * kS)};
+  withdraw_workload_starts(same, TenantTimeline{});
+  EXPECT_EQ(same.incidents.size(), 1u);
+}
+
 }  // namespace
 }  // namespace reveal

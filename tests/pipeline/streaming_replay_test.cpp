@@ -115,6 +115,65 @@ TEST(DetectStreaming, ReportsAbsencesAndWhatIsStillOpenAtTheEnd) {
   EXPECT_TRUE(noted);
 }
 
+// Tenant scans every 5 s: an ssh service at 0.1 cores throughout and, from `new_at`, a job
+// cgroup using 1.5 cores; `other` adds a job at 1 core running all along.
+TenantTimeline scans(std::size_t n, double new_at, bool other) {
+  TenantTimeline tl;
+  tl.paths = {"system.slice/sshd.service", "jobs/new", "jobs/other"};
+  for (std::size_t i = 0; i < n; i += 5) {
+    const double t = double(i);
+    TenantScan s;
+    s.t_unix_ns = kT0 + std::int64_t(i) * 1'000'000'000;
+    s.ids.push_back(0);
+    s.counters.push_back({0.1e6 * t, 0.001e6 * t, 0, 0});
+    if (t >= new_at) {
+      s.ids.push_back(1);
+      s.counters.push_back({1.5e6 * (t - new_at), 0.3e6 * (t - new_at), 0, 0});
+    }
+    if (other) {
+      s.ids.push_back(2);
+      s.counters.push_back({1e6 * t, 0.01e6 * t, 0, 0});
+    }
+    tl.scans.push_back(std::move(s));
+  }
+  return tl;
+}
+
+// A job that starts with stalls of its own (40 % of the time waiting) on a host running
+// nothing else opens an incident; the tenant scans show a new cgroup alone, nobody hurt: the
+// replay withdraws it as the agent does (TenantFeed) and reports a workload change. Beside
+// another running job, or without scans, it stays an incident.
+TEST(DetectStreaming, WithdrawsANewWorkloadsIncidentAsTheAgentDoes) {
+  Recording rec = host_day(500, 200, 200, 1000, 100000);
+  const auto count = [](const DetectResult& r, const char* kind) {
+    std::size_t k = 0;
+    for (const auto& inc : r.incidents) k += inc.kind == kind;
+    return k;
+  };
+  const DetectResult plain = detect_streaming(rec, options());
+  ASSERT_GE(count(plain, "anomaly"), 1u) << "the job's start opens no incident: the test proves nothing";
+
+  rec.tenants = scans(500, 199, false);
+  const DetectResult r = detect_streaming(rec, options());
+  EXPECT_EQ(count(r, "anomaly"), 0u);
+  std::size_t withdrawn = 0;
+  for (const auto& c : r.workload_changes) {
+    if (c.withdrawn.empty()) continue;
+    ++withdrawn;
+    EXPECT_NEAR(c.start_s, 200.0, 4.0);
+    // decided at the second scan after the onset's interval: 5-10 s after the onset
+    EXPECT_GE(double(c.withdrawn_unix_ns - c.start_unix_ns) * 1e-9, 4.0);
+    EXPECT_LE(double(c.withdrawn_unix_ns - c.start_unix_ns) * 1e-9, 12.0);
+    EXPECT_NE(c.withdrawn.find("jobs/new"), std::string::npos) << c.withdrawn;
+    ASSERT_FALSE(c.aggressors.empty());
+    EXPECT_EQ(c.aggressors[0].cgroup, "jobs/new");
+  }
+  EXPECT_EQ(withdrawn, 1u);
+
+  rec.tenants = scans(500, 199, true);
+  EXPECT_EQ(count(detect_streaming(rec, options()), "anomaly"), count(plain, "anomaly"));
+}
+
 TEST(DetectStreaming, TooShortOrBadOptionsAreDetectErrors) {
   EXPECT_THROW(detect_streaming(host_day(1, 0, 0, 0, 10), options()), DetectError);
   StreamingOptions bad = options();

@@ -231,10 +231,12 @@ TEST(SymptomGate, AStepBeyondTheRecentPeakLeadsAWindow) {
 
 TEST(SmoothedAverage, KernelAveragesOfOtherChannels) {
   for (const char* n : {"proc.pressure:cpu_some_avg10", "proc.pressure:io_full_avg300", "proc.loadavg:load1",
-                        "proc.loadavg:load15", "cgroup.pressure:memory_some_avg60.kubepods"})
+                        "proc.loadavg:load15", "cgroup.pressure:memory_some_avg60.kubepods",
+                        "cgroup:cpu_pressure_some_avg10.reveal-hostday", "cgroup:io_pressure_full_avg10.kubepods"})
     EXPECT_TRUE(pipeline::smoothed_average(n)) << n;
   for (const char* n : {"proc.pressure:cpu_some_total", "derived:psi_cpu_some_pct", "proc.loadavg:running",
-                        "proc.loadavg:threads", "proc.stat:procs_running", "no_colon", ""})
+                        "proc.loadavg:threads", "proc.stat:procs_running", "cgroup:cpu_pressure_some_total.x",
+                        "cgroup:cpu_stat_usage_usec.avg", "no_colon", ""})
     EXPECT_FALSE(pipeline::smoothed_average(n)) << n;
 }
 
@@ -454,6 +456,52 @@ TEST(WorkloadChange, AStallStepLeadsItsWindowsWhereTheFusedScoreDoesNot) {
     ASSERT_FALSE(d.active());
     ASSERT_EQ(d.closed().size(), 1u);
     EXPECT_LE(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 150.0 + pipeline::kStepLagS + 6);
+  }
+}
+
+// A job starting with stalls of its own (20 % of the time waiting: its threads contend) opens
+// an incident; withdrawn as a new workload (the caller's tenant scans, TenantFeed), it is a
+// workload change from then on: the stall level it opened with is the job's own, the regime
+// is learned and nothing else opens. A stall that rises a material step beyond that level
+// before the regime is learned still opens an incident.
+TEST(WorkloadChange, AWithdrawnIncidentIsAChangeThatAcceptsTheStallsItOpenedWith) {
+  for (const bool rises : {false, true}) {
+    Host h(12);
+    StreamingDetector d({}, h.channels, options());
+    run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+    ASSERT_TRUE(d.model_ready());
+    EXPECT_FALSE(d.withdraw_incident(0, "nothing is open"));
+    const Episodes opening = run(d, h, 150, 158, [](Host& x, std::size_t) { return x.row(75, 55, 20.0, 2e7); });
+    ASSERT_EQ(opening.incidents, 1u);
+    ASSERT_TRUE(d.active());
+    const std::int64_t start = d.active()->start_unix_ns;
+    EXPECT_FALSE(d.withdraw_incident(start + 1, "another incident"));
+    ASSERT_TRUE(d.withdraw_incident(start, "a new workload started (jobs/x)"));
+    EXPECT_FALSE(d.active());
+    ASSERT_TRUE(d.active_change());
+    EXPECT_EQ(d.active_change()->kind, "workload_change");
+    EXPECT_EQ(d.active_change()->withdrawn, "a new workload started (jobs/x)");
+    EXPECT_EQ(d.active_change()->withdrawn_unix_ns, kT0 + 157 * std::int64_t(1'000'000'000));
+    EXPECT_EQ(d.active_change()->start_unix_ns, start);
+    EXPECT_EQ(d.incidents_withdrawn_total(), 1u);
+    const Episodes after = run(d, h, 158, 320, [rises](Host& x, std::size_t i) {
+      return x.row(75, 55, rises && i >= 170 ? 45.0 : 20.0, 2e7);
+    });
+    if (!rises) {
+      EXPECT_EQ(after.incidents, 0u);
+      EXPECT_FALSE(d.active());
+      EXPECT_FALSE(d.active_change());
+      ASSERT_EQ(d.workload_changes().size(), 1u);
+      EXPECT_EQ(d.workload_changes()[0].action, "ended: a new regime learned");
+      EXPECT_EQ(d.workload_changes()[0].withdrawn, "a new workload started (jobs/x)");
+      EXPECT_TRUE(d.closed().empty());
+    } else {
+      EXPECT_EQ(after.incidents, 1u);
+      EXPECT_GE(after.first_incident_at, 170);
+      EXPECT_LE(after.first_incident_at, 175);
+      ASSERT_GE(d.workload_changes().size(), 1u);
+      EXPECT_EQ(d.workload_changes()[0].action, "ended: symptoms rose, an incident opened");
+    }
   }
 }
 

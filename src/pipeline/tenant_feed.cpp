@@ -1,0 +1,42 @@
+// The tenant scans' part of live detection (agent and replay); contract in
+// include/reveal/streaming.h (TenantFeed).
+#include <algorithm>
+
+#include "reveal/streaming.h"
+#include "reveal/tenants.h"
+
+namespace reveal {
+
+bool TenantFeed::after_push(StreamingDetector& detector, const StreamUpdate& u, const TenantTimeline& tenants,
+                            std::int64_t now) {
+  const auto& scans = tenants.scans;
+  const auto it = std::upper_bound(scans.begin(), scans.end(), now,
+                                   [](std::int64_t t, const TenantScan& s) { return t < s.t_unix_ns; });
+  if (it == scans.begin()) return false;  // no scan taken yet
+  const std::int64_t latest = std::prev(it)->t_unix_ns;
+  const auto apply = [&](Incident& inc) {
+    if (inc.start_unix_ns != onset_) {  // a new incident (or one re-dated by a restart)
+      onset_ = inc.start_unix_ns;
+      frozen_ = false;
+      start_decided_ = false;
+    }
+    if (!frozen_) {
+      finding_ = judge_tenants(tenants, inc.start_unix_ns, inc.end_unix_ns);
+      frozen_ = latest >= inc.start_unix_ns + std::int64_t(kTenantAfterS * 1e9);
+    }
+    inc.victims = finding_.victims;
+    inc.aggressors = finding_.aggressors;
+  };
+  if (u.closed)
+    if (Incident* c = detector.last_closed_for_evidence()) apply(*c);
+  Incident* a = detector.active_for_evidence();
+  if (!a) return false;
+  apply(*a);
+  if (start_decided_) return false;
+  const WorkloadStartVerdict v = judge_workload_start(tenants, a->start_unix_ns, now);
+  if (v.state == WorkloadStartVerdict::pending) return false;
+  start_decided_ = true;
+  return v.state == WorkloadStartVerdict::start && detector.withdraw_incident(a->start_unix_ns, v.text);
+}
+
+}  // namespace reveal
