@@ -30,6 +30,8 @@
 // change does not hold an incident open forever. An incident older than 2 × relearn_samples
 // whose last relearn_samples rows settled, symptoms and all, ends too and that state becomes
 // the reference (another tenant's job contending for the CPU for good, a fault nobody fixed).
+// An incident the caller's tenant scans show to be a new workload starting is withdrawn into a
+// workload change (withdraw_incident(), TenantFeed below; reveal/tenants.h).
 // An incident's evidence (IncidentEvidence, src/explain/evidence.h) and attribution
 // (src/explain/attribution.h) are the ones detect() uses; attribution is recomputed whenever
 // the open incident grows. tests/pipeline/parity_test.cpp checks that both paths report the

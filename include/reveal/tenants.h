@@ -74,7 +74,8 @@ void attach_tenants(Incident& incident, const TenantTimeline& timeline);
 //   `reveal detect` decides the same from the store. Scans stamped after `now` are not looked
 //   at (the agent has none; a replay passes the sample time).
 //   A start when all of these hold: some young tenant — absent from the last scan at or before
-//   onset − kTenantYoungS, or created again across the onset — uses kTenantCpuStep cores or
+//   onset − kTenantYoungS or idle (under kTenantActiveCores) over the scan interval that ends
+//   there (an empty cgroup made ahead of its job), or created again across the onset — uses kTenantCpuStep cores or
 //   more after the onset (a new job runs); every aggressor is young; every victim is young (a
 //   new job's own contention while it ramps up is its own); no older tenant that still runs
 //   after the onset used kTenantCpuStep cores or more before it (the host ran no other job the

@@ -177,7 +177,9 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
 }
 
 bool SampleLoop::feed_tenants(std::int64_t t, const StreamUpdate& u) {
-  if (!tenants_.after_push(detector_, u, recorder_.recent_tenants(), t)) return false;
+  // A replay feeds the scans recorded with it (TenantFeed looks only at those up to t).
+  const TenantTimeline& tl = src_.sampler ? recorder_.recent_tenants() : src_.replay.tenants;
+  if (!tenants_.after_push(detector_, u, tl, t)) return false;
   if (const auto& c = detector_.active_change())
     note(t, "incident_withdrawn", *c, "incident withdrawn: " + c->withdrawn);
   return true;

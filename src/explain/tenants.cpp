@@ -118,8 +118,23 @@ Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_en
   out.judged = true;
   const std::size_t y = last_at_or_before(scans, onset - std::int64_t(kTenantYoungS * 1e9));
   out.history = y != std::string::npos;
-  const auto absent_then = [&](std::uint32_t id) {  // not there kTenantYoungS before the onset
-    return out.history && std::find(scans[y].ids.begin(), scans[y].ids.end(), id) == scans[y].ids.end();
+  // Not running kTenantYoungS before the onset: absent from scan y, or idle (under
+  // kTenantActiveCores) over the interval that ends there — an empty cgroup created ahead of
+  // its job (a pod's, a service's before it starts) is as new as one created with it.
+  const auto counters_at = [&](std::size_t s, std::uint32_t id) -> const TenantCounters* {
+    const auto& ids = scans[s].ids;
+    const auto it = std::find(ids.begin(), ids.end(), id);
+    const std::size_t k = std::size_t(it - ids.begin());
+    return it == ids.end() || k >= scans[s].counters.size() ? nullptr : &scans[s].counters[k];
+  };
+  const auto absent_then = [&](std::uint32_t id) {
+    if (!out.history) return false;
+    const TenantCounters* at = counters_at(y, id);
+    if (!at) return true;
+    const TenantCounters* prev = y > 0 ? counters_at(y - 1, id) : nullptr;
+    if (!prev || scans[y].t_unix_ns <= scans[y - 1].t_unix_ns) return false;
+    const double cores = rate(prev->cpu_usage_us, at->cpu_usage_us, double(scans[y].t_unix_ns - scans[y - 1].t_unix_ns) * 1e-3);
+    return std::isfinite(cores) && cores < kTenantActiveCores;
   };
 
   struct Ranked {

@@ -6,6 +6,11 @@
 # starts in cgroup reveal-e2e-PID/hog. The incident must name the hog among its aggressors and
 # the job among its victims: live on /incidents, in `reveal detect` on the agent's store, and in
 # the agent's detector replayed over it (`reveal detect --streaming`), the three alike.
+# Then the job stops and, on a host now running nothing else, a new job (2 workers per CPU, its
+# own threads contending) starts in reveal-e2e-PID/new: a new workload, not an incident. If it
+# opens one, the agent withdraws it within 15 s (judge_workload_start()); no incident is left
+# at its start in any of the three. (On a host where another cgroup keeps a job's worth of CPU
+# busy, that part is skipped: there the new job could hurt it, and an incident is right.)
 # Needs root (creating cgroups) and a v2 tree; says SKIP and passes otherwise.
 #   usage: e2e_tenants_test.sh REVEAL FIXTURES
 set -uo pipefail
@@ -20,11 +25,11 @@ command -v stress-ng >/dev/null || { echo "stress-ng missing: run scripts/setup.
 command -v curl >/dev/null || { echo "curl missing: run scripts/setup.sh"; exit 1; }
 PARENT=reveal-e2e-$$
 CG=$V2/$PARENT
-AG="" JOB="" HOG=""
+AG="" JOB="" HOG="" NEW=""
 cleanup() {
-  for p in $HOG $JOB $AG; do kill "$p" 2>/dev/null; done
-  for p in $HOG $JOB $AG; do wait "$p" 2>/dev/null; done
-  for d in "$CG/hog" "$CG/job" "$CG"; do
+  for p in $NEW $HOG $JOB $AG; do kill "$p" 2>/dev/null; done
+  for p in $NEW $HOG $JOB $AG; do wait "$p" 2>/dev/null; done
+  for d in "$CG/new" "$CG/hog" "$CG/job" "$CG"; do
     [[ -d $d ]] || continue
     for pid in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
     for _ in $(seq 50); do rmdir "$d" 2>/dev/null && break; sleep 0.1; done
@@ -32,7 +37,7 @@ cleanup() {
   [[ -n ${KEEP:-} ]] && echo "kept $T" || rm -rf "$T"
 }
 trap cleanup EXIT
-mkdir -p "$CG/job" "$CG/hog" || { fail "cannot create cgroups under $V2"; exit 1; }
+mkdir -p "$CG/job" "$CG/hog" "$CG/new" || { fail "cannot create cgroups under $V2"; exit 1; }
 # in_cgroup DIR CMD...: runs CMD inside cgroup DIR (the shell moves itself in, then execs).
 in_cgroup() { local d=$1; shift; sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$d" "$@"; }
 
@@ -60,6 +65,45 @@ HOG=$!
 # The after span: 30 s from the onset, plus a scan period and a window to spare.
 sleep 42
 curl -s "http://127.0.0.1:$PORT/incidents" >"$T/live.json"
+# A new job on a host that runs nothing else: first the job stops and the host settles.
+kill "$JOB"; wait "$JOB" 2>/dev/null; JOB=""
+for _ in $(seq 50); do  # stress-ng's workers too
+  pids=$(cat "$CG/job/cgroup.procs" 2>/dev/null); [[ -z $pids ]] && break
+  kill $pids 2>/dev/null; sleep 0.1
+done
+[[ -z $(cat "$CG/job/cgroup.procs" 2>/dev/null) ]] || fail "the job's processes did not stop"
+sleep 50
+# The CPU other leaf cgroups use over 5 s (cores): a job's worth (0.25) elsewhere makes the new
+# job a possible noisy neighbour, not merely a start.
+busy_elsewhere() {
+  python3 - "$V2" "$PARENT" <<'PY'
+import os, sys, time
+root, parent = sys.argv[1], sys.argv[2]
+def usage():
+    u = {}
+    for d, subdirs, files in os.walk(root):
+        if os.path.relpath(d, root).startswith(parent) or any(os.path.exists(os.path.join(d, s, "cgroup.procs")) for s in subdirs):
+            continue
+        try:
+            for line in open(os.path.join(d, "cpu.stat")):
+                if line.startswith("usage_usec"):
+                    u[d] = int(line.split()[1])
+        except OSError:
+            pass
+    return u
+a = usage(); time.sleep(5); b = usage()
+busy = [(d, (b[d] - a[d]) / 5e6) for d in b if d in a and (b[d] - a[d]) / 5e6 >= 0.25]
+print("; ".join(f"{os.path.relpath(d, root)} {c:.2f} cores" for d, c in busy))
+PY
+}
+BUSY=$(busy_elsewhere)
+F1=$(date +%s%N)
+in_cgroup "$CG/new" stress-ng --cpu $((2 * $(nproc))) --timeout 30s --quiet &
+NEW=$!
+sleep 20
+curl -s "http://127.0.0.1:$PORT/incidents" >"$T/live_new.json"
+curl -s "http://127.0.0.1:$PORT/metrics" >"$T/metrics_new.txt"
+wait "$NEW" 2>/dev/null; NEW=""
 kill -TERM "$AG"; wait "$AG"; AG=""
 "$REVEAL" detect "$T/agent.db" --json >"$T/detect.json" 2>"$T/detect.err" || fail "detect: $(head -c 300 "$T/detect.err")"
 "$REVEAL" detect "$T/agent.db" --streaming --agent-config "$T/agent.toml" --json >"$T/stream.json" 2>"$T/stream.err" ||
@@ -96,5 +140,39 @@ if len(names) == 3 and not (names["live"] == names["streaming"] == names["detect
     print(f"FAIL: live, streaming replay and detect name different cgroups: {names}"); ok = False
 sys.exit(0 if ok else 1)
 PY
+if [[ -n $BUSY ]]; then
+  echo "SKIP new-workload check: other cgroups keep a job's worth of CPU busy ($BUSY)"
+else
+  python3 - "$T" "$F1" "$PARENT" <<'PY' || fail "the new job's start left an incident (see above)"
+import json, os, re, sys
+d, f1, parent = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+at = lambda i: i and -5e9 <= i["start_unix_ns"] - f1 <= 15e9
+live = json.load(open(os.path.join(d, "live_new.json")))
+incs = {"live": [live.get("active")] + live.get("recent", []),
+        "detect": json.load(open(os.path.join(d, "detect.json")))["incidents"],
+        "streaming": json.load(open(os.path.join(d, "stream.json")))["incidents"]}
+changes = {"live": [live.get("active_workload_change")] + live.get("workload_changes", []),
+           "detect": json.load(open(os.path.join(d, "detect.json")))["workload_changes"],
+           "streaming": json.load(open(os.path.join(d, "stream.json")))["workload_changes"]}
+ok = True
+for src in incs:
+    left = [i for i in incs[src] if at(i) and i.get("kind", "anomaly") == "anomaly"]
+    wd = [c for c in changes[src] if at(c) and c.get("withdrawn")]
+    for c in wd:
+        if f"{parent}/new" not in c["withdrawn"]["text"]:
+            print(f"FAIL: {src}: the withdrawal does not name the new cgroup: {c['withdrawn']['text']}"); ok = False
+    print(f"{src}: at the new job's start {len(left)} incident(s) left, {len(wd)} withdrawn"
+          + "".join(f"; left: {i['subsystem']} +{(i['start_unix_ns'] - f1) / 1e9:.1f} s, aggressors "
+                    f"{[t['text'] for t in i.get('aggressors', [])]}, victims {[t['text'] for t in i.get('victims', [])]}"
+                    for i in left))
+    if left:
+        print(f"FAIL: {src}: an incident at the new job's start was not withdrawn"); ok = False
+m = re.search(r"^reveal_incidents_withdrawn_total (\S+)", open(os.path.join(d, "metrics_new.txt")).read(), re.M)
+wd_live = sum(1 for c in changes["live"] if at(c) and c.get("withdrawn"))
+if not m or float(m.group(1)) < wd_live:
+    print(f"FAIL: reveal_incidents_withdrawn_total {m.group(1) if m else 'missing'}, {wd_live} withdrawn on /incidents"); ok = False
+sys.exit(0 if ok else 1)
+PY
+fi
 # The scans are in the store (`reveal info` is not asked; the detect runs above read them).
 [[ $fails == 0 ]] && echo "PASS" || { echo "$fails failure(s)"; tail -5 "$T/agent.log"; exit 1; }

@@ -201,7 +201,7 @@ TEST(Tenants, AttachCopiesTheFindingIntoTheIncident) {
 // "jobs/new" (appears at `new_at` using 1.5 cores, 20 % of the time stalled), 2 "jobs/old"
 // (`old_cores` until `old_until`, its stall share stepping from 2 % to `old_psi` at 100 s).
 struct StartCase {
-  double new_at = 99, old_cores = 0, old_until = 1e9, old_psi = 2, new_low_until = -1;
+  double new_at = 99, old_cores = 0, old_until = 1e9, old_psi = 2, new_low_until = -1, new_low_cores = 0.1;
 };
 TenantTimeline start_case(const StartCase& c) {
   return timeline({"system.slice/sshd.service", "jobs/new", "jobs/old"},
@@ -213,9 +213,9 @@ TenantTimeline start_case(const StartCase& c) {
                       k.cpu_some_us = integral(t, 0, 0.01, 0.01);
                     } else if (id == 1) {
                       if (t < c.new_at) return std::nullopt;
-                      // 0.1 cores (loading) until new_low_until, then 1.5
-                      const double s = t - c.new_at, lo = std::max(0.0, c.new_low_until - c.new_at);
-                      k.cpu_usage_us = 1e6 * (s < lo ? 0.1 * s : 0.1 * lo + 1.5 * (s - lo));
+                      // new_low_cores (loading) until new_low_until, then 1.5
+                      const double s = t - c.new_at, lo = std::max(0.0, c.new_low_until - c.new_at), l = c.new_low_cores;
+                      k.cpu_usage_us = 1e6 * (s < lo ? l * s : l * lo + 1.5 * (s - lo));
                       k.cpu_some_us = 0.2e6 * s;
                     } else {
                       if (c.old_cores <= 0 || t > c.old_until) return std::nullopt;
@@ -270,6 +270,9 @@ TEST(WorkloadStart, TheNewcomerMustBeYoung) {
   EXPECT_EQ(judge_workload_start(start_case({.new_at = 80}), 100 * kS, 200 * kS).state, WorkloadStartVerdict::start);
   EXPECT_EQ(judge_workload_start(start_case({.new_at = 65}), 100 * kS, 200 * kS).state,
             WorkloadStartVerdict::not_start);
+  // An empty cgroup there all along (0 cores) whose job starts at 99 s: as new as a new one.
+  EXPECT_EQ(judge_workload_start(start_case({.new_at = 0, .new_low_until = 99, .new_low_cores = 0}), 100 * kS, 200 * kS).state,
+            WorkloadStartVerdict::start);
   // No aggressor at all (nothing new used the CPU): not a start.
   EXPECT_EQ(judge_workload_start(start_case({.new_at = 1e9}), 100 * kS, 200 * kS).state,
             WorkloadStartVerdict::not_start);
