@@ -57,6 +57,8 @@ struct ChannelInfo {
 //            steal and I/O wait, direct reclaim, major faults, swapping, OOM kills, CPU
 //            throttling (cgroup quota, thermal), TCP retransmits and timeouts, drops, errors,
 //            overruns, I/O latency per request (derived:disk_await_ms, not derived yet),
+//            memory being used up fast enough to run out within minutes
+//            (derived:mem_fill_pct_per_min),
 //            GPU/RDMA error and throttle counters, the sampler running late (every channel of source
 //            "reveal.sampler"). A symptom moving is evidence of a fault.
 //   load:    how much work runs — utilisation, throughput, activity counts (bytes, packets,
@@ -90,6 +92,12 @@ ChannelRole channel_role(std::string_view name);
 // whole history it is fitted on (pipeline::scored_columns): a link that starts dropping is
 // news exactly because it never did.
 bool failure_counter(std::string_view name, std::string_view unit);
+
+// Symptom channels whose healthy level is a flat 0, scored even when they never moved in the
+// history a detector is fitted on: the failure counters above, and the pace at which memory is
+// being used up (derived:mem_fill_pct_per_min, 0 unless the host would run out of memory within
+// 5 minutes at the pace of the last 15 s; reveal/features.h).
+bool flat_when_healthy(std::string_view name, std::string_view unit);
 
 // Hypervisor steal: derived:cpu_steal_pct, host-wide or of one CPU ("derived:cpu_steal_pct.cpu3"),
 // the share of time the hypervisor ran another guest while this guest's vCPU was ready to run

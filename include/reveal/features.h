@@ -33,7 +33,10 @@ Series to_rates(const Recording& rec);
 
 // Appends derived channels (source "derived", unit shown per channel) computed per sample:
 //   cpu_<state>_pct and cpu_busy_pct (host and per CPU, from proc.stat rates; the raw tick rates
-//   are then dropped), mem_used_pct, swap_used_pct, net_{rx,tx}_bytes_per_s (all interfaces),
+//   are then dropped), mem_used_pct, mem_fill_pct_per_min (the share of MemAvailable used up per
+//   minute at the pace it fell steadily over the last 15 s, 0 when slower than empty within 5
+//   minutes: src/features/memory_fill.h; the one stateful formula, so rows go in time order),
+//   swap_used_pct, net_{rx,tx}_bytes_per_s (all interfaces),
 //   tcp_retrans_pct (RetransSegs / OutSegs), disk_{read,write}_bytes_per_s, disk_iops and
 //   disk_util_pct (per device), psi_<res>_<some|full>_pct (stall time share from PSI totals),
 //   from perf.hardware (when the events are present): ipc (host, and ipc.cpu<N> per core),
@@ -56,8 +59,10 @@ class DerivedRow {
   DerivedRow(const DerivedRow&) = delete;
   DerivedRow& operator=(const DerivedRow&) = delete;
   const std::vector<ChannelInfo>& channels() const { return channels_; }
-  // rates.size() = rate channels, out.size() = channels().
-  void compute(std::span<const double> rates, std::span<double> out);
+  // One row at time t_s (seconds, any origin; rows in time order, as the offline Series' t_s —
+  // derived:mem_fill_pct_per_min remembers the last seconds of rows). rates.size() = rate
+  // channels, out.size() = channels(). Allocates nothing.
+  void compute(double t_s, std::span<const double> rates, std::span<double> out);
 
  private:
   struct Plan;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "memory_fill.h"
 #include "reveal/features.h"
 
 namespace reveal {
@@ -29,6 +30,7 @@ class Builder {
   Builder(Series& s, bool keep_empty, bool plan_only = false)
       : s_(s), keep_empty_(keep_empty), plan_only_(plan_only) {}
   double v(int col, std::size_t row) const { return col < 0 ? kNaN : s_.values(row, col); }
+  double t(std::size_t row) const { return s_.t_s[row]; }
   int col(const std::string& name) const {
     auto it = index_.find(name);
     return it == index_.end() ? -1 : it->second;
@@ -147,6 +149,15 @@ void derive_memory(Builder& b) {
   const int total = b.col("proc.meminfo:MemTotal"), avail = b.col("proc.meminfo:MemAvailable");
   b.add("mem_used_pct", "%", Subsystem::memory, "memory in use: 1 − MemAvailable/MemTotal",
         [&b, total, avail](std::size_t r) { return ratio(b.v(total, r) - b.v(avail, r), b.v(total, r), 100.0); });
+  // The pace at which what is available is used up (features/memory_fill.h). Stateful: the
+  // formula sees the rows in time order, offline (Builder::add) and streaming (one per compute).
+  if (avail >= 0) {
+    auto pace = std::make_shared<features::MemoryFillPace>();
+    b.add("mem_fill_pct_per_min", "%/min", Subsystem::memory,
+          "share of available memory used up per minute, at the pace MemAvailable fell steadily over the last 15 s "
+          "(0: none, or slower than empty within 5 minutes)",
+          [&b, avail, pace](std::size_t r) { return pace->push(b.t(r), b.v(avail, r)); });
+  }
   const int st = b.col("proc.meminfo:SwapTotal"), sf = b.col("proc.meminfo:SwapFree");
   b.add("swap_used_pct", "%", Subsystem::memory, "swap in use: 1 − SwapFree/SwapTotal",
         [&b, st, sf](std::size_t r) { return ratio(b.v(st, r) - b.v(sf, r), b.v(st, r), 100.0); });
@@ -312,7 +323,8 @@ DerivedRow::DerivedRow(const std::vector<ChannelInfo>& rate_channels) : plan_(st
 
 DerivedRow::~DerivedRow() = default;
 
-void DerivedRow::compute(std::span<const double> rates, std::span<double> out) {
+void DerivedRow::compute(double t_s, std::span<const double> rates, std::span<double> out) {
+  plan_->row.t_s[0] = t_s;
   auto in = plan_->row.values.row(0);
   std::copy(rates.begin(), rates.end(), in.begin());
   std::size_t j = 0;

@@ -29,6 +29,7 @@ double unit_floor(const std::string& unit) {
       {"bytes/s", 65536.0}, {"kB/s", 64.0},        {"pages/s", 16.0},     {"sectors/s", 128.0},
       {"ticks/s", 1.0},     {"us/s", 1000.0},      {"ms/s", 5.0},         {"count", 0.5},
       {"count/s", 1.0},     {"packets/s", 10.0},   {"ops/s", 1.0},        {"kHz", 50000.0},
+      {"%/min", 2.0},  // memory fill pace (0, or 20 %/min and more)
   };
   auto it = floors.find(unit);
   return it == floors.end() ? 1e-9 : it->second;
@@ -45,14 +46,15 @@ std::vector<double> finite_column(const Matrix& m, std::size_t c) {
 }
 
 namespace {
-// Columns with at least half the samples finite that vary, or (flat_failures) are failure counters.
+// Columns with at least half the samples finite that vary, or (flat_failures) are flat when healthy
+// (failure counters, the memory fill pace).
 std::vector<int> columns(const Series& s, bool flat_failures) {
   std::vector<int> cols;
   for (std::size_t c = 0; c < s.channels.size(); ++c) {
     auto v = finite_column(s.values, c);
     if (v.empty() || v.size() * 2 < s.t_s.size()) continue;
     auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    if (*lo == *hi && !(flat_failures && failure_counter(s.channels[c].name, s.channels[c].unit))) continue;
+    if (*lo == *hi && !(flat_failures && flat_when_healthy(s.channels[c].name, s.channels[c].unit))) continue;
     cols.push_back(int(c));
   }
   return cols;

@@ -20,9 +20,10 @@ std::vector<double> finite_column(const Matrix& m, std::size_t c);
 // mode; baseline mode adds its own checks.
 std::vector<int> varying_columns(const Series& s);
 
-// The streaming detector's columns: varying_columns(), plus the failure counters
-// (reveal::failure_counter) that stayed constant in `s` with at least half the samples finite:
-// their reference spread is their unit's floor, so a link that starts dropping scores at once.
+// The streaming detector's columns: varying_columns(), plus the channels flat when healthy
+// (reveal::flat_when_healthy: failure counters, the memory fill pace) that stayed constant in `s`
+// with at least half the samples finite: their reference spread is their unit's floor, so a
+// link that starts dropping, or memory that starts running out, scores at once.
 std::vector<int> scored_columns(const Series& s);
 
 // Per scored column, the smallest deviation worth a robust SD (unit resolution; memory-sized

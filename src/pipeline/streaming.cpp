@@ -160,7 +160,7 @@ const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<co
   std::copy(row.begin(), row.end(), prev_.begin());
   prev_t_ns_ = t_unix_ns;
   const std::uint64_t g = rows_++;
-  derived_->compute(rates_, hist_.row(slot(g)));
+  derived_->compute(double(t_unix_ns - t0_ns_) * 1e-9, rates_, hist_.row(slot(g)));
   hist_t_[slot(g)] = t_unix_ns;
 
   if (periodic_fit_due(rows_)) fit();

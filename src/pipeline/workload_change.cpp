@@ -19,6 +19,9 @@ double material_rise(const std::string& name, const std::string& unit) {
   if (unit == "us/s" || unit == "us") return 1e5;
   if (unit == "ms/s" || unit == "ms") return 100.0;
   if (unit == "ms/op") return 5.0;  // I/O latency per request
+  // Memory used up at a pace that empties it within 5 minutes (20 %/min; the channel reads 0
+  // below it): a page-now pace. Slower leaks are the drift rule's (kDriftRelearns).
+  if (unit == "%/min") return 20.0;
   if (unit == "seconds" || unit == "s") return 0.5;
   return 0.0;  // counts of errors, drops, retransmits, stalls: any significant rise
 }

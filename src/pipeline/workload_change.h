@@ -9,7 +9,8 @@
 //     robust z ≥ kSymptomZ and its rise (the window's minimum over the reference median) at
 //     least the unit's material step
 //     (10 points for shares in %, 100 ms/s of stall or wait time, 0.1 s/s in us/s, 5 ms more
-//     per I/O request, 200 processes created per second): a 0.5 %
+//     per I/O request, 200 processes created per second, 20 %/min of the available memory used
+//     up — empty within 5 minutes at that pace): a 0.5 %
 //     PSI blip on a quiet reference is not a symptom, a job stalled 10 % of the time is.
 //     Saturation channels (ChannelRole::saturation) count when the tasks waiting for a CPU grew
 //     by at least one per CPU: run-queue wait per CPU up ≥ 1 s/s, or runnable tasks beyond the

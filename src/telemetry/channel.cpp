@@ -85,6 +85,9 @@ ChannelRole channel_role(std::string_view name) {
   // Memory in use (1 − MemAvailable/MemTotal): a level that moves with every job, until the
   // host nears out of memory (SymptomGate counts only its part beyond 90 %).
   if (source == "derived" && field == "mem_used_pct") return ChannelRole::saturation;
+  // The pace memory is being used up at (features/memory_fill.h): non-zero only when the host
+  // would run out of memory within 5 minutes at the pace of the last 15 s — heading for a shortage.
+  if (source == "derived" && field == "mem_fill_pct_per_min") return ChannelRole::symptom;
   // Egress qdiscs (tc.qdisc): drops, throttle events at a rate limit (overlimits) and requeues
   // by a busy driver are shortages; the queue's length and backlog are levels.
   if (source == "tc.qdisc") return (field == "backlog" || field == "qlen") ? ChannelRole::load : ChannelRole::symptom;
@@ -118,6 +121,10 @@ bool failure_counter(std::string_view name, std::string_view unit) {
   if (source.find("pressure") != std::string::npos || contains(field, "pressure")) return false;
   if (field.rfind("steal", 0) == 0 || field.rfind("iowait", 0) == 0) return false;
   return true;
+}
+
+bool flat_when_healthy(std::string_view name, std::string_view unit) {
+  return failure_counter(name, unit) || name == "derived:mem_fill_pct_per_min";
 }
 
 bool hypervisor_steal(std::string_view name) {

@@ -56,6 +56,22 @@ TEST(Derived, MemoryNetworkDiskPsi) {
   EXPECT_EQ(s.find("derived:ipc"), -1);
 }
 
+// The memory fill pace reads the rows in time order (t_s): MemAvailable falling 50 kB/s from
+// 10000 kB steadily for 20 s reads 100 · 60 · 50 / MemAvailable % per minute from t = 15 s,
+// 0 before; without MemAvailable there is no such channel.
+TEST(Derived, MemoryFillPaceFollowsTheRows) {
+  std::vector<double> total(21, 20000.0), avail;
+  for (int t = 0; t <= 20; ++t) avail.push_back(10000.0 - 50.0 * t);
+  Series s = series({{"proc.meminfo:MemTotal", total}, {"proc.meminfo:MemAvailable", avail}});
+  add_derived(s);
+  EXPECT_EQ(at(s, "derived:mem_fill_pct_per_min", 14), 0.0);
+  EXPECT_NEAR(at(s, "derived:mem_fill_pct_per_min", 20), 300000.0 / 9000.0, 1e-9);
+  EXPECT_EQ(s.channels[std::size_t(s.find("derived:mem_fill_pct_per_min"))].unit, "%/min");
+  Series none = series({{"proc.meminfo:MemTotal", total}});
+  add_derived(none);
+  EXPECT_EQ(none.find("derived:mem_fill_pct_per_min"), -1);
+}
+
 // Run-queue wait per CPU from /proc/schedstat's run_delay rates (ns/s): 3 s of waiting per
 // second on 2 CPUs is 1.5 tasks waiting per CPU. The host sum is replaced, per-CPU ones stay.
 TEST(Derived, RunqueueWaitPerCpu) {
@@ -155,11 +171,14 @@ TEST(DerivedRow, MatchesTheOfflineDerivationRowByRow) {
       ASSERT_EQ(d.channels()[c].unit, offline.channels[c].unit) << name;
     }
     std::vector<double> rates(rec.channels.size()), out(d.channels().size());
+    const std::vector<double> none(rec.channels.size(), std::nan(""));
     std::size_t compared = 0;
-    for (std::size_t i = 1; i < rec.t_unix_ns.size(); ++i) {
-      rates_row(rec.channels, rec.values.row(i - 1), rec.values.row(i),
-                double(rec.t_unix_ns[i] - rec.t_unix_ns[i - 1]) * 1e-9, rates);
-      d.compute(rates, out);
+    // From row 0, as the streaming detector (its first row has no previous sample): the memory
+    // fill pace remembers the rows before.
+    for (std::size_t i = 0; i < rec.t_unix_ns.size(); ++i) {
+      rates_row(rec.channels, i == 0 ? std::span<const double>(none) : rec.values.row(i - 1), rec.values.row(i),
+                i == 0 ? 0.0 : double(rec.t_unix_ns[i] - rec.t_unix_ns[i - 1]) * 1e-9, rates);
+      d.compute(double(rec.t_unix_ns[i] - rec.t_unix_ns[0]) * 1e-9, rates, out);
       for (std::size_t c = 0; c < out.size(); ++c) {
         const double want = offline.values(i, c);
         if (std::isnan(want)) {

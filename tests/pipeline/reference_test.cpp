@@ -52,6 +52,9 @@ TEST(ScoredColumns, FlatFailureCountersAreScoredFlatLoadIsNot) {
   }
   EXPECT_EQ(varying_columns(s), (std::vector<int>{5}));
   EXPECT_EQ(scored_columns(s), (std::vector<int>{0, 1, 5}));
+  EXPECT_TRUE(flat_when_healthy("derived:mem_fill_pct_per_min", "%/min")) << "memory being used up";
+  EXPECT_TRUE(flat_when_healthy("tc.qdisc:overlimits", "count/s"));
+  EXPECT_FALSE(flat_when_healthy("derived:mem_used_pct", "%"));
   EXPECT_TRUE(failure_counter("proc.net.snmp:TcpExt_TCPTimeouts", "count/s"));
   EXPECT_FALSE(failure_counter("tc.qdisc:overlimits", "count")) << "a raw counter, not its rate";
   EXPECT_FALSE(failure_counter("tc.qdisc:backlog", "bytes/s")) << "a level";

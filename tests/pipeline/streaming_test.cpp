@@ -27,14 +27,24 @@ struct Synth {
 
 constexpr std::int64_t kT0 = std::int64_t(1'700'000'000) * 1'000'000'000;
 
-TEST(StreamingDetector, WarmsUpThenFindsALevelShiftWithinSecondsOnTheRightSubsystem) {
-  Synth syn(3);
+RunMetadata four_cores() {
   RunMetadata meta;
   meta.cores = 4;
+  return meta;
+}
+// A minute of warm-up, refits every 30 s, 5 minutes of history.
+StreamingOptions quick_options() {
   StreamingOptions o;
   o.warmup_samples = 60;
   o.refit_samples = 30;
   o.history_samples = 300;
+  return o;
+}
+
+TEST(StreamingDetector, WarmsUpThenFindsALevelShiftWithinSecondsOnTheRightSubsystem) {
+  Synth syn(3);
+  const RunMetadata meta = four_cores();
+  StreamingOptions o = quick_options();
   // Every run of anomalous windows is an incident here; workload_change_test.cpp covers the
   // telling of workload changes from faults (this shift moves a load channel only).
   o.workload_changes = false;
@@ -117,12 +127,8 @@ TEST(StreamingDetector, AFailureCounterFlatAtZeroIsScoredWhenItStartsCounting) {
   Synth syn(5);
   std::vector<ChannelInfo> ch = syn.channels;
   ch.push_back({"tc.qdisc:overlimits", "count", Kind::counter, Subsystem::network});
-  RunMetadata meta;
-  meta.cores = 4;
-  StreamingOptions o;
-  o.warmup_samples = 60;
-  o.refit_samples = 30;
-  o.history_samples = 300;
+  const RunMetadata meta = four_cores();
+  StreamingOptions o = quick_options();
   StreamingDetector d(meta, ch, o);
   double overlimits = 0;
   std::size_t opened_at = 0;
@@ -140,6 +146,42 @@ TEST(StreamingDetector, AFailureCounterFlatAtZeroIsScoredWhenItStartsCounting) {
   }
   EXPECT_GE(opened_at, 150u);
   EXPECT_LE(opened_at, 155u);
+}
+
+// A leak (MemAvailable falling 128 MiB/s on a 24 GiB host with 20 GiB available) opens a memory
+// incident led by the memory fill pace about 15 s in, although the pace sat flat at 0 through
+// the whole history; a job filling 2 GiB in two seconds earlier did not (a workload change at
+// most: the pace stays 0 for a burst).
+TEST(StreamingDetector, AMemoryLeakOpensAMemoryIncidentAJobsAllocationBurstDoesNot) {
+  Synth syn(7);
+  std::vector<ChannelInfo> ch = syn.channels;
+  ch.push_back({"proc.meminfo:MemTotal", "kB", Kind::gauge, Subsystem::memory});
+  ch.push_back({"proc.meminfo:MemAvailable", "kB", Kind::gauge, Subsystem::memory});
+  const RunMetadata meta = four_cores();
+  StreamingOptions o = quick_options();
+  StreamingDetector d(meta, ch, o);
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0.0, 2000.0);  // kB
+  const std::size_t burst = 90, leak = 180;
+  double avail = 20.0 * 1024 * 1024;
+  std::size_t opened_at = 0;
+  for (std::size_t i = 0; i < 240; ++i) {
+    if (i == burst || i == burst + 1) avail -= 1024.0 * 1024;  // a job's 2 GiB at start-up
+    if (i >= leak) avail -= 128.0 * 1024;                      // 128 MiB per second
+    auto row = syn.row(false, 0);
+    row.push_back(24.0 * 1024 * 1024);
+    row.push_back(avail + noise(rng));
+    const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, row);
+    if (u.opened && !opened_at) {
+      opened_at = i;
+      ASSERT_TRUE(d.active());
+      EXPECT_EQ(d.active()->subsystem, Subsystem::memory);
+      ASSERT_FALSE(d.active()->top.empty());
+      EXPECT_EQ(d.active()->top[0].name, "derived:mem_fill_pct_per_min");
+    }
+  }
+  EXPECT_GE(opened_at, leak + 15);
+  EXPECT_LE(opened_at, leak + 20);
 }
 
 TEST(StreamingDetector, CleanStreamRaisesNothing) {

@@ -152,6 +152,19 @@ TEST(SymptomGate, MemoryInUseCountsOnlyNearOutOfMemory) {
   EXPECT_FALSE(g.symptomatic(std::vector<double>{4}, ref, std::vector<double>{94})) << "z below 6";
 }
 
+// Memory being used up (derived:mem_fill_pct_per_min) is a symptom once the pace would empty
+// what is available within 5 minutes (20 %/min); a slower pace is not material.
+TEST(SymptomGate, MemoryUsedUpFastIsASymptomSlowIsNot) {
+  EXPECT_EQ(channel_role("derived:mem_fill_pct_per_min"), ChannelRole::symptom);
+  const ChannelInfo fill{"derived:mem_fill_pct_per_min", "%/min", Kind::gauge, Subsystem::memory};
+  pipeline::SymptomGate g;
+  g.reset({&fill}, 0);
+  EXPECT_EQ(g.symptom_channels(), 1u);
+  const std::vector<double> z{200}, ref{0};
+  EXPECT_FALSE(g.symptomatic(z, ref, std::vector<double>{12})) << "empty within ~8 minutes";
+  EXPECT_TRUE(g.symptomatic(z, ref, std::vector<double>{28})) << "a leak of 128 MiB/s on 20 GiB";
+}
+
 TEST(RecentPeaks, TheHighestLevelOverTheSpanNaNIgnored) {
   pipeline::RecentPeaks p;
   p.reset(2, 120);  // 60 buckets of 2 windows
