@@ -310,9 +310,12 @@ class StreamingDetector {
 // taken so far (the agent's recent ones, Recorder::recent_tenants(); a replay's whole
 // timeline, of which only scans stamped at or before `now` count):
 //   - names the open incident's tenants (Incident::victims, ::aggressors; judge_tenants()),
-//     and the one the push just closed: recomputed while the incident is young, then frozen
-//     once a scan covers kTenantAfterS after its onset, so the live finding equals `reveal
-//     detect`'s on the stored scans;
+//     and the one the push just closed: judged again whenever the end of its after span,
+//     min(end, onset + kTenantAfterS), moves (the open incident grows; a closing incident's
+//     end goes back to its last anomalous window) and kept once the scans cover that span.
+//     The finding depends on the incident's start and end alone — not on when the close was
+//     decided — so the agent's and the replay's agree, and equal `reveal detect`'s
+//     attach_tenants() for the same start and end;
 //   - withdraws the open incident as a workload change (StreamingDetector::withdraw_incident)
 //     when judge_workload_start() calls its onset a new workload starting (decided once per
 //     incident, 5–10 s after its onset).
@@ -323,8 +326,9 @@ class TenantFeed {
   bool after_push(StreamingDetector& detector, const StreamUpdate& u, const TenantTimeline& tenants, std::int64_t now);
 
  private:
-  std::int64_t onset_ = 0;  // start_unix_ns of the incident finding_ is for
-  bool frozen_ = false;
+  std::int64_t onset_ = 0;       // start_unix_ns of the incident finding_ is for
+  std::int64_t judged_end_ = 0;  // the end of the after span finding_ was judged over
+  bool frozen_ = false;          // the scans covered that span: judged again only if it moves
   bool start_decided_ = false;
   TenantFinding finding_;
 };

@@ -20,9 +20,15 @@ bool TenantFeed::after_push(StreamingDetector& detector, const StreamUpdate& u, 
       frozen_ = false;
       start_decided_ = false;
     }
-    if (!frozen_) {
+    // The after span ends at min(end, onset + kTenantAfterS): judged again whenever that moves
+    // (the open incident grows; a closing incident's end goes back to its last anomalous
+    // window), so the finding is a function of the incident's start and end alone, whenever
+    // the close was decided; frozen once the scans cover the whole span.
+    const std::int64_t after_end = std::min(inc.end_unix_ns, inc.start_unix_ns + std::int64_t(kTenantAfterS * 1e9));
+    if (!frozen_ || after_end != judged_end_) {
       finding_ = judge_tenants(tenants, inc.start_unix_ns, inc.end_unix_ns);
-      frozen_ = latest >= inc.start_unix_ns + std::int64_t(kTenantAfterS * 1e9);
+      judged_end_ = after_end;
+      frozen_ = latest >= after_end;
     }
     inc.victims = finding_.victims;
     inc.aggressors = finding_.aggressors;
