@@ -2,7 +2,16 @@
 # Installs everything Reveal needs to build, test and run its demo on Debian 12.
 # Idempotent: packages already present are skipped; apt-get update runs once per call
 # only when something is missing.
+#   scripts/setup.sh           build, test and demo dependencies
+#   scripts/setup.sh --build   only what building `reveal` needs (the container image's build
+#                              stage, deploy/kubernetes/Dockerfile)
 set -euo pipefail
+ONLY_BUILD=0
+case ${1:-} in
+  "") ;;
+  --build) ONLY_BUILD=1 ;;
+  *) echo "setup.sh: unknown argument '$1' (usage: setup.sh [--build])" >&2; exit 2 ;;
+esac
 
 BUILD_PKGS=(build-essential cmake pkg-config
             libsqlite3-dev libzstd-dev libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev
@@ -26,7 +35,14 @@ RUN_PKGS+=(chromium fonts-dejavu-core)
 command -v node >/dev/null || RUN_PKGS+=(nodejs)
 command -v npm >/dev/null || RUN_PKGS+=(npm)
 
+# kubectl: renders the Kubernetes manifests (kubectl kustomize) and python3-kubernetes holds the
+# API's schemas (its models) that tests/deploy/k8s_validate.py checks them against. A host with
+# another kubectl (the upstream package, which owns /usr/bin/kubectl too) keeps it.
+RUN_PKGS+=(python3-kubernetes)
+command -v kubectl >/dev/null || RUN_PKGS+=(kubernetes-client)
+
 want=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}")
+((ONLY_BUILD)) && want=("${BUILD_PKGS[@]}")
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -38,5 +54,5 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # npm packages of the browser check (tests/report/package-lock.json into tests/report/node_modules)
-"$(dirname "$0")/browser_deps.sh"
+((ONLY_BUILD)) || "$(dirname "$0")/browser_deps.sh"
 echo "setup: dependencies present" >&2

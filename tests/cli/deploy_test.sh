@@ -4,7 +4,9 @@
 # (required keys always; `systemd-analyze verify` when installed) and the example agent
 # configuration, which `reveal agent --check-config` must accept (exit 0) while a bad file
 # exits 2 with ONE "file:line:col: what" line. promtool or systemd-analyze missing: that part
-# is skipped with a "SKIP:" line.
+# is skipped with a "SKIP:" line. Then deploy/kubernetes (rendered with kubectl kustomize and
+# validated by tests/deploy/k8s_validate.py) and deploy/grafana (the dashboards are what
+# dashboards.py writes).
 # usage: deploy_test.sh REVEAL FIXTURES [NVML_DOUBLE]
 set -uo pipefail
 REVEAL=$1
@@ -80,6 +82,35 @@ else
   expect_exit 2 "$REVEAL" agent --config "$T/absent.toml" --check-config
   grep -qF "$T/absent.toml: cannot read" "$T/err" || fail "--check-config absent file: $(cat "$T/err")"
 fi
+
+# --- Kubernetes (deploy/kubernetes): every kustomization rendered and validated against the API's
+# schemas, the objects checked against each other and the agent, the Dockerfile's run-time
+# libraries against the binary (tests/deploy/k8s_validate.py says what exactly) ---------------------
+if command -v kubectl >/dev/null && /usr/bin/python3 -c 'import kubernetes' 2>/dev/null; then
+  /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/../deploy/k8s_validate.py" "$DEPLOY/kubernetes" --reveal "$REVEAL" \
+    >"$T/out" 2>&1 || { fail "deploy/kubernetes"; cat "$T/out"; }
+  grep '^rendered' "$T/out"
+else
+  echo "SKIP: kubectl or python3-kubernetes missing (scripts/setup.sh installs them); deploy/kubernetes not checked"
+fi
+
+# --- Grafana (deploy/grafana): the dashboards are what dashboards.py writes, and each is a
+# dashboard (uid, panels with targets); their PromQL runs in fleet_prometheus_test.sh -----------------
+/usr/bin/python3 "$DEPLOY/grafana/dashboards.py" --check >"$T/out" 2>&1 || { fail "deploy/grafana"; cat "$T/out"; }
+for f in "$DEPLOY"/grafana/*.json; do
+  /usr/bin/python3 - "$f" <<'PY' || fail "$f is not a Grafana dashboard"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["uid"] and d["title"] and d["schemaVersion"] >= 36, "uid, title, schemaVersion"
+ids = [p["id"] for p in d["panels"]]
+assert len(ids) == len(set(ids)), "duplicate panel ids"
+for p in d["panels"]:
+    if p["type"] != "row":
+        assert p["targets"] and all(t["expr"] for t in p["targets"]), p["title"]
+        g = p["gridPos"]
+        assert 0 <= g["x"] and g["x"] + g["w"] <= 24, p["title"]
+PY
+done
 
 ((fails)) && exit 1
 echo "deploy: all checks passed"
