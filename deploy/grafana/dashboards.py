@@ -104,6 +104,8 @@ THRESHOLD_1 = {"thresholds": {"mode": "absolute", "steps": [{"color": "green", "
 SUBSYSTEM_OVERRIDES = [{"matcher": {"id": "byName", "options": s},
                         "properties": [{"id": "color", "value": {"mode": "fixed", "fixedColor": c}}]}
                        for s, c in SUBSYSTEM_COLOURS.items()]
+STACKED_BARS = {"custom": {"drawStyle": "bars", "fillOpacity": 60, "stacking": {"mode": "normal"}}}
+JOB_VAR = var_query("job", "Job", "label_values(reveal_build_info, job)")
 TABLE_LABELS = {"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True, "__name__": True,
                                                                  "job": True}}}
 
@@ -113,7 +115,7 @@ def fleet():
     b = Board("reveal-fleet", "Reveal / Fleet overview",
               "Every host running reveal agent: which are anomalous now, open incidents by subsystem, "
               "incidents and workload changes over time, and what the agents cost.",
-              [var_datasource(), var_query("job", "Job", "label_values(reveal_build_info, job)")])
+              [var_datasource(), JOB_VAR])
     b.row("Now")
     b.add("stat", "Agents up", "Scrape targets of the job answering (up == 1).",
           [ts(f"count(up{{{j}}} == 1) or vector(0)", instant=True)], w=4, h=4)
@@ -152,8 +154,7 @@ def fleet():
               fmt="table")], w=8, h=9, overrides=SUBSYSTEM_OVERRIDES)
     b.add("timeseries", "Incidents opened per 10 min, by subsystem", "increase(reveal_incidents_total[10m]).",
           [ts(f"sum by (subsystem) (increase(reveal_incidents_total{{{j}}}[10m]))", "{{subsystem}}")], w=8, h=9,
-          overrides=SUBSYSTEM_OVERRIDES, field={"custom": {"drawStyle": "bars", "fillOpacity": 60,
-                                                           "stacking": {"mode": "normal"}}})
+          overrides=SUBSYSTEM_OVERRIDES, field=STACKED_BARS)
     b.add("timeseries", "Workload changes and withdrawn incidents per 10 min",
           "Workload changes (no symptom rose) and incidents withdrawn as a new workload starting.",
           [ts(f"sum(increase(reveal_workload_changes_total{{{j}}}[10m]))", "workload changes"),
@@ -176,7 +177,7 @@ def host():
     h = 'job="$job", instance="$instance"'
     b = Board("reveal-host", "Reveal / Host",
               "One host: its anomaly scores, its incidents and the raw signals behind each subsystem.",
-              [var_datasource(), var_query("job", "Job", "label_values(reveal_build_info, job)"),
+              [var_datasource(), JOB_VAR,
                var_query("instance", "Host", 'label_values(reveal_build_info{job="$job"}, instance)')])
     b.row("Detection")
     b.add("timeseries", "Fused anomaly score", "reveal_anomaly_score; windows at or above 1 (red line) are "
@@ -244,7 +245,7 @@ def incidents():
     b = Board("reveal-incidents", "Reveal / Incident timeline",
               "When each host had an incident open, by subsystem and leading channel; absences of a source; "
               "incidents opened and workload changes over time.",
-              [var_datasource(), var_query("job", "Job", "label_values(reveal_build_info, job)"),
+              [var_datasource(), JOB_VAR,
                var_query("instance", "Hosts", 'label_values(reveal_build_info{job="$job"}, instance)', multi=True)],
               annotations=[{"name": "Incidents opened", "datasource": DS, "enable": True, "iconColor": "red",
                             "expr": f"changes(reveal_incidents_total{{{s}}}[1m]) > 0", "step": "30s",
@@ -268,8 +269,7 @@ def incidents():
                                                             "1": {"text": "silent", "color": "red"}}}]})
     b.add("timeseries", "Incidents opened per 10 min", "By subsystem, on the selected hosts.",
           [ts(f"sum by (subsystem) (increase(reveal_incidents_total{{{s}}}[10m]))", "{{subsystem}}")], w=12, h=8,
-          overrides=SUBSYSTEM_OVERRIDES, field={"custom": {"drawStyle": "bars", "fillOpacity": 60,
-                                                           "stacking": {"mode": "normal"}}})
+          overrides=SUBSYSTEM_OVERRIDES, field=STACKED_BARS)
     b.add("timeseries", "Workload changes per 10 min", "Anomalous stretches without a symptom, per host.",
           [ts(f"sum by (instance) (increase(reveal_workload_changes_total{{{s}}}[10m]))", "{{instance}}")],
           w=12, h=8)
