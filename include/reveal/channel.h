@@ -94,10 +94,20 @@ ChannelRole channel_role(std::string_view name);
 bool failure_counter(std::string_view name, std::string_view unit);
 
 // Symptom channels whose healthy level is a flat 0, scored even when they never moved in the
-// history a detector is fitted on: the failure counters above, and the pace at which memory is
+// history a detector is fitted on: the failure counters above, the pace at which memory is
 // being used up (derived:mem_fill_pct_per_min, 0 unless the host would run out of memory within
-// 5 minutes at the pace of the last 15 s; reveal/features.h).
+// 5 minutes at the pace of the last 15 s; reveal/features.h), and the page-cache drops below.
 bool flat_when_healthy(std::string_view name, std::string_view unit);
+
+// Drops of the kernel's caches through /proc/sys/vm/drop_caches: derived:drop_caches_per_min,
+// the drops per minute counted over the last 20 s from /proc/vmstat drop_pagecache (1 or 3 written: clean
+// page cache thrown away) and drop_slab (2 or 3: reclaimable slab, dentries and inodes),
+// counters since boot (Linux 4.14+, mm/vmstat.c; reveal/features.h). The kernel never drops its
+// caches by itself, so a healthy host keeps the channel at 0; a rise is someone's command, cron
+// job or tuning script, and every job's data set, libraries and checkpoints must then be read
+// from disk again. A symptom (a shortage imposed on the host), scored while flat; an incident it
+// opens says so in its action (explain::attribute, cache_drop_action in reveal/incident.h).
+bool page_cache_dropped(std::string_view name);
 
 // Hypervisor steal: derived:cpu_steal_pct, host-wide or of one CPU ("derived:cpu_steal_pct.cpu3"),
 // the share of time the hypervisor ran another guest while this guest's vCPU was ready to run

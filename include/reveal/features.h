@@ -35,7 +35,9 @@ Series to_rates(const Recording& rec);
 //   cpu_<state>_pct and cpu_busy_pct (host and per CPU, from proc.stat rates; the raw tick rates
 //   are then dropped), mem_used_pct, mem_fill_pct_per_min (the share of MemAvailable used up per
 //   minute at the pace it fell steadily over the last 15 s, 0 when slower than empty within 5
-//   minutes: src/features/memory_fill.h; the one stateful formula, so rows go in time order),
+//   minutes: src/features/memory_fill.h), drop_caches_per_min (drops of the caches through
+//   /proc/sys/vm/drop_caches per minute, counted over the last 20 s, from vmstat drop_pagecache + drop_slab:
+//   src/features/recent_count.h; these two are stateful, so rows go in time order),
 //   swap_used_pct, net_{rx,tx}_bytes_per_s (all interfaces),
 //   tcp_retrans_pct (RetransSegs / OutSegs), disk_{read,write}_bytes_per_s, disk_iops and
 //   disk_util_pct (per device), psi_<res>_<some|full>_pct (stall time share from PSI totals),

@@ -154,4 +154,9 @@ std::string suggest_action(Subsystem s, const ChannelEvidence& top);
 // the VM's physical host, so the action is the provider's or the placement's, not the jobs'.
 std::string steal_action(const ChannelEvidence& symptom);
 
+// Suggested action for an incident whose symptom is a drop of the page cache or slab through
+// /proc/sys/vm/drop_caches (page_cache_dropped() in reveal/channel.h): an administrative write,
+// never the kernel's own doing, so the action is to find the writer.
+std::string cache_drop_action(const ChannelEvidence& symptom);
+
 }  // namespace reveal

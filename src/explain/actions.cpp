@@ -56,4 +56,13 @@ std::string steal_action(const ChannelEvidence& symptom) {
          "to another host (stop/start) or use dedicated hosts";
 }
 
+std::string cache_drop_action(const ChannelEvidence& symptom) {
+  return symptom.name + " " + format_value(symptom.value, symptom.unit) + " vs " +
+         format_value(symptom.reference, symptom.unit) +
+         ": something writes /proc/sys/vm/drop_caches, so the page cache (the jobs' data sets, libraries and "
+         "checkpoints) is thrown away and read from disk again. Find the writer (a cron job, a tuning or "
+         "benchmark script, a container's entrypoint; auditctl -w /proc/sys/vm/drop_caches -p w names it) and "
+         "stop it; to free memory for a job, set memory limits instead";
+}
+
 }  // namespace reveal

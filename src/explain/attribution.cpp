@@ -233,6 +233,10 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     inc.action = inc.subsystem == Subsystem::cpu || inc.action.empty()
                      ? steal_action(inc.symptom)
                      : inc.action + "; it opened on " + steal_action(inc.symptom);
+  // A drop of the caches is an administrator's write, whatever else moved with it (the jobs'
+  // re-reads, their slowdown): the writer is the cause to name.
+  else if (page_cache_dropped(inc.symptom.name))
+    inc.action = cache_drop_action(inc.symptom);
 }
 
 }  // namespace reveal::explain

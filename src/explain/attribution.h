@@ -46,6 +46,8 @@ struct ChannelReference {
 // (hypervisor_steal(), reveal/channel.h) has the hypervisor's action (steal_action()): alone
 // when the evidence names cpu, after the subsystem's own action otherwise (the subsystem stays
 // the evidence's: a job's start and a fault that began with the steal look alike otherwise).
+// One whose symptom is a drop of the caches (page_cache_dropped(), reveal/channel.h) has
+// cache_drop_action() as its action.
 // Fills subsystem, confidence, subsystem_shares, detectors, focus, top and action of `inc`.
 // All spans have one entry per model channel (chans.size()).
 void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "memory_fill.h"
+#include "recent_count.h"
 #include "reveal/features.h"
 
 namespace reveal {
@@ -157,6 +158,21 @@ void derive_memory(Builder& b) {
           "share of available memory used up per minute, at the pace MemAvailable fell steadily over the last 15 s "
           "(0: none, or slower than empty within 5 minutes)",
           [&b, avail, pace](std::size_t r) { return pace->push(b.t(r), b.v(avail, r)); });
+  }
+  // Drops of the page cache or slab through /proc/sys/vm/drop_caches, counted over the last
+  // 20 s, per minute (features/recent_count.h): a level that holds while someone keeps dropping
+  // them and falls 20 s after they stop. Stateful, like the fill pace.
+  const int pc = b.col("proc.vmstat:drop_pagecache"), slab = b.col("proc.vmstat:drop_slab");
+  if (pc >= 0 || slab >= 0) {
+    auto recent = std::make_shared<features::RecentCount>(20.0);
+    b.add("drop_caches_per_min", "count/min", Subsystem::memory,
+          "drops of the page cache or slab through /proc/sys/vm/drop_caches per minute, counted over the last 20 s "
+          "(/proc/vmstat drop_pagecache + drop_slab: writing 3 counts twice; one drop reads 3 for 20 s)",
+          [&b, pc, slab, recent](std::size_t r) {
+            const double a = b.v(pc, r), c = b.v(slab, r);
+            const double n = recent->push(b.t(r), (std::isfinite(a) ? a : 0.0) + (std::isfinite(c) ? c : 0.0));
+            return n * (60.0 / recent->window_s());
+          });
   }
   const int st = b.col("proc.meminfo:SwapTotal"), sf = b.col("proc.meminfo:SwapFree");
   b.add("swap_used_pct", "%", Subsystem::memory, "swap in use: 1 − SwapFree/SwapTotal",

@@ -17,6 +17,9 @@ constexpr int kSelfPasses = 3;
 constexpr double kNaN = __builtin_nan("");
 // Fraction of the host's RAM below which a memory level shift is not scored.
 constexpr double kRamFloorFraction = 0.005;
+// Drops through /proc/sys/vm/drop_caches per minute over the last 20 s (page_cache_dropped(),
+// reveal/channel.h): the kernel never makes one, so a single drop (3/min) is thirty robust SDs.
+constexpr double kCacheDropFloor = 0.1;
 // The sampler's own lateness (reveal.sampler): a delay under this fraction of the sampling
 // interval, or this fraction of the ticks missed, is scheduling noise, less than a robust SD.
 constexpr double kSamplerLatenessFraction = 0.1;
@@ -95,6 +98,8 @@ std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols
       if (name == "reveal.sampler:delay_seconds") floors[j] = kSamplerLatenessFraction * interval;
       if (name == "reveal.sampler:ticks_missed") floors[j] = kSamplerLatenessFraction / interval;  // not count/s's 1
     }
+  for (std::size_t j = 0; j < cols.size(); ++j)
+    if (page_cache_dropped(s.channels[cols[j]].name)) floors[j] = kCacheDropFloor;
   return floors;
 }
 

@@ -21,15 +21,16 @@ std::vector<double> finite_column(const Matrix& m, std::size_t c);
 std::vector<int> varying_columns(const Series& s);
 
 // The streaming detector's columns: varying_columns(), plus the channels flat when healthy
-// (reveal::flat_when_healthy: failure counters, the memory fill pace) that stayed constant in `s`
-// with at least half the samples finite: their reference spread is their unit's floor, so a
-// link that starts dropping, or memory that starts running out, scores at once.
+// (reveal::flat_when_healthy: failure counters, the memory fill pace, drop_caches writes) that
+// stayed constant in `s` with at least half the samples finite: their reference spread is their
+// floor, so a link that starts dropping, or memory that starts running out, scores at once.
 std::vector<int> scored_columns(const Series& s);
 
 // Per scored column, the smallest deviation worth a robust SD (unit resolution; memory-sized
 // levels at least 0.5 % of the host's RAM when proc.meminfo:MemTotal is in `s`; the sampler's
 // lateness in units of the sampling interval Δ, the median spacing of `s`, instead of its
-// unit's: reveal.sampler:delay_seconds 0.1·Δ, the rate of reveal.sampler:ticks_missed 0.1/Δ).
+// unit's: reveal.sampler:delay_seconds 0.1·Δ, the rate of reveal.sampler:ticks_missed 0.1/Δ;
+// drops through drop_caches per minute, reveal::page_cache_dropped(), 0.1: one drop is news).
 std::vector<double> channel_floors(const Series& s, const std::vector<int>& cols);
 
 // A recording's first `settle_windows` windows (its start-up) in a reference of `windows`:

@@ -88,6 +88,8 @@ ChannelRole channel_role(std::string_view name) {
   // The pace memory is being used up at (features/memory_fill.h): non-zero only when the host
   // would run out of memory within 5 minutes at the pace of the last 15 s — heading for a shortage.
   if (source == "derived" && field == "mem_fill_pct_per_min") return ChannelRole::symptom;
+  // Someone dropping the kernel's caches (features/recent_count.h): never the kernel's own doing.
+  if (page_cache_dropped(name)) return ChannelRole::symptom;
   // Egress qdiscs (tc.qdisc): drops, throttle events at a rate limit (overlimits) and requeues
   // by a busy driver are shortages; the queue's length and backlog are levels.
   if (source == "tc.qdisc") return (field == "backlog" || field == "qlen") ? ChannelRole::load : ChannelRole::symptom;
@@ -124,8 +126,10 @@ bool failure_counter(std::string_view name, std::string_view unit) {
 }
 
 bool flat_when_healthy(std::string_view name, std::string_view unit) {
-  return failure_counter(name, unit) || name == "derived:mem_fill_pct_per_min";
+  return failure_counter(name, unit) || name == "derived:mem_fill_pct_per_min" || page_cache_dropped(name);
 }
+
+bool page_cache_dropped(std::string_view name) { return name == "derived:drop_caches_per_min"; }
 
 bool hypervisor_steal(std::string_view name) {
   static constexpr std::string_view kSteal = "derived:cpu_steal_pct";

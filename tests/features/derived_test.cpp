@@ -72,6 +72,26 @@ TEST(Derived, MemoryFillPaceFollowsTheRows) {
   EXPECT_EQ(none.find("derived:mem_fill_pct_per_min"), -1);
 }
 
+// Drops through drop_caches counted over the last 20 s from the vmstat rates (count/s), page
+// cache and slab added, per minute (× 3); no such counters on the host: no channel.
+TEST(Derived, DropCachesCountedOverTheLast20sPerMinute) {
+  std::vector<double> pagecache(100, 0.0), slab(100, 0.0);
+  for (int t = 10; t < 20; t += 2) pagecache[std::size_t(t)] = 1.0;  // 5 drops (echo 1)
+  slab[30] = 1.0;                                                     // one echo 2
+  Series s = series({{"proc.vmstat:drop_pagecache", pagecache}, {"proc.vmstat:drop_slab", slab}});
+  add_derived(s);
+  EXPECT_EQ(at(s, "derived:drop_caches_per_min", 9), 0.0);
+  EXPECT_NEAR(at(s, "derived:drop_caches_per_min", 19), 15.0, 1e-9);
+  EXPECT_NEAR(at(s, "derived:drop_caches_per_min", 30), 15.0, 1e-9) << "the drop at 10 s left; the slab's came";
+  EXPECT_NEAR(at(s, "derived:drop_caches_per_min", 35), 9.0, 1e-9) << "the drops at 10..14 s left the window";
+  EXPECT_NEAR(at(s, "derived:drop_caches_per_min", 38), 3.0, 1e-9) << "all the page-cache drops left";
+  EXPECT_EQ(at(s, "derived:drop_caches_per_min", 50), 0.0);
+  EXPECT_EQ(s.channels[std::size_t(s.find("derived:drop_caches_per_min"))].unit, "count/min");
+  Series none = series({{"proc.meminfo:MemTotal", std::vector<double>(3, 1.0)}});
+  add_derived(none);
+  EXPECT_EQ(none.find("derived:drop_caches_per_min"), -1);
+}
+
 // Run-queue wait per CPU from /proc/schedstat's run_delay rates (ns/s): 3 s of waiting per
 // second on 2 CPUs is 1.5 tasks waiting per CPU. The host sum is replaced, per-CPU ones stay.
 TEST(Derived, RunqueueWaitPerCpu) {

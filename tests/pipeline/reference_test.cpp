@@ -32,6 +32,25 @@ TEST(ChannelFloors, TheSamplersLatenessIsFlooredByTheInterval) {
   EXPECT_DOUBLE_EQ(f[3], 1.0);   // count/s
 }
 
+// Drops through drop_caches: one in the last 20 s (3/min) is thirty robust SDs, while a count/s channel
+// keeps its unit's floor of 1; the count is scored while flat at 0.
+TEST(ChannelFloors, ADropOfTheCachesIsNews) {
+  Series s;
+  s.channels = {{"derived:drop_caches_per_min", "count/min", Kind::gauge, Subsystem::memory},
+                {"proc.vmstat:pgmajfault", "count/s", Kind::gauge, Subsystem::memory}};
+  s.values = Matrix(0, 2);
+  for (int i = 0; i < 20; ++i) {
+    const double row[] = {0, 3};
+    s.values.append_row(row);
+    s.t_s.push_back(i);
+  }
+  EXPECT_EQ(scored_columns(s), (std::vector<int>{0})) << "flat when healthy: scored while 0";
+  const std::vector<double> f = channel_floors(s, {0, 1});
+  EXPECT_DOUBLE_EQ(f[0], 0.1);
+  EXPECT_DOUBLE_EQ(f[1], 1.0);
+  EXPECT_GE(1.0 / f[0], 6.0) << "one drop reaches the symptom's z (kSymptomZ)";
+}
+
 // The streaming detector also scores failure counters that stayed at 0 through its history
 // (a link that starts dropping is news because it never did); varying_columns (self mode
 // offline, where the fault is in the run) keeps only what varies.

@@ -184,6 +184,38 @@ TEST(StreamingDetector, AMemoryLeakOpensAMemoryIncidentAJobsAllocationBurstDoesN
   EXPECT_LE(opened_at, leak + 20);
 }
 
+// Someone writes /proc/sys/vm/drop_caches every 2 s for 30 s (a cron job or a tuning script gone
+// wrong): /proc/vmstat drop_pagecache was flat through the whole history and now rises by one
+// every other sample. A memory incident opens within seconds, led by the drops counted over the
+// last minute, its action naming the writer to look for rather than a leak; it ends when the
+// last drop has left the minute.
+TEST(StreamingDetector, WritesToDropCachesOpenAMemoryIncidentNamingThem) {
+  Synth syn(13);
+  std::vector<ChannelInfo> ch = syn.channels;
+  ch.push_back({"proc.vmstat:drop_pagecache", "count", Kind::counter, Subsystem::memory});
+  const RunMetadata meta = four_cores();
+  StreamingOptions o = quick_options();
+  StreamingDetector d(meta, ch, o);
+  const std::size_t onset = 150, end = 180;
+  double drops = 5;  // writes since boot, before the agent started
+  std::size_t opened_at = 0;
+  for (std::size_t i = 0; i < 320; ++i) {
+    if (i >= onset && i < end && i % 2 == 0) drops += 1;
+    auto row = syn.row(false, 0);
+    row.push_back(drops);
+    const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, row);
+    if (u.opened && !opened_at) opened_at = i;
+  }
+  EXPECT_GE(opened_at, onset);
+  EXPECT_LE(opened_at, onset + 6);
+  ASSERT_EQ(d.closed().size(), 1u);
+  const Incident& inc = d.closed()[0];
+  EXPECT_EQ(inc.subsystem, Subsystem::memory);
+  EXPECT_EQ(inc.symptom.name, "derived:drop_caches_per_min");
+  EXPECT_NE(inc.action.find("/proc/sys/vm/drop_caches"), std::string::npos) << inc.action;
+  EXPECT_NEAR(double(inc.end_unix_ns - kT0) * 1e-9, double(end) + 20.0, 6.0) << "the last drop leaves the 20 s";
+}
+
 TEST(StreamingDetector, CleanStreamRaisesNothing) {
   Synth syn(11);
   StreamingOptions o;
@@ -292,8 +324,12 @@ TEST(StreamingDetector, FitDueNamesExactlyThePushesThatFit) {
     const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(i >= 120 && i < 150, 15.0));
     // Every fit was announced; outside an episode exactly the fits were (inside one, a push
     // old enough to re-learn is announced whether or not its window re-learns).
-    if (u.refitted) EXPECT_TRUE(due) << "sample " << i;
-    if (!episode) EXPECT_EQ(due, u.refitted) << "sample " << i;
+    if (u.refitted) {
+      EXPECT_TRUE(due) << "sample " << i;
+    }
+    if (!episode) {
+      EXPECT_EQ(due, u.refitted) << "sample " << i;
+    }
     fits += u.refitted;
     during_incident += was_active;
   }

@@ -17,8 +17,20 @@ TEST(ChannelRole, ShortageAndFailureChannelsAreSymptoms) {
                            "cgroup:cpu.stat.nr_throttled.kubepods", "nvml:clocks_event_reasons_hw_thermal_slowdown.gpu0",
                            "rdma:port_rcv_errors.mlx5_0.1", "rdma:link_downed.mlx5_0.1", "nvml:xid_events_total.gpu0",
                            "nvml:row_remap_pending.gpu0", "nvml:clocks_throttle_reasons_sw_power_cap.gpu0", "PROC.PRESSURE:CPU_SOME_TOTAL",
-                           "reveal.sampler:delay_seconds", "reveal.sampler:ticks_missed"})
+                           "reveal.sampler:delay_seconds", "reveal.sampler:ticks_missed", "derived:drop_caches_per_min"})
     EXPECT_EQ(channel_role(name), ChannelRole::symptom) << name;
+}
+
+// Drops of the caches: the derived count over the last 20 s is the symptom, scored while flat;
+// the raw vmstat counters it is made from stay load (their per-second rate alternates 0 and 1).
+TEST(ChannelRole, DropCachesDropsAreFlatWhenHealthy) {
+  EXPECT_TRUE(page_cache_dropped("derived:drop_caches_per_min"));
+  EXPECT_FALSE(page_cache_dropped("proc.vmstat:drop_pagecache"));
+  EXPECT_FALSE(page_cache_dropped("derived:drop_caches_per_min_x"));
+  EXPECT_EQ(channel_role("proc.vmstat:drop_pagecache"), ChannelRole::load);
+  EXPECT_EQ(channel_role("proc.vmstat:drop_slab"), ChannelRole::load);
+  EXPECT_TRUE(flat_when_healthy("derived:drop_caches_per_min", "count/min"));
+  EXPECT_FALSE(flat_when_healthy("proc.vmstat:pgmajfault", "count/s"));
 }
 
 TEST(ChannelRole, WorkAndLevelsAreLoad) {
