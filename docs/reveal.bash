@@ -159,7 +159,7 @@ _reveal() {
       ;;
     'import csv')
       subs=''
-      flags='-h --help -o --output --channels-from --cores --no-progress'
+      flags='-h --help -o --output --strict --channels-from --cores --no-progress'
       positional=files
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -194,10 +194,11 @@ _reveal() {
       ;;
     'import nvidia-smi')
       subs=''
-      flags='-h --help -o --output --channels-from --cores --no-progress'
+      flags='-h --help -o --output --strict --fields --channels-from --cores --no-progress'
       positional=files
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --fields) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --channels-from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --cores) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac

@@ -26,6 +26,11 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DS = {"type": "prometheus", "uid": "${datasource}"}
+# Per-link NVLink families (nvml:nvlink_<x>_l<link>.gpuN channels) and the IB error counters.
+NVLINK_RX = "reveal_nvml_nvlink_rx_bytes_l[0-9]+_total"
+NVLINK_TX = "reveal_nvml_nvlink_tx_bytes_l[0-9]+_total"
+NVLINK_ERRORS = "reveal_nvml_nvlink_(replay|recovery|crc_flit|crc_data)_error_count_l[0-9]+_total"
+IB_ERRORS = "reveal_rdma_(port_rcv_errors|symbol_error|port_xmit_discards|link_downed)_total"
 SUBSYSTEM_COLOURS = {"cpu": "blue", "memory": "purple", "network": "orange", "storage": "yellow", "gpu": "green",
                      "interconnect": "dark-green", "power/thermal": "red", "system": "text"}
 
@@ -231,6 +236,25 @@ def host():
               f'__name__!="reveal_nvml_clocks_throttle_reasons_gpu_idle", {h}}})', "{{entity}} throttle reasons"),
            ts(f"increase(reveal_nvml_xid_events_total{{{h}}}[10m])", "{{entity}} XID"),
            ts(f"increase(reveal_nvml_ecc_dbe_vol_total{{{h}}}[10m])", "{{entity}} ECC DBE")], w=8, h=8)
+    b.add("timeseries", "GPU health", "reveal_gpu_up: 1 while the GPU answers, 0 once NVML reported it lost or "
+          "an XID 79 said it fell off the bus; XID errors by code in the last 10 min (counts kept across agent "
+          "restarts).",
+          [ts(f"reveal_gpu_up{{{h}}}", "{{gpu}} up"),
+           ts(f"increase(reveal_gpu_xid_errors_total{{{h}}}[10m])", "{{gpu}} XID {{xid}}")], w=24, h=6)
+    # NVLink and InfiniBand in one place (issue #20 item 3): per-link NVLink counters are
+    # summed per GPU, IB port counters shown per device.
+    b.row("Interconnect (NVLink, InfiniBand)")
+    b.add("timeseries", "Interconnect bandwidth (bytes/s)", "NVLink data sent and received per GPU (all links; "
+          "NVML NVLINK_THROUGHPUT_DATA), InfiniBand/RoCE port data per device (/sys/class/infiniband "
+          "port_xmit_data, port_rcv_data). Sent shown negative.",
+          [ts(f'sum by (entity) (rate({{__name__=~"{NVLINK_RX}", {h}}}[1m]))', "NVLink rx {{entity}}"),
+           ts(f'-sum by (entity) (rate({{__name__=~"{NVLINK_TX}", {h}}}[1m]))', "NVLink tx {{entity}}"),
+           ts(f"rate(reveal_rdma_port_rcv_data_total{{{h}}}[1m])", "IB rx {{entity}}"),
+           ts(f"-rate(reveal_rdma_port_xmit_data_total{{{h}}}[1m])", "IB tx {{entity}}")], w=12, h=8, unit="Bps")
+    b.add("timeseries", "Interconnect errors (per s)", "NVLink replay, recovery and CRC errors per GPU (all "
+          "links); InfiniBand receive errors, symbol errors, discarded sends and link downs per device.",
+          [ts(f'sum by (entity) (rate({{__name__=~"{NVLINK_ERRORS}", {h}}}[1m]))', "NVLink errors {{entity}}"),
+           ts(f'rate({{__name__=~"{IB_ERRORS}", {h}}}[1m])', "{{entity}} {{channel}}")], w=12, h=8)
     b.row("Containers (cgroups)")
     b.add("timeseries", "CPU by cgroup (cores)", "cpu.stat usage of each watched cgroup.",
           [ts(f"rate(reveal_cgroup_cpu_stat_usage_usec_seconds_total{{{h}}}[1m])", "{{entity}}")], w=12, h=8,

@@ -16,6 +16,8 @@
 //     by prometheus_unit_scale() to get the stored value back.
 //     The `channel` label carries the exact channel name, so a reader (`reveal detect
 //     --prometheus`) rebuilds the channel list without guessing; `entity` is channel_label().
+//     A cgroup channel of a Kubernetes pod adds pod_uid[,namespace,pod][,container] after
+//     entity (AgentSnapshot::channel_labels; telemetry/cgroup/kubernetes.h).
 //   Detection:
 //     reveal_anomaly_score                 gauge  fused score of the last window; anomalous ≥ 1
 //     reveal_subsystem_anomaly_score{subsystem}  gauge  per subsystem: its channels' robust-z
@@ -61,10 +63,21 @@
 //     reveal_probe_duration_seconds{probe} gauge duration of the probe's last read
 //     reveal_probe_channels{probe}         gauge channels the probe opened
 //     reveal_probe_channels_missing{probe} gauge channels without a value (NaN) at the last read
-//     reveal_probe_errors_total{probe}     counter reads that threw or gave no value at all
+//     reveal_probe_errors_total{probe}     counter ticks the probe threw, gave no value at all, or
+//                                          failed to read a file that is still there
 //     reveal_store_bytes                   gauge size of the rolling store (with -wal/-head)
+//     reveal_store_write_failed            gauge 1 once a write to the store failed (disk full,
+//                                          I/O error): samples are no longer stored, and /healthz
+//                                          answers 503 naming the error
 //     reveal_store_max_bytes               gauge the store's configured size bound
 //     reveal_detect_duration_seconds       gauge streaming detector time for the last sample
+//     reveal_gpus                          gauge GPUs NVML reported when the agent started (a GPU
+//                                          gone since the last start lowers it: alert on a drop)
+//     reveal_gpu_up{gpu}                   gauge 1 while the GPU answers; 0 once NVML reported it
+//                                          lost or it fell off the bus (XID 79), until a restart
+//     reveal_gpu_xid_errors_total{gpu,xid} counter XID errors by code, counted from the NVML
+//                                          event stream; kept in <store>.xid-counts so that a
+//                                          restart of the agent does not reset them
 //     process_cpu_seconds_total, process_resident_memory_bytes, process_start_time_seconds
 //                                          (the standard process metrics, from /proc/self)
 #pragma once
@@ -101,10 +114,20 @@ struct ActiveAbsence {
 };
 
 // Everything /metrics and /incidents show, copied out of the sampling thread under a lock.
+// XID errors of one code on one GPU (reveal_gpu_xid_errors_total{gpu,xid}).
+struct GpuXidCount {
+  std::string gpu;  // "gpu0"
+  int xid = 0;
+  std::uint64_t count = 0;
+};
+
 struct AgentSnapshot {
   std::string hostname, version = kVersion, mode = "live";
   std::vector<ChannelInfo> channels;  // raw channels (store order)
   std::vector<char> exported;         // per channel: 1 = shown on /metrics
+  // Per channel: extra labels rendered after `entity` (',pod_uid="…",namespace="…",…' for a
+  // cgroup of a Kubernetes pod: telemetry/cgroup/kubernetes.h), "" for most; may be empty.
+  std::vector<std::string> channel_labels;
   std::vector<double> values;         // last raw sample, NaN = gap
   std::int64_t last_sample_unix_ns = 0;
   // CLOCK_MONOTONIC when that sample was taken in: /healthz ages samples by it, so a wall clock
@@ -136,6 +159,13 @@ struct AgentSnapshot {
   double detect_duration_s = 0;
   std::vector<ProbeHealth> probes;
   std::uint64_t store_bytes = 0, store_max_bytes = 0;
+  std::string store_error;  // the first failed store write's error; empty while writes succeed
+  // GPUs (NVML): their labels ("gpu0", from the nvml channels at start), 1 while each answers
+  // (0 after it was reported lost or fell off the bus, XID 79), and XID errors by (GPU, code)
+  // since the counts began (kept beside the store across restarts: gpu_xid_counts_path()).
+  std::vector<std::string> gpus;
+  std::vector<char> gpu_up;
+  std::vector<GpuXidCount> xid_errors;
   double process_cpu_seconds = 0, process_resident_bytes = 0, process_start_unix_s = 0;
 };
 

@@ -43,6 +43,25 @@ struct ImportInput {
   std::string_view data;
 };
 
+// What a lenient import (ImportOptions::strict false) let through instead of failing: counted,
+// with the first occurrence of each ("<file>:<line>:<col>: <what>"), for one line on stderr.
+struct ImportNotes {
+  std::size_t gap_values = 0;  // values that were not numbers ("inf", "N/A", "[Unknown Error]",
+  std::string first_gap;       // text) and became gaps
+  std::size_t ragged_rows = 0;  // rows with too few or too many fields: skipped
+  std::string first_ragged;
+  std::size_t bad_time_rows = 0;  // rows whose time does not read: skipped
+  std::string first_bad_time;
+  std::size_t duplicate_times = 0;  // rows at the previous row's time: the later one kept
+  std::size_t backward_rows = 0;    // rows whose time went back: dropped
+  std::size_t clock_steps = 0;      // runs of backward rows; each is also an event "clock_step"
+  std::string first_backward;
+  std::size_t gpus_lost = 0;  // nvidia-smi "GPU is lost" lines: events "gpu_lost", its rows absent
+  // One line, e.g. "3 values became gaps (first: run.csv:4:7: 'inf'); 2 rows ...", or "" when
+  // nothing was let through.
+  std::string summary() const;
+};
+
 struct ImportOptions {
   // Spacing of synthetic timestamps (smd; prometheus scrapes without sample timestamps).
   double interval_s = 1.0;
@@ -50,6 +69,14 @@ struct ImportOptions {
   std::optional<std::int64_t> start_unix_ns;
   // reveal-table: the host to import when the table holds several ("" = the only one).
   std::string host;
+  // csv, nvidia-smi: throw ImportError at the first bad value, ragged row or time that does not
+  // increase (the old all-or-nothing behaviour). Otherwise such problems are counted in `notes`
+  // (when given) and the rest of the file is imported.
+  bool strict = false;
+  ImportNotes* notes = nullptr;
+  // nvidia-smi: the query fields of a log written with --format=csv,noheader, in order (e.g.
+  // {"timestamp", "index", "utilization.gpu", "memory.used"}); empty: the first line is the header.
+  std::vector<std::string> fields;
 };
 
 // 2020-01-01T00:00:00Z: the first timestamp of inputs that carry none, unless --start says.
@@ -66,8 +93,12 @@ inline constexpr std::int64_t kDefaultImportStartNs = 1'577'836'800'000'000'000;
 //                characters outside [A-Za-z0-9_.:-] replaced by '_'.
 // Fields may be double-quoted ("" = a quote); CRLF and a UTF-8 BOM are accepted. An empty field,
 // "nan" or "NaN" is a gap. Every value channel is a gauge with unit "" (export does not carry
-// kinds: use adopt_channel_info). Errors: ragged rows, a bad number, a timestamp that does not
-// increase, a duplicate column name, no data rows.
+// kinds: use adopt_channel_info). Errors: a duplicate column name, no data rows; with
+// opt.strict also ragged rows, a bad number, a time that does not read or does not increase.
+// Otherwise (ImportNotes): a value that is not a number ("inf", "N/A", "[Unknown Error]") is a
+// gap; a ragged row or one whose time does not read is skipped; a row at the previous row's
+// time replaces it (last write wins); rows whose time went back are dropped until the time
+// passes the last kept row's, and each such run is an event "clock_step" (source "import").
 Recording import_wide_csv(const ImportInput& in, const ImportOptions& opt = {});
 
 // --- raw numpy arrays with a manifest ("smd") ----------------------------------------------
@@ -117,7 +148,12 @@ Recording import_prometheus(std::span<const ImportInput> scrapes, const ImportOp
 // power W, clocks MHz, temperature C, pstate "P2" -> 2), else "nvidia_smi:<field>.gpu<N>" with
 // the header's unit. Values may carry their unit ("45 %"); "[N/A]", "[Not Supported]" are gaps.
 // Columns with no numeric value (name, pci.bus_id, ...) are not imported. Without an index
-// column every row is GPU 0.
+// column every row is GPU 0. A log without its header (--format=csv,noheader) needs
+// opt.fields; units then come from the values ("45 %") or nvidia-smi's fixed ones (MiB, W, MHz).
+// Lenient unless opt.strict, as "csv": "inf", "-inf" and other non-numbers are gaps, ragged rows
+// and unreadable times skipped, times that do not increase handled per pass; a line reporting
+// "GPU is lost" (nvidia-smi cannot reach a GPU) is an event "gpu_lost" (source "nvidia-smi"),
+// and that GPU's channels are gaps while its rows are missing; the other GPUs' rows are kept.
 Recording import_nvidia_smi(const ImportInput& in, const ImportOptions& opt = {});
 
 // --- Reveal dataset tables ("reveal-table") -------------------------------------------------

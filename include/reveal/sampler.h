@@ -109,7 +109,8 @@ class Sampler {
     std::size_t channels = 0;
     std::int64_t last_duration_ns = 0;  // CLOCK_MONOTONIC time of the last sample() call
     std::size_t missing = 0;            // NaN values it produced at the last read
-    std::uint64_t errors = 0;           // reads that threw or produced no value at all
+    std::uint64_t errors = 0;           // ticks it threw, produced no value at all, or failed a read
+                                        // of a file that is still there (EIO, EACCES, overflow)
   };
   const std::vector<ProbeStats>& probe_stats() const { return stats_; }
   // Ticks skipped by run() because the host stalled past them.

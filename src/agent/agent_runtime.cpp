@@ -14,7 +14,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include <httplib.h>
 
 #include "agent/http_routes.h"
 #include "agent/replay.h"
@@ -123,9 +122,14 @@ class SampleLoop {
   const std::string& store_error() const { return store_error_; }
 
  private:
-  void store_failed(const std::exception& e) {  // keep detecting and serving; say so once
+  // Keep detecting and serving; say so once, on the log, on /metrics (reveal_store_write_failed)
+  // and on /healthz (503).
+  void store_failed(const std::exception& e) {
     store_error_ = e.what();
     log_line(false, "store write failed, samples are no longer stored: " + store_error_);
+    std::lock_guard<PiMutex> lock(shared_.mu);
+    shared_.snap.store_error = store_error_;
+    shared_.rendered_seq = ~0ull;
   }
   // Incidents are logged and kept in the store as events (source "agent"), so they outlive the
   // process.
@@ -174,6 +178,10 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   std::lock_guard<PiMutex> lock(shared_.mu);
   update_snapshot(shared_.snap, {t, row, samples_, detect_s, withdrawn}, detector_, u, absences_, au, src_.sampler.get(),
                   store_path_);
+  // XID counts outlive the process (a file beside the store); a replay counts its own only.
+  if (!events.empty() && note_gpu_events(shared_.snap, events) && src_.sampler &&
+      !save_xid_counts(shared_.snap, gpu_xid_counts_path(store_path_)))
+    log_line(false, "cannot save the XID counts beside the store: " + gpu_xid_counts_path(store_path_).string());
 }
 
 bool SampleLoop::feed_tenants(std::int64_t t, const StreamUpdate& u) {
@@ -297,9 +305,9 @@ int run(const RunOptions& opts) {
   SharedState shared;
   shared.interval_ns = cfg.interval.count();
   init_snapshot(shared.snap, meta, channels, cfg, src.sampler != nullptr, absences);
-  httplib::Server server;
-  add_routes(server, shared);
-  bind_address(server, *listen, cfg.listen);
+  if (src.sampler) load_xid_counts(shared.snap, gpu_xid_counts_path(cfg.store_path));
+  HttpServer server(routes(shared), HttpLimits{}, served_path);
+  server.bind(listen->first, listen->second, cfg.listen);
 
   // The store: live, with the host configuration (snapshot, then changes); a replay without.
   rotate_previous(cfg.store_path);
@@ -315,7 +323,7 @@ int run(const RunOptions& opts) {
       log_line(opts.quiet, "no tenant scans (incidents will not name cgroups): " + why);
   }
 
-  std::thread http([&server] { server.listen_after_bind(); });
+  std::thread http([&server] { server.serve(); });
   std::thread(signal_thread, sigs).detach();
   log_line(opts.quiet, "serving http://" + cfg.listen + "/metrics; " + std::to_string(channels.size()) +
                            " channels every " + std::to_string(cfg.interval.count() / 1000000) + " ms into " +

@@ -92,6 +92,29 @@ void sample(std::string& out, std::string_view name, double v, const L&... label
   out.push_back('\n');
 }
 
+// A raw channel's sample: channel, subsystem, unit and (when the name has an index) entity
+// labels, then `extra`, already rendered (',pod_uid="…",…': AgentSnapshot::channel_labels).
+void raw_sample(std::string& out, std::string_view name, double v, const ChannelInfo& c, std::string_view entity,
+                std::string_view extra) {
+  out += name;
+  out += "{channel=\"";
+  append_label_value(out, c.name);
+  out += "\",subsystem=\"";
+  append_label_value(out, to_string(c.subsystem));
+  out += "\",unit=\"";
+  append_label_value(out, c.unit);
+  out.push_back('"');
+  if (!entity.empty()) {
+    out += ",entity=\"";
+    append_label_value(out, entity);
+    out.push_back('"');
+  }
+  out += extra;
+  out += "} ";
+  append_value(out, v);
+  out.push_back('\n');
+}
+
 void single(std::string& out, std::string_view name, std::string_view type, std::string_view help, double v) {
   family(out, name, type, help);
   sample(out, name, v);
@@ -275,7 +298,7 @@ std::string render_metrics(const AgentSnapshot& s) {
        [](const ProbeHealth& p) { return double(p.channels); }},
       {"reveal_probe_channels_missing", "gauge", "Channels of the probe without a value (NaN) at the last read",
        [](const ProbeHealth& p) { return double(p.channels_missing); }},
-      {"reveal_probe_errors_total", "counter", "Probe reads that threw or gave no value at all",
+      {"reveal_probe_errors_total", "counter", "Ticks a probe threw, gave no value at all, or failed to read a file that is still there",
        [](const ProbeHealth& p) { return double(p.errors_total); }},
   };
   for (const auto& f : kProbeFamilies) {
@@ -286,8 +309,22 @@ std::string render_metrics(const AgentSnapshot& s) {
          double(s.store_bytes));
   single(out, "reveal_store_max_bytes", "gauge", "The rolling store's configured size bound",
          double(s.store_max_bytes));
+  single(out, "reveal_store_write_failed", "gauge",
+         "1 once a write to the store failed (disk full, I/O error): samples are no longer stored",
+         s.store_error.empty() ? 0.0 : 1.0);
   single(out, "reveal_detect_duration_seconds", "gauge", "Streaming detector time for the last sample",
          s.detect_duration_s);
+  if (!s.gpus.empty()) {
+    single(out, "reveal_gpus", "gauge", "GPUs NVML reported when the agent started", double(s.gpus.size()));
+    family(out, "reveal_gpu_up", "gauge", "1 while the GPU answers; 0 once NVML reported it lost or it fell off the bus");
+    for (std::size_t g = 0; g < s.gpus.size(); ++g)
+      sample(out, "reveal_gpu_up", g < s.gpu_up.size() && s.gpu_up[g] ? 1.0 : 0.0, "gpu", s.gpus[g]);
+  }
+  if (!s.xid_errors.empty()) {
+    family(out, "reveal_gpu_xid_errors_total", "counter", "XID errors reported by the driver, by GPU and XID code");
+    for (const GpuXidCount& x : s.xid_errors)
+      sample(out, "reveal_gpu_xid_errors_total", double(x.count), "gpu", x.gpu, "xid", std::to_string(x.xid));
+  }
   single(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds",
          s.process_cpu_seconds);
   single(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes", s.process_resident_bytes);
@@ -339,11 +376,7 @@ std::string render_metrics(const AgentSnapshot& s) {
       const ChannelInfo& c = s.channels[i];
       const std::string_view entity = split_channel(c.name).second;
       const double v = (i < s.values.size() ? s.values[i] : kNaN) * prometheus_unit_scale(c);
-      if (entity.empty())
-        sample(out, name, v, "channel", c.name, "subsystem", to_string(c.subsystem), "unit", c.unit);
-      else
-        sample(out, name, v, "channel", c.name, "subsystem", to_string(c.subsystem), "unit", c.unit, "entity",
-               entity);
+      raw_sample(out, name, v, c, entity, i < s.channel_labels.size() ? std::string_view(s.channel_labels[i]) : "");
     }
   }
   return out;

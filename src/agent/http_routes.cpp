@@ -1,15 +1,12 @@
 // The agent's HTTP routes and binding: see http_routes.h.
 #include "agent/http_routes.h"
 
-#include <netdb.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
-#include <stdexcept>
 
 namespace reveal::agent {
 namespace {
@@ -38,75 +35,47 @@ void read_process(double& cpu_s, double& rss_bytes) {
 
 }  // namespace
 
-void add_routes(httplib::Server& server, SharedState& shared) {
-  server.Get("/metrics", [&shared](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<PiMutex> lock(shared.mu);
-    if (shared.rendered_seq != shared.snap.samples_total) {
-      read_process(shared.snap.process_cpu_seconds, shared.snap.process_resident_bytes);
-      shared.metrics_text = render_metrics(shared.snap);
-      shared.rendered_seq = shared.snap.samples_total;
-    }
-    res.set_content(shared.metrics_text, "text/plain; version=0.0.4; charset=utf-8");
-  });
-  server.Get("/incidents", [&shared](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<PiMutex> lock(shared.mu);
-    res.set_content(render_incidents_json(shared.snap), "application/json");
-  });
-  server.Get("/healthz", [&shared](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<PiMutex> lock(shared.mu);
-    const std::int64_t age = monotonic_ns() - shared.snap.last_sample_monotonic_ns;
-    if (shared.replay_done || (shared.snap.samples_total > 0 && age < 3 * shared.interval_ns + 2'000'000'000)) {
-      res.set_content("ok\n", "text/plain");
-    } else {
-      res.status = 503;
-      res.set_content(shared.snap.samples_total == 0 ? "no sample yet\n"
-                                                     : "no sample for " + std::to_string(age / 1'000'000'000) + " s\n",
-                      "text/plain");
-    }
-  });
-  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("reveal agent: /metrics /incidents /healthz\n", "text/plain");
-  });
-  // cpp-httplib's default socket options add SO_REUSEPORT, which lets a second agent bind the
-  // same port and silently share the scrapes: keep SO_REUSEADDR only.
-  server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  // Idle or slow clients must not hold every worker: more workers than cpp-httplib's default
-  // 8, and short read/keep-alive timeouts (a scrape is one quick request).
-  server.new_task_queue = [] { return new httplib::ThreadPool(16); };
-  server.set_read_timeout(1, 0);
-  server.set_keep_alive_timeout(1);
-  // The served paths answer other methods with 405 and the methods they allow.
-  const auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
-    res.status = 405;
-    res.set_header("Allow", "GET, HEAD");
-    res.set_content("method not allowed: use GET\n", "text/plain");
-  };
-  const char* served = R"(/(metrics|incidents|healthz)?)";
-  server.Post(served, not_allowed);
-  server.Put(served, not_allowed);
-  server.Patch(served, not_allowed);
-  server.Delete(served, not_allowed);
+bool served_path(std::string_view path) {
+  return path == "/metrics" || path == "/incidents" || path == "/healthz" || path == "/";
 }
 
-void bind_address(httplib::Server& server, const std::pair<std::string, int>& address, const std::string& listen) {
-  // A host that does not resolve is named as such (bind() would leave an unrelated errno).
-  {
-    addrinfo hints{}, *ai = nullptr;
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    const int rc = getaddrinfo(address.first.c_str(), nullptr, &hints, &ai);
-    if (rc != 0)
-      throw std::runtime_error("cannot listen on " + listen + ": address '" + address.first +
-                               "' does not resolve (" + gai_strerror(rc) + ")");
-    freeaddrinfo(ai);
-  }
-  errno = 0;
-  if (!server.bind_to_port(address.first.c_str(), address.second))
-    throw std::runtime_error("cannot listen on " + listen + ": " + std::strerror(errno ? errno : EADDRINUSE));
+HttpHandler routes(SharedState& shared) {
+  return [&shared](const HttpRequest& req) {
+    HttpResponse res;
+    if (req.path == "/metrics") {
+      std::lock_guard<PiMutex> lock(shared.mu);
+      if (shared.rendered_seq != shared.snap.samples_total) {
+        read_process(shared.snap.process_cpu_seconds, shared.snap.process_resident_bytes);
+        shared.metrics_text = render_metrics(shared.snap);
+        shared.rendered_seq = shared.snap.samples_total;
+      }
+      res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      res.body = shared.metrics_text;
+    } else if (req.path == "/incidents") {
+      std::lock_guard<PiMutex> lock(shared.mu);
+      res.content_type = "application/json";
+      res.body = render_incidents_json(shared.snap);
+    } else if (req.path == "/healthz") {
+      std::lock_guard<PiMutex> lock(shared.mu);
+      const std::int64_t age = monotonic_ns() - shared.snap.last_sample_monotonic_ns;
+      if (!shared.snap.store_error.empty()) {
+        res.status = 503;
+        res.body = "store write failed, samples are no longer stored: " + shared.snap.store_error + "\n";
+      } else if (shared.replay_done || (shared.snap.samples_total > 0 && age < 3 * shared.interval_ns + 2'000'000'000)) {
+        res.body = "ok\n";
+      } else {
+        res.status = 503;
+        res.body = shared.snap.samples_total == 0 ? "no sample yet\n"
+                                                  : "no sample for " + std::to_string(age / 1'000'000'000) + " s\n";
+      }
+    } else if (req.path == "/") {
+      res.body = "reveal agent: /metrics /incidents /healthz\n";
+    } else {
+      res.status = 404;
+      res.body = "not found: /metrics /incidents /healthz\n";
+    }
+    return res;
+  };
 }
 
 }  // namespace reveal::agent

@@ -1,31 +1,25 @@
-// The agent's HTTP side: its routes over the shared snapshot and how it binds its address.
+// The agent's HTTP routes over the shared snapshot (the server itself: http_server.h).
 //   GET /metrics    Prometheus text exposition (render_metrics), rendered at most once per
 //                   sample and served from that cache to every scrape until the next one
 //   GET /incidents  reveal.incidents/1 JSON (render_incidents_json)
 //   GET /healthz    "ok" (200) while samples arrive (the last one younger than 3 intervals
-//                   + 2 s) or after a replay ended; 503 with the reason otherwise
+//                   + 2 s) or after a replay ended, and the store takes them; 503 with the
+//                   reason otherwise ("store write failed, ...: <error>" once a write failed)
 //   GET /           the list of paths
-//   POST/PUT/PATCH/DELETE on those paths: 405 with "Allow: GET, HEAD"
-// Server settings: SO_REUSEADDR only (no SO_REUSEPORT: a second agent cannot share the port),
-// 16 worker threads, 1 s read and keep-alive timeouts.
+//   any other path: 404. HEAD as GET without the body. Every other method is answered by the
+//   server before routing, its body unread: 405 with "Allow: GET, HEAD" on the paths above
+//   (served_path()), 404 on others.
 #pragma once
 
-#include <string>
-#include <utility>
-
-#include <httplib.h>
-
+#include "agent/http_server.h"
 #include "agent/snapshot.h"
 
 namespace reveal::agent {
 
-// Registers the routes and the server settings above; the handlers read `shared` under its
-// mutex (it must outlive the server).
-void add_routes(httplib::Server& server, SharedState& shared);
-
-// Binds `server` to `address` (host, port) without serving yet. Throws std::runtime_error (one
-// line naming `listen`, the configured text) when the host does not resolve or the port
-// cannot be bound.
-void bind_address(httplib::Server& server, const std::pair<std::string, int>& address, const std::string& listen);
+// The handler of the routes above; it reads `shared` under its mutex (`shared` must outlive
+// the server that calls it).
+HttpHandler routes(SharedState& shared);
+// Whether `path` is one of the routes above.
+bool served_path(std::string_view path);
 
 }  // namespace reveal::agent

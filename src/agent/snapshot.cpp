@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <system_error>
 
 #include "reveal/glob.h"
 #include "reveal/sampler.h"
 #include "reveal/store.h"
+#include "telemetry/cgroup/kubernetes.h"
 
 namespace reveal::agent {
 namespace {
@@ -41,6 +43,21 @@ void init_snapshot(AgentSnapshot& s, const RunMetadata& meta, const std::vector<
   s.mode = live ? "live" : "replay";
   s.channels = channels;
   s.exported = export_mask(channels, cfg.metric_channels);
+  // Kubernetes pods behind cgroup channels: the UID (and container ID) from the path, their
+  // names from the node's log directories (live only: a replay's host is elsewhere).
+  telemetry::cgroup::PodNames pods;
+  if (live) pods.load(cfg.root);
+  // The GPUs: the entities of the nvml channels ("gpu0", "gpu1", ...), in channel order.
+  for (const auto& c : channels)
+    if (c.name.rfind("nvml:", 0) == 0) {
+      const std::string g = channel_label(c.name);
+      if (!g.empty() && std::find(s.gpus.begin(), s.gpus.end(), g) == s.gpus.end()) s.gpus.push_back(g);
+    }
+  s.gpu_up.assign(s.gpus.size(), 1);
+  s.channel_labels.assign(channels.size(), std::string{});
+  for (std::size_t i = 0; i < channels.size(); ++i)
+    if (channels[i].name.rfind("cgroup", 0) == 0)
+      s.channel_labels[i] = telemetry::cgroup::pod_labels(channel_label(channels[i].name), pods);
   s.values.assign(channels.size(), std::nan(""));
   s.anomaly_score = std::nan("");
   s.subsystem_score.fill(std::nan(""));
@@ -105,6 +122,62 @@ void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const Streamin
     }
   }
   if (sample.samples_total % 16 == 1) s.store_bytes = file_bytes(store_path);
+}
+
+bool note_gpu_events(AgentSnapshot& s, std::span<const Event> events) {
+  bool counts_changed = false;
+  for (const Event& e : events) {
+    if (e.source != "nvml") continue;
+    std::string gpu;
+    if (e.kind == "gpu_lost") {
+      gpu = "gpu" + std::to_string(std::int64_t(e.value));
+    } else if (e.kind == "xid") {
+      gpu = e.detail.substr(0, e.detail.find(' '));  // "gpu1 XID 79"
+      const int code = int(e.value);
+      auto it = std::find_if(s.xid_errors.begin(), s.xid_errors.end(),
+                             [&](const GpuXidCount& x) { return x.gpu == gpu && x.xid == code; });
+      if (it == s.xid_errors.end()) it = s.xid_errors.insert(s.xid_errors.end(), {gpu, code, 0});
+      ++it->count;
+      counts_changed = true;
+      if (code != 79) continue;  // 79: the GPU has fallen off the bus
+    } else {
+      continue;
+    }
+    for (std::size_t g = 0; g < s.gpus.size(); ++g)
+      if (s.gpus[g] == gpu) s.gpu_up[g] = 0;
+  }
+  return counts_changed;
+}
+
+std::filesystem::path gpu_xid_counts_path(const std::filesystem::path& store_path) {
+  return store_path.string() + ".xid-counts";
+}
+
+void load_xid_counts(AgentSnapshot& s, const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string gpu;
+  long long xid = 0;
+  unsigned long long count = 0;
+  std::vector<GpuXidCount> got;
+  while (got.size() < 4096 && in >> gpu >> xid >> count) {
+    if (gpu.size() > 64 || xid < 0 || xid > 1'000'000) return;  // not ours: no counts
+    got.push_back({gpu, int(xid), count});
+  }
+  if (!in.eof() && got.size() < 4096) return;  // malformed
+  s.xid_errors = std::move(got);
+}
+
+bool save_xid_counts(const AgentSnapshot& s, const std::filesystem::path& path) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const GpuXidCount& x : s.xid_errors) out << x.gpu << ' ' << x.xid << ' ' << x.count << '\n';
+    out.flush();
+    if (!out) return false;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  return !ec;
 }
 
 }  // namespace reveal::agent

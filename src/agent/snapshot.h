@@ -21,6 +21,7 @@
 #include "reveal/absence_tracker.h"
 #include "reveal/agent.h"
 #include "reveal/agent_config.h"
+#include "reveal/recording.h"
 #include "reveal/sampler.h"
 #include "reveal/streaming.h"
 
@@ -65,6 +66,19 @@ std::vector<char> export_mask(const std::vector<ChannelInfo>& chans, const std::
 // count as up), the absence sources, the store bound.
 void init_snapshot(AgentSnapshot& s, const RunMetadata& meta, const std::vector<ChannelInfo>& channels,
                    const AgentConfig& cfg, bool live, const AbsenceTracker& absences);
+
+// GPU health from the probes' events (nvml "xid": value = code, detail "gpu1 XID 79"; "gpu_lost":
+// value = the GPU's index): XID counts by (GPU, code), gpu_up 0 after a loss or XID 79 (fell off
+// the bus). Returns true when the XID counts changed (to be saved). Allocates only on events.
+bool note_gpu_events(AgentSnapshot& s, std::span<const Event> events);
+
+// The file beside the store that keeps XID counts across restarts: "<store>.xid-counts", one
+// "<gpu> <xid> <count>" line each. Not a store side file: it is not moved to .prev at a start.
+std::filesystem::path gpu_xid_counts_path(const std::filesystem::path& store_path);
+// Reads it into s.xid_errors (a missing or malformed file: no counts, nothing thrown; at most
+// 4096 lines). Writes it atomically (a temporary file renamed over it); false on failure.
+void load_xid_counts(AgentSnapshot& s, const std::filesystem::path& path);
+bool save_xid_counts(const AgentSnapshot& s, const std::filesystem::path& path);
 
 // One sample as the sampling side took it.
 struct SampleTaken {

@@ -36,6 +36,8 @@ struct Opts {
   std::string out, interval, start, manifest, channels_from, host;
   int cores = 0;  // --cores: the host's CPU count (0: from the input or --channels-from)
   bool no_progress = false;
+  bool strict = false;  // csv, nvidia-smi: fail at the first bad value, row or time
+  std::string fields;   // nvidia-smi: the query fields of a headerless log, comma-separated
 };
 
 std::string read_file(const std::string& path) {
@@ -91,6 +93,21 @@ int run_import(const Opts& o) {
   check_not_input(o.out, inputs, "-o");
   ImportOptions io;
   io.host = o.host;
+  io.strict = o.strict;
+  ImportNotes notes;
+  io.notes = &notes;
+  if (!o.fields.empty()) {
+    std::string_view rest = o.fields;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      std::string_view f = rest.substr(0, comma);
+      while (!f.empty() && f.front() == ' ') f.remove_prefix(1);
+      while (!f.empty() && f.back() == ' ') f.remove_suffix(1);
+      if (f.empty()) throw UsageError("--fields '" + o.fields + "': an empty field name");
+      io.fields.emplace_back(f);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
+  }
   if (!o.interval.empty()) {
     io.interval_s = double(parse_duration_arg("--interval", o.interval, 1)) * 1e-9;
   }
@@ -117,6 +134,8 @@ int run_import(const Opts& o) {
   bar->update("write", 1, 2);
   write_store(o.out, rec);
   bar->finish();
+  if (const std::string what = notes.summary(); !what.empty())
+    std::fprintf(stderr, "reveal: import: %s (--strict: fail instead)\n", what.c_str());
   std::fprintf(stderr, "reveal: imported %zu samples × %zu channels (%s) into %s%s\n", rec.t_unix_ns.size(),
                rec.channels.size(), o.format.c_str(), o.out.c_str(),
                o.channels_from.empty() ? ""
@@ -138,17 +157,18 @@ Action add_import(CLI::App& app) {
     const char* inputs;
     bool synthetic_time, manifest, host;
     const char* example;
+    bool lenient = false, fields = false;  // --strict; --fields (headerless logs)
   };
   static const Format kFormats[] = {
       {"csv", "Wide CSV as `reveal export` writes it, or any timestamp-first CSV", "CSV file", false, false, false,
-       "reveal import csv run.csv -o run.db --channels-from run-original.db"},
+       "reveal import csv run.csv -o run.db --channels-from run-original.db", true, false},
       {"smd", "Raw numpy arrays described by a MANIFEST.tsv (e.g. the Server Machine Dataset)", "Array file (.pkl, .npy)",
        true, true, false, "reveal import smd SMD/processed/machine-1-6_train.pkl -o smd.db --interval 1s"},
       {"prometheus", "Prometheus text-format scrapes, one file each, in time order",
        "Scrape files, one per sample, in time order", true, false, false,
        "reveal import prometheus scrape-*.prom -o prom.db --interval 15s --start 2026-11-30T21:00:00Z"},
       {"nvidia-smi", "nvidia-smi --query-gpu=timestamp,index,... --format=csv logs", "nvidia-smi CSV log", false, false,
-       false, "reveal import nvidia-smi gpu.csv -o gpu.db"},
+       false, "reveal import nvidia-smi gpu.csv -o gpu.db", true, true},
       {"reveal-table", "The public Reveal dataset's whitespace-separated tables", "Table file", true, false, true,
        "reveal import reveal-table table.txt -o n07.db --host nserver07"},
   };
@@ -166,6 +186,14 @@ Action add_import(CLI::App& app) {
     if (f.manifest)
       fs->add_option("--manifest", o->manifest, "The MANIFEST.tsv describing the array (default: found beside or above the input)");
     if (f.host) fs->add_option("--host", o->host, "The host whose columns to import (when there are several)");
+    if (f.lenient)
+      fs->add_flag("--strict", o->strict,
+                   "Fail at the first value that is not a number, ragged row or time that does not increase (default: "
+                   "count them, make gaps, skip or drop the rows, and say so on stderr)");
+    if (f.fields)
+      fs->add_option("--fields", o->fields,
+                     "The --query-gpu fields of a log written with --format=csv,noheader, e.g. "
+                     "timestamp,index,utilization.gpu,memory.used");
     fs->add_option("--channels-from", o->channels_from,
                    "Take unit, kind and subsystem of same-named channels from this store (e.g. csv from `reveal export`), "
                    "and its host's CPU count when the input has none");

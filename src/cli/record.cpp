@@ -198,7 +198,11 @@ Action add_record(CLI::App& app) {
       stop_child();
       exit_code = child_status.load();
     }
-    recorder->finish(last_t, exit_code);
+    try {
+      recorder->finish(last_t, exit_code);
+    } catch (const std::exception&) {
+      if (write_error.empty()) throw;  // a failed write came first: that is the error to report
+    }
     const std::size_t written = recorder->samples_written();
     if (!write_error.empty()) {
       error(write_error + " (the store keeps the " + std::to_string(written) + " samples written before)");

@@ -18,6 +18,14 @@ constexpr long kSysfsMagic = 0x62656572;
 constexpr long kCgroup2Magic = 0x63677270;  // cgroup v2 (kernfs, like sysfs)
 constexpr long kCgroupMagic = 0x27e0eb;     // cgroup v1 hierarchies (kernfs)
 
+thread_local std::uint64_t t_read_failures = 0;
+
+// A read that failed because its file is gone (the node, cgroup or process removed) is the
+// host changing, not a failure; anything else is counted.
+void count_failure(int err) {
+  if (err != ENOENT && err != ENODEV && err != ESRCH) ++t_read_failures;
+}
+
 int open_ro(const std::filesystem::path& p) {
   int fd;
   // O_NONBLOCK: a FIFO or device planted where a /proc file should be must not hang us.
@@ -50,6 +58,9 @@ ssize_t pread_all(int fd, char* buf, std::size_t cap, bool short_is_eof = false)
   return static_cast<ssize_t>(n);
 }
 }  // namespace
+
+std::uint64_t read_failures_on_this_thread() { return t_read_failures; }
+void note_read_failure() { ++t_read_failures; }
 
 void UniqueFd::reset(int fd) {
   if (fd_ >= 0) ::close(fd_);
@@ -98,27 +109,38 @@ bool FileReader::open(const std::filesystem::path& path, std::string* error, std
 }
 
 bool FileReader::reopen() {
-  if (path_.empty() || !buf_) return false;
+  if (path_.empty() || !buf_) {  // never opened: nothing to count as a failure
+    errno = ENOENT;
+    return false;
+  }
   fd_.reset(open_ro(path_));
   return static_cast<bool>(fd_);
 }
 
 std::optional<std::string_view> FileReader::read() {
-  if (!fd_ && !reopen()) return std::nullopt;
+  if (!fd_ && !reopen()) {
+    count_failure(errno);
+    return std::nullopt;
+  }
   if (check_unlinked_) {
     // A regular file keeps its content after unlink; treat unlink/replace as "gone".
     struct stat st {};
     if (::fstat(fd_.get(), &st) != 0 || st.st_nlink == 0) {
       fd_.reset();
-      if (!reopen()) return std::nullopt;
+      if (!reopen()) {
+        count_failure(errno);
+        return std::nullopt;
+      }
     }
   }
   ssize_t n = pread_all(fd_.get(), buf_.get(), cap_, single_record_);
   if (n < 0) {
+    count_failure(errno);
     fd_.reset();  // e.g. ENODEV from a removed sysfs node: reopen next tick
     return std::nullopt;
   }
   if (static_cast<std::size_t>(n) >= cap_) {  // may be truncated: a gap this tick
+    ++t_read_failures;
     if (!grown_) {  // the one allowed growth, so a file that outgrew 2x recovers next tick
       grown_ = true;
       cap_ *= 4;

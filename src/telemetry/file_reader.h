@@ -9,7 +9,8 @@
 //  * read() re-reads from offset 0 and returns the whole content as a view into the
 //    buffer, or nullopt when the content is unavailable this tick: the file vanished,
 //    pread failed, or the content filled the buffer (possibly truncated). The caller
-//    turns nullopt into NaN for every channel taken from the file. read() allocates
+//    turns nullopt into NaN for every channel taken from the file; a failure other than the
+//    file being gone is counted (read_failures_on_this_thread() above). read() allocates
 //    nothing, except once in the reader's life: the first time content fills the buffer
 //    it is grown 4x (that tick is still a gap), so a file that outgrew its size at open
 //    (many new interfaces or devices) recovers; later overflows are gaps only.
@@ -38,6 +39,16 @@
 #include <vector>
 
 namespace reveal::telemetry {
+
+// Failed reads on the calling thread since it started: FileReader::read() returning nullopt
+// for any reason but the file being gone (ENOENT, ENODEV, ESRCH: a removed sysfs node, cgroup
+// or process), i.e. permission or I/O errors (EIO, ENODATA: a faulty sensor) and content that
+// overflowed the buffer; probes that read otherwise (NVML, perf) call note_read_failure().
+// The sampler compares it before and after each probe's sample() to count that probe's failed
+// ticks (reveal_probe_errors_total); a plain thread-local counter, so nothing is allocated or
+// locked per read.
+std::uint64_t read_failures_on_this_thread();
+void note_read_failure();
 
 // Owns one file descriptor; closes it on destruction.
 class UniqueFd {

@@ -12,6 +12,7 @@
 
 #include "reveal/glob.h"
 #include "reveal/registry.h"
+#include "telemetry/file_reader.h"
 #include "telemetry/self/sampler_probe.h"
 
 namespace reveal {
@@ -161,16 +162,21 @@ std::span<const double> Sampler::sample_once(std::int64_t t_unix_ns) {
     auto out = row.subspan(s.offset, s.count);
     ProbeStats& st = stats_[i];
     const std::int64_t t0 = monotonic_ns();
+    const std::uint64_t failures = telemetry::read_failures_on_this_thread();
+    bool threw = false;
     try {
       s.probe->sample(out);
     } catch (...) {  // a probe fault costs its channels for this tick, never the sampler
       std::fill(out.begin(), out.end(), std::nan(""));
+      threw = true;
     }
     st.last_duration_ns = monotonic_ns() - t0;
     std::size_t missing = 0;
     for (double v : out) missing += !std::isfinite(v);
     st.missing = missing;
-    if (missing == out.size()) ++st.errors;
+    // A tick is an error when the probe threw, gave no value at all, or failed a read (not a
+    // file that is gone: telemetry/file_reader.h).
+    if (threw || missing == out.size() || telemetry::read_failures_on_this_thread() != failures) ++st.errors;
   }
   events_.clear();
   for (auto& s : slots_) s.probe->poll_events(t_unix_ns, events_);

@@ -137,6 +137,26 @@ TEST(Exposition, MetricNames) {
   EXPECT_EQ(prometheus_metric_name(ch("prom:node_cpu_seconds_total.cpu=0", Kind::counter, Subsystem::cpu, "")),
             "reveal_prom_node_cpu_seconds_total");
   EXPECT_EQ(prometheus_metric_name(ch("t:drops-", Kind::counter, Subsystem::network, "")), "reveal_t_drops_total");
+}
+
+// The NVLink and InfiniBand families the Grafana host dashboard reads (deploy/grafana/dashboards.py
+// NVLINK_*, IB_ERRORS, reveal_rdma_port_{rcv,xmit}_data_total): the fleet test has no such
+// hardware, so their names are pinned here, from the probes' channel names.
+TEST(ExpositionNames, InterconnectFamilies) {
+  const Subsystem ic = Subsystem::interconnect;
+  EXPECT_EQ(prometheus_metric_name(ch("nvml:nvlink_tx_bytes_l0.gpu0", Kind::counter, ic, "bytes")),
+            "reveal_nvml_nvlink_tx_bytes_l0_total");
+  EXPECT_EQ(prometheus_metric_name(ch("nvml:nvlink_rx_bytes_l17.gpu7", Kind::counter, ic, "bytes")),
+            "reveal_nvml_nvlink_rx_bytes_l17_total");
+  EXPECT_EQ(prometheus_metric_name(ch("nvml:nvlink_crc_flit_error_count_l3.gpu1", Kind::counter, ic, "count")),
+            "reveal_nvml_nvlink_crc_flit_error_count_l3_total");
+  EXPECT_EQ(prometheus_metric_name(ch("rdma:port_rcv_data.mlx5_0", Kind::counter, ic, "bytes")),
+            "reveal_rdma_port_rcv_data_total");
+  EXPECT_EQ(prometheus_metric_name(ch("rdma:port_xmit_data.mlx5_0", Kind::counter, ic, "bytes")),
+            "reveal_rdma_port_xmit_data_total");
+  for (const char* f : {"port_rcv_errors", "symbol_error", "port_xmit_discards", "link_downed"})
+    EXPECT_EQ(prometheus_metric_name(ch(std::string("rdma:") + f + ".mlx5_0", Kind::counter, ic, "count")),
+              std::string("reveal_rdma_") + f + "_total");
   EXPECT_EQ(prometheus_metric_name(ch("t:level-", Kind::gauge, Subsystem::system, "")), "reveal_t_level");
   // `_total` is kept for counters: a gauge that would end in it gets `_value`.
   EXPECT_EQ(prometheus_metric_name(ch("nvml:memory_total.gpu0", Kind::gauge, Subsystem::gpu, "bytes")),
@@ -173,6 +193,7 @@ TEST(Exposition, FamiliesTypesAndValues) {
       {"reveal_probe_errors_total", "counter"},
       {"reveal_store_bytes", "gauge"},
       {"reveal_store_max_bytes", "gauge"},
+      {"reveal_store_write_failed", "gauge"},
       {"reveal_detect_duration_seconds", "gauge"},
       {"process_cpu_seconds_total", "counter"},
       {"process_resident_memory_bytes", "gauge"},

@@ -183,9 +183,11 @@ metrics = {m for m in api("label/__name__/values")["data"]}
 # Families the agent shows only while something is open (include/reveal/agent.h): an alert on
 # them is checked for parsing only, unless the replays opened one (XID counts: after an XID);
 # a dashboard expression over them must return data only when the replays opened one.
+# Families only some hosts have (open incidents; XID errors; NVLink and InfiniBand hardware: the
+# names are checked in tests/agent/exposition_test.cpp, ExpositionNames.InterconnectFamilies).
 CONDITIONAL = {"reveal_incident_active", "reveal_absence_active", "reveal_workload_change_active",
-               "reveal_gpu_xid_errors_total"}
-absent_conditional = CONDITIONAL - metrics
+               "reveal_gpu_xid_errors_total", "reveal_nvml_nvlink_", "reveal_rdma_"}
+absent_conditional = {c for c in CONDITIONAL if not any(m.startswith(c) for m in metrics)}  # names or prefixes
 if "reveal_incident_active" in absent_conditional:
     print("NOTE: no replayed agent opened an incident; incident panels checked for parsing only")
 
@@ -212,7 +214,7 @@ for g in yaml.safe_load(open(alerts_file))["groups"]:
             bad.append(f"alert {r.get('alert')}: {err}")
         # Each metric the rule reads exists (a misspelt name would make the alert silently never fire).
         for name in set(re.findall(r"\b((?:reveal|process)_[a-z0-9_]+|up)\b", r["expr"])):
-            if name not in metrics and name not in CONDITIONAL:
+            if name not in metrics and not any(name.startswith(c) for c in CONDITIONAL):
                 bad.append(f"alert {r.get('alert')}: no series named {name} in Prometheus")
 for b in bad:
     print("  " + b)

@@ -87,19 +87,35 @@ assert rows[0][2:] == ["Memory:MemFree"] and rows[2][2] == "6", rows
 PY
 expect_error 3 "choose one with --host" reveal-table "$T/table.txt" -o "$T/bad.db"
 
-# --- Bad input: one line naming the place, exit 3; usage errors exit 2 ---------------------------
+# --- Bad input: one line naming the place, exit 3 (csv and nvidia-smi: with --strict); usage
+# errors exit 2 ---------------------------------------------------------------------------------
 printf 't,a,b\n1,2,3\n2,x,4\n' >"$T/bad.csv"
-expect_error 3 "$T/bad.csv:3:3: 'x' is not a number" csv "$T/bad.csv" -o "$T/bad.db"
+expect_error 3 "$T/bad.csv:3:3: 'x' is not a number" csv "$T/bad.csv" -o "$T/bad.db" --strict
 ls "$T" | grep -q "^bad.db" && fail "a failed import left a file behind: $(ls "$T")"
 printf 't,a,b\n1,2,3\n2,4\n' >"$T/ragged.csv"
-expect_error 3 "$T/ragged.csv:3:4: 2 fields, the header has 3" csv "$T/ragged.csv" -o "$T/bad.db"
+expect_error 3 "$T/ragged.csv:3:4: 2 fields, the header has 3" csv "$T/ragged.csv" -o "$T/bad.db" --strict
+# Without --strict the same files import: gaps counted, rows skipped or dropped, one line saying so.
+expect_exit 0 "$REVEAL" import csv "$T/bad.csv" -o "$T/lenient.db"
+grep -qF "reveal: import: 1 value became a gap (first: $T/bad.csv:3:3: 'x' is not a number" "$T/err" ||
+  fail "lenient csv: no summary line: $(cat "$T/err")"
+expect_exit 0 "$REVEAL" import csv "$T/ragged.csv" -o "$T/lenient.db"
+grep -qF "1 ragged row skipped" "$T/err" || fail "lenient ragged csv: $(cat "$T/err")"
 printf 't,a\n5,1\n4,1\n' >"$T/back.csv"
-expect_error 3 "$T/back.csv:3:1: time '4' is not after" csv "$T/back.csv" -o "$T/bad.db"
+expect_exit 0 "$REVEAL" import csv "$T/back.csv" -o "$T/lenient.db"
+grep -qF "1 row whose time went back dropped" "$T/err" || fail "lenient backward csv: $(cat "$T/err")"
+expect_exit 0 "$REVEAL" info "$T/lenient.db" --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["samples"] == 1 and d["events"] == 1, d' "$T/out" ||
+  fail "lenient backward csv: want 1 sample and the clock_step event: $(head -c 300 "$T/out")"
+printf '2024/01/31 12:00:00.000, 0, 45 %%\n2024/01/31 12:00:01.000, 0, 46 %%\n' >"$T/nohdr-smi.csv"
+expect_exit 0 "$REVEAL" import nvidia-smi "$T/nohdr-smi.csv" -o "$T/nohdr.db" --fields timestamp,index,utilization.gpu
+expect_exit 0 "$REVEAL" export "$T/nohdr.db" -o - --no-progress
+grep -q "nvml:utilization_gpu.gpu0" "$T/out" || fail "headerless nvidia-smi: $(head -c 200 "$T/out")"
+expect_error 3 "$T/back.csv:3:1: time '4' is not after" csv "$T/back.csv" -o "$T/bad.db" --strict
 printf 'up 1\n' >"$T/t1.prom"
 printf 'up{a="1} 1\n' >"$T/t2.prom"
 expect_error 3 "$T/t2.prom:1:4: unterminated value of label 'a'" prometheus "$T/t1.prom" "$T/t2.prom" -o "$T/bad.db"
 # A failed import leaves an existing store as it was.
-expect_error 3 "bad.csv:3:3" csv "$T/bad.csv" -o "$T/a.db"
+expect_error 3 "bad.csv:3:3" csv "$T/bad.csv" -o "$T/a.db" --strict
 expect_exit 0 "$REVEAL" info "$T/a.db"
 ls -A "$T" | grep -q reveal-import && fail "temporary file left: $(ls -A "$T")"
 expect_error 3 "missing.csv: cannot open" csv "$T/missing.csv" -o "$T/bad.db"
@@ -107,11 +123,11 @@ echo keep >"$T/notes.txt"
 expect_error 3 "is not a Reveal store" csv "$T/a.csv" -o "$T/notes.txt"
 [[ $(cat "$T/notes.txt") == keep ]] || fail "a non-store OUT was overwritten"
 printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, 5 %%\n2024/01/31 12:00:01.000, x %%\n' >"$T/bad-smi.csv"
-expect_error 3 "$T/bad-smi.csv:3:26: 'x %' is not a number" nvidia-smi "$T/bad-smi.csv" -o "$T/bad.db"
+expect_error 3 "$T/bad-smi.csv:3:26: 'x %' is not a number" nvidia-smi "$T/bad-smi.csv" -o "$T/bad.db" --strict
 # A known numeric field holding only non-numbers is an error too, not a label column to drop;
 # one that is always [N/A] (power.draw on some boards) is left out.
 printf 'timestamp, utilization.gpu [%%]\n2024/01/31 12:00:00.000, nan %%\n2024/01/31 12:00:01.000, inf %%\n' >"$T/nan-smi.csv"
-expect_error 3 "$T/nan-smi.csv:2:26: 'nan %' is not a number" nvidia-smi "$T/nan-smi.csv" -o "$T/bad.db"
+expect_error 3 "$T/nan-smi.csv:2:26: 'nan %' is not a number" nvidia-smi "$T/nan-smi.csv" -o "$T/bad.db" --strict
 printf 'timestamp, utilization.gpu [%%], power.draw [W]\n2024/01/31 12:00:00.000, 5 %%, [N/A]\n2024/01/31 12:00:01.000, 6 %%, [N/A]\n' >"$T/na-smi.csv"
 expect_exit 0 "$REVEAL" import nvidia-smi "$T/na-smi.csv" -o "$T/na.db"
 expect_exit 0 "$REVEAL" info "$T/na.db" --json

@@ -17,7 +17,8 @@ uses (PODMONITOR below, from the operator's API reference), so a misspelt field 
 Fit (what a schema cannot see):
   - the DaemonSet's selector matches its pod template; ConfigMap volumes name rendered ConfigMaps;
   - the agent's --config file is in a mounted ConfigMap, and `reveal agent --check-config` accepts
-    it (with --reveal); its `root` has the host's /proc and /sys mounted read-only beneath it, and
+    it (with --reveal); its `root` has the host's /proc, /sys and /var/log (pod names) mounted
+    read-only beneath it, and
     its store directory is a hostPath volume (the store outlives the pod);
   - --listen's port is a named container port, and the liveness and readiness probes ask
     /healthz on it; hostNetwork (per-namespace /proc/net), system-node-critical priority,
@@ -280,7 +281,8 @@ def check_fit(docs, name, reveal):
             if r.returncode != 0:
                 fail(f"{where} reveal agent --check-config refuses the ConfigMap's file: {r.stderr.strip()}")
         root = toml_value(text, "root") or "/"
-        for sub in ("proc", "sys"):
+        # /proc and /sys for every probe; /var/log for the pod names of the cgroup channels.
+        for sub in ("proc", "sys", "var/log"):
             want = os.path.join(root, sub)
             m = mount_of(want, mounts)
             v = volumes.get(m["name"]) if m else None

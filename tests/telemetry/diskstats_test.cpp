@@ -55,6 +55,30 @@ TEST(ProcDiskstatsProbe, OldAndNewKernelLayouts) {
   EXPECT_EQ(value(p, v, "proc.diskstats:sectors_written.sda"), 320);
 }
 
+// Kernels before 2.6.25 list partitions with 4 fields (reads, sectors read, writes, sectors
+// written): kept as those four channels, not dropped; a line of another shape is skipped.
+TEST(ProcDiskstatsProbe, OldKernelsFourFieldPartitionLines) {
+  TempRoot root("edge-extra-columns");
+  root.write("proc/diskstats",
+             "   8    0 sda 100 2 3000 40 50 6 7000 80 0 90 120\n"
+             "   8    1 sda1 11 2200 33 4400\n"
+             "   8    2 sda2 1 2 3\n");
+  ProcDiskstatsProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  auto n = names(p);
+  ASSERT_EQ(n.size(), 11u + 4);
+  EXPECT_EQ(std::vector<std::string>(n.begin() + 11, n.end()),
+            (std::vector<std::string>{"proc.diskstats:reads_completed.sda1", "proc.diskstats:sectors_read.sda1",
+                                      "proc.diskstats:writes_completed.sda1", "proc.diskstats:sectors_written.sda1"}));
+  EXPECT_EQ(info(p, "proc.diskstats:sectors_read.sda1").unit, "sectors");
+  const auto v = sample(p);
+  EXPECT_EQ(value(p, v, "proc.diskstats:reads_completed.sda1"), 11);
+  EXPECT_EQ(value(p, v, "proc.diskstats:sectors_read.sda1"), 2200);
+  EXPECT_EQ(value(p, v, "proc.diskstats:writes_completed.sda1"), 33);
+  EXPECT_EQ(value(p, v, "proc.diskstats:sectors_written.sda1"), 4400);
+  EXPECT_EQ(value(p, v, "proc.diskstats:sectors_written.sda"), 7000);
+}
+
 TEST(ProcDiskstatsProbe, DeviceGoneThenBack) {
   TempRoot root("edge-extra-columns");
   ProcDiskstatsProbe p;

@@ -86,6 +86,32 @@ TEST(FileReader, VanishesAndComesBack) {
   EXPECT_EQ(*t, "ctxt 2\n");
 }
 
+// A file that is gone is the host changing, not a failure; one that cannot be read where it
+// stands (here: a directory in its place, EISDIR; on hosts EIO, EACCES) or that overflows the
+// buffer is counted on the reading thread, for the sampler's per-probe error count.
+TEST(FileReader, FailedReadsAreCountedGoneFilesAreNot) {
+  TempRoot root("edge-missing");
+  FileReader f;
+  ASSERT_TRUE(f.open(root.path() / "proc/stat"));
+  const std::uint64_t before = read_failures_on_this_thread();
+  root.remove("proc/stat");
+  EXPECT_FALSE(f.read());
+  EXPECT_FALSE(f.read());
+  EXPECT_EQ(read_failures_on_this_thread(), before) << "gone (ENOENT): not a failure";
+  std::filesystem::create_directory(root.path() / "proc/stat");
+  EXPECT_FALSE(f.read());
+  EXPECT_EQ(read_failures_on_this_thread(), before + 1) << "a directory where the file was: a failure";
+  std::filesystem::remove(root.path() / "proc/stat");
+  root.write("proc/stat", "ctxt 1\n");
+  EXPECT_TRUE(f.read());
+  EXPECT_EQ(read_failures_on_this_thread(), before + 1);
+  root.write("proc/stat", std::string(3 * f.capacity(), 'x'));  // overflows the buffer: a gap, counted
+  EXPECT_FALSE(f.read());
+  EXPECT_EQ(read_failures_on_this_thread(), before + 2);
+  note_read_failure();
+  EXPECT_EQ(read_failures_on_this_thread(), before + 3);
+}
+
 TEST(FileReader, ReadsProcfs) {
   FileReader f;
   ASSERT_TRUE(f.open("/proc/self/stat"));

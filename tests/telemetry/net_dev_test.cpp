@@ -46,6 +46,26 @@ TEST(ProcNetDevProbe, ExtraColumnAndNoSpaceAfterColon) {
   EXPECT_EQ(value(p, v, "proc.net.dev:tx_compressed.lo"), 0);
 }
 
+// Interface names may hold ':' (aliases, "bond0:1"): the counters start after the last one.
+TEST(ProcNetDevProbe, NamesWithColonsAreKept) {
+  TempRoot root("edge-extra-columns");
+  root.write("proc/net/dev",
+             "Inter-|   Receive                                                |  Transmit\n"
+             " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n"
+             "    lo:     100       1    0    0    0     0          0         0      100       1    0    0    0     0       0          0\n"
+             "bond0:1:     200       2    0    0    0     0          0         0      300       3    0    0    0     0       0          0\n"
+             "eth0:backup:400       4    0    0    0     0          0         0      500       5    0    0    0     0       0          0\n");
+  ProcNetDevProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  ASSERT_EQ(p.channels().size(), 3u * 16);
+  const auto v = sample(p);
+  EXPECT_EQ(value(p, v, "proc.net.dev:rx_bytes.bond0:1"), 200);
+  EXPECT_EQ(value(p, v, "proc.net.dev:tx_bytes.bond0:1"), 300);
+  EXPECT_EQ(value(p, v, "proc.net.dev:rx_bytes.eth0:backup"), 400);
+  EXPECT_EQ(value(p, v, "proc.net.dev:tx_packets.eth0:backup"), 5);
+  EXPECT_EQ(value(p, v, "proc.net.dev:rx_bytes.lo"), 100);
+}
+
 TEST(ProcNetDevProbe, InterfaceGoneIsNanOthersKeepValues) {
   TempRoot root("edge-extra-columns");
   ProcNetDevProbe p;

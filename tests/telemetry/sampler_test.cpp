@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "reveal/registry.h"
+#include "telemetry/file_reader.h"
 #include "telemetry/self/sampler_probe.h"
 
 namespace reveal {
@@ -23,7 +24,7 @@ namespace {
 // A probe whose behaviour the test switches: ok, half missing, all missing, throwing.
 class ScriptedProbe : public Probe {
  public:
-  enum class Mode { ok, half, none, throws };
+  enum class Mode { ok, half, none, throws, failed_read };
   ScriptedProbe(std::string name, Mode* mode) : name_(std::move(name)), mode_(mode) {
     for (int i = 0; i < 4; ++i) chans_.push_back({name_ + ":v.c" + std::to_string(i), "count", Kind::gauge, Subsystem::system});
   }
@@ -37,6 +38,10 @@ class ScriptedProbe : public Probe {
       case Mode::half: for (std::size_t i = 0; i < out.size(); ++i) out[i] = i % 2 ? std::nan("") : 2.0; break;
       case Mode::none: for (double& v : out) v = std::nan(""); break;
       case Mode::throws: out[0] = 9; throw std::runtime_error("device vanished");
+      case Mode::failed_read:  // one of its files failed (EIO), its other values came
+        for (double& v : out) v = 3;
+        telemetry::note_read_failure();
+        break;
     }
   }
 
@@ -83,6 +88,12 @@ TEST(Sampler, ProbeFaultsAreCountedAndCostOnlyTheirOwnChannels) {
   s.sample_once();
   EXPECT_EQ(s.probe_stats()[1].missing, 0u);
   EXPECT_EQ(s.probe_stats()[1].errors, 2u);  // a running total
+
+  b = ScriptedProbe::Mode::failed_read;  // values, yet a read failed: counted, and only for pb
+  s.sample_once();
+  EXPECT_EQ(s.probe_stats()[1].missing, 0u);
+  EXPECT_EQ(s.probe_stats()[1].errors, 3u);
+  EXPECT_EQ(s.probe_stats()[0].errors, 0u);
 }
 
 // --- The sampler's own lateness (reveal.sampler) ------------------------------------------------

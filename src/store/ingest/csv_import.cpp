@@ -1,5 +1,6 @@
 // Wide CSV -> Recording (reveal/ingest.h, "csv"): the inverse of `reveal export --csv`, and plain
 // CSV whose first column is a timestamp.
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -94,31 +95,43 @@ Recording import_wide_csv(const ImportInput& in, const ImportOptions& opt) {
 
   TimeFormat tf{false, 1};
   bool first_row = true;
+  importer::TimeOrder order(opt, rec.events);
   std::vector<double> row(rec.channels.size());
   for (++li; li < lines.size(); ++li) {
     const Line& line = lines[li];
     if (importer::trim(line.text).empty()) continue;
     const std::vector<CsvField> fields = split_csv(in.name, line);
-    if (fields.size() != header.size())
-      fail_at(in.name, line.number, fields.size() > header.size() ? fields[header.size()].col : line.text.size() + 1,
-              fmt::format("{} fields, the header has {}", fields.size(), header.size()));
+    if (fields.size() != header.size()) {
+      importer::tolerate(opt, &ImportNotes::ragged_rows, &ImportNotes::first_ragged, in.name, line.number,
+                         fields.size() > header.size() ? fields[header.size()].col : line.text.size() + 1,
+                         fmt::format("{} fields, the header has {}", fields.size(), header.size()));
+      continue;
+    }
     if (first_row && !export_form) tf = importer::detect_time_format(fields[0].text);
-    first_row = false;
     const auto t = importer::parse_time(fields[0].text, tf);
-    if (!t)
-      fail_at(in.name, line.number, fields[0].col,
-              quote(fields[0].text) + (export_form ? " is not a time in unix nanoseconds"
-                                       : tf.iso  ? " is not an ISO-8601 UTC time like the first row's"
-                                                 : " is not a unix time like the first row's"));
-    if (!rec.t_unix_ns.empty() && *t <= rec.t_unix_ns.back())
-      fail_at(in.name, line.number, fields[0].col,
-              "time " + quote(fields[0].text) + " is not after the previous row's");
+    if (!t) {
+      importer::tolerate(opt, &ImportNotes::bad_time_rows, &ImportNotes::first_bad_time, in.name, line.number,
+                         fields[0].col,
+                         quote(fields[0].text) + (export_form ? " is not a time in unix nanoseconds"
+                                                  : tf.iso  ? " is not an ISO-8601 UTC time like the first row's"
+                                                            : " is not a unix time like the first row's"));
+      continue;
+    }
+    first_row = false;
+    const auto verdict = order.next(*t, in.name, line.number, fields[0].col, fields[0].text, "row");
+    if (verdict == importer::TimeOrder::Verdict::drop) continue;
     for (std::size_t c = first_value; c < fields.size(); ++c) {
-      const auto v = importer::parse_value(fields[c].text);
-      if (!v)
-        fail_at(in.name, line.number, fields[c].col,
-                quote(fields[c].text) + " is not a number (column " + quote(header[c].text) + ")");
+      auto v = importer::parse_value(fields[c].text);
+      if (!v) {
+        importer::tolerate(opt, &ImportNotes::gap_values, &ImportNotes::first_gap, in.name, line.number, fields[c].col,
+                           quote(fields[c].text) + " is not a number (column " + quote(header[c].text) + ")");
+        v = std::nan("");
+      }
       row[c - first_value] = *v;
+    }
+    if (verdict == importer::TimeOrder::Verdict::replace_last) {
+      std::copy(row.begin(), row.end(), rec.values.row(rec.values.rows() - 1).begin());
+      continue;
     }
     rec.t_unix_ns.push_back(*t);
     rec.values.append_row(row);

@@ -231,4 +231,67 @@ Subsystem guess_subsystem(std::string_view name) {
   return Subsystem::system;
 }
 
+namespace importer {
+
+std::string at(const std::string& file, std::size_t line, std::size_t col, const std::string& what) {
+  return fmt::format("{}:{}:{}: {}", file, line, col, what);
+}
+
+void tolerate(const ImportOptions& opt, std::size_t ImportNotes::*count, std::string ImportNotes::*first,
+              const std::string& file, std::size_t line, std::size_t col, const std::string& what) {
+  if (opt.strict) fail_at(file, line, col, what);
+  if (!opt.notes) return;
+  ++(opt.notes->*count);
+  if ((opt.notes->*first).empty()) opt.notes->*first = at(file, line, col, what);
+}
+
+TimeOrder::Verdict TimeOrder::next(std::int64_t t, const std::string& file, std::size_t line, std::size_t col,
+                                   std::string_view text, const char* what_row) {
+  if (!last_ || t > *last_) {
+    last_ = t;
+    stepped_back_ = false;
+    return Verdict::append;
+  }
+  const std::string what = "time " + quote(text) + " is not after the previous " + what_row + "'s";
+  if (opt_.strict) fail_at(file, line, col, what);
+  if (t == *last_) {
+    if (opt_.notes) ++opt_.notes->duplicate_times;
+    return Verdict::replace_last;
+  }
+  if (opt_.notes) {
+    ++opt_.notes->backward_rows;
+    if (opt_.notes->first_backward.empty()) opt_.notes->first_backward = at(file, line, col, what);
+  }
+  if (!stepped_back_) {
+    stepped_back_ = true;
+    if (opt_.notes) ++opt_.notes->clock_steps;
+    const double step_s = double(t - *last_) * 1e-9;
+    events_.push_back({*last_, "import", "clock_step", step_s,
+                       fmt::format("the time went back {:.3f} s at {}:{}; rows dropped until it passed the last kept "
+                                   "row's",
+                                   -step_s, file, line)});
+  }
+  return Verdict::drop;
+}
+
+}  // namespace importer
+
+std::string ImportNotes::summary() const {
+  std::vector<std::string> parts;
+  const auto add = [&](std::size_t n, const char* one, const char* many, const std::string& first) {
+    if (n == 0) return;
+    parts.push_back(fmt::format("{} {}", n, n == 1 ? one : many) + (first.empty() ? "" : " (first: " + first + ")"));
+  };
+  add(gap_values, "value became a gap", "values became gaps", first_gap);
+  add(ragged_rows, "ragged row skipped", "ragged rows skipped", first_ragged);
+  add(bad_time_rows, "row without a readable time skipped", "rows without a readable time skipped", first_bad_time);
+  add(duplicate_times, "row at its predecessor's time replaced it", "rows at their predecessor's time replaced it", "");
+  add(backward_rows, "row whose time went back dropped", "rows whose time went back dropped", first_backward);
+  add(clock_steps, "clock step (event clock_step)", "clock steps (events clock_step)", "");
+  add(gpus_lost, "GPU lost (event gpu_lost)", "GPUs lost (events gpu_lost)", "");
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
 }  // namespace reveal

@@ -67,4 +67,32 @@ std::int64_t interval_ns(const ImportOptions& opt);
 // The file name without directories and extension.
 std::string file_stem(std::string_view path);
 
+// --- Lenient imports (ImportOptions::strict false; ImportNotes in reveal/ingest.h) ------------
+// "<file>:<line>:<col>: <what>", the form of ImportError messages, for ImportNotes' examples.
+std::string at(const std::string& file, std::size_t line, std::size_t col, const std::string& what);
+
+// A problem that strict mode throws for (fail_at with `what`) and lenient mode counts: `count`
+// is incremented and `first` set once. Returns normally only in lenient mode.
+void tolerate(const ImportOptions& opt, std::size_t ImportNotes::*count, std::string ImportNotes::*first,
+              const std::string& file, std::size_t line, std::size_t col, const std::string& what);
+
+// Row times in order: what to do with the next row's time `t` (read at file:line:col from
+// `text`). Strict: a time not after the previous one throws. Lenient: equal to the previous ->
+// replace_last (counted as a duplicate); earlier -> drop (counted), the first of a run of such
+// rows also appends an Event "clock_step" (source "import", value: the step in seconds, < 0) to
+// `events`, at the last kept time.
+class TimeOrder {
+ public:
+  enum class Verdict { append, replace_last, drop };
+  TimeOrder(const ImportOptions& opt, std::vector<Event>& events) : opt_(opt), events_(events) {}
+  Verdict next(std::int64_t t, const std::string& file, std::size_t line, std::size_t col, std::string_view text,
+               const char* what_row);
+
+ private:
+  const ImportOptions& opt_;
+  std::vector<Event>& events_;
+  std::optional<std::int64_t> last_;
+  bool stepped_back_ = false;
+};
+
 }  // namespace reveal::importer

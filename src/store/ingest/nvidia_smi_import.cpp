@@ -81,13 +81,31 @@ std::optional<double> number(std::string_view v, bool pstate) {
   return importer::parse_value(v, false);
 }
 
+// A line nvidia-smi prints instead of a GPU's row when it cannot reach the GPU, e.g. "Unable to
+// determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover
+// this GPU".
+bool gpu_lost_line(std::string_view line) { return line.find("GPU is lost") != std::string_view::npos; }
+
+// The unit a value carries after its number ("45 %" -> "%"), "" when none.
+std::string_view value_unit(std::string_view v) {
+  const std::size_t space = v.find(' ');
+  return space == std::string_view::npos ? std::string_view{} : importer::trim(v.substr(space + 1));
+}
+
 }  // namespace
 
 Recording import_nvidia_smi(const ImportInput& in, const ImportOptions& opt) {
   std::vector<importer::Line> lines = importer::split_lines(in.data);
   std::erase_if(lines, [](const importer::Line& l) { return importer::trim(l.text).empty(); });
-  if (lines.empty()) fail_at(in.name, 1, 1, "no header line (empty input)");
-  const std::vector<Field> header = split_commas(lines[0].text);
+  const bool headerless = !opt.fields.empty();
+  if (lines.empty()) fail_at(in.name, 1, 1, headerless ? "no data rows (empty input)" : "no header line (empty input)");
+  std::vector<Field> header;
+  if (headerless) {
+    for (const auto& f : opt.fields) header.push_back({f, 1});
+  } else {
+    header = split_commas(lines[0].text);
+  }
+  const std::size_t header_line = headerless ? 0 : lines[0].number;
   std::vector<Column> cols;
   std::optional<std::size_t> time_col, index_col;
   for (std::size_t c = 0; c < header.size(); ++c) {
@@ -98,28 +116,62 @@ Recording import_nvidia_smi(const ImportInput& in, const ImportOptions& opt) {
       h = h.substr(0, bracket);
     }
     col.query = std::string(h);
-    if (col.query.empty() || col.query.find_first_of(" \"") != std::string::npos)
-      fail_at(in.name, lines[0].number, header[c].col, quote(header[c].text) + " is not an nvidia-smi query field");
+    if (col.query.empty() || col.query.find_first_of(" \"") != std::string::npos) {
+      if (headerless) throw ImportError("--fields: " + quote(header[c].text) + " is not an nvidia-smi query field");
+      fail_at(in.name, header_line, header[c].col, quote(header[c].text) + " is not an nvidia-smi query field");
+    }
     if (col.query == "timestamp") time_col = c;
     if (col.query == "index") index_col = c;
-    for (const Mapping& m : kMappings)
-      if (m.query == col.query && m.header_unit == col.unit) col.mapping = &m;
     cols.push_back(std::move(col));
   }
-  if (!time_col) fail_at(in.name, lines[0].number, 1, "no timestamp column (query timestamp first: --query-gpu=timestamp,index,...)");
+  if (!time_col) {
+    if (headerless) throw ImportError("--fields: no timestamp field (the log must have been written with timestamp first)");
+    fail_at(in.name, header_line, 1, "no timestamp column (query timestamp first: --query-gpu=timestamp,index,...)");
+  }
 
+  // Rows, and the "GPU is lost" lines between them (by the row they precede).
+  struct Lost {
+    std::size_t before_row;
+    std::size_t line;
+    std::string text;
+  };
+  std::vector<Lost> lost;
   std::vector<std::vector<Field>> rows;
-  for (std::size_t l = 1; l < lines.size(); ++l) {
+  std::vector<std::size_t> row_line;
+  for (std::size_t l = headerless ? 0 : 1; l < lines.size(); ++l) {
+    if (gpu_lost_line(lines[l].text) && !opt.strict) {
+      lost.push_back({rows.size(), lines[l].number, std::string(importer::trim(lines[l].text))});
+      continue;
+    }
     std::vector<Field> cells = split_commas(lines[l].text);
-    if (cells.size() != header.size())
-      fail_at(in.name, lines[l].number, cells.size() > header.size() ? cells[header.size()].col : lines[l].text.size() + 1,
-              fmt::format("{} fields, the header has {}", cells.size(), header.size()));
+    if (cells.size() != header.size()) {
+      importer::tolerate(opt, &ImportNotes::ragged_rows, &ImportNotes::first_ragged, in.name, lines[l].number,
+                         cells.size() > header.size() ? cells[header.size()].col : lines[l].text.size() + 1,
+                         fmt::format("{} fields, the header has {}", cells.size(), header.size()));
+      continue;
+    }
     rows.push_back(std::move(cells));
+    row_line.push_back(lines[l].number);
   }
   if (rows.empty()) fail_at(in.name, lines.back().number + 1, 1, "no data rows after the header");
+  // Headerless: a column's unit is the one its values carry ("45 %"), else nvidia-smi's own
+  // for the field (nounits logs: MiB, W, MHz, %).
+  for (std::size_t c = 0; headerless && c < cols.size(); ++c) {
+    for (const auto& r : rows)
+      if (!not_available(r[c].text)) {
+        cols[c].unit = std::string(value_unit(r[c].text));
+        break;
+      }
+    if (cols[c].unit.empty())
+      for (const Mapping& m : kMappings)
+        if (m.query == cols[c].query) cols[c].unit = std::string(m.header_unit);
+  }
+  for (auto& col : cols)
+    for (const Mapping& m : kMappings)
+      if (m.query == col.query && m.header_unit == col.unit) col.mapping = &m;
   // A column none of whose values is a number is a label (name, pci.bus_id, ...): not imported.
-  // A known numeric field is one unless every value is [N/A]: "nan %" or "inf W" in it is an
-  // error below, not a reason to drop the column.
+  // A known numeric field is one unless every value is [N/A]: "nan %" or "inf W" in it is a bad
+  // value below, not a reason to drop the column.
   for (std::size_t c = 0; c < cols.size(); ++c) {
     const auto numeric = [&](const std::vector<Field>& r) { return number(r[c].text, cols[c].query == "pstate").has_value(); };
     const auto missing = [&](const std::vector<Field>& r) { return not_available(r[c].text); };
@@ -128,39 +180,71 @@ Recording import_nvidia_smi(const ImportInput& in, const ImportOptions& opt) {
   }
 
   Recording rec;
+  importer::TimeOrder order(opt, rec.events);
   std::map<std::pair<std::size_t, std::int64_t>, std::size_t> channel;  // (column, gpu) -> channel
   std::vector<std::map<std::size_t, double>> samples;
   std::vector<std::int64_t> gpus_in_sample;
+  bool skipping = false;  // the current pass is dropped (its time unreadable or gone back)
+  std::size_t next_lost = 0;
+  const auto note_lost = [&](std::size_t upto_row) {
+    for (; next_lost < lost.size() && lost[next_lost].before_row <= upto_row; ++next_lost) {
+      if (opt.notes) ++opt.notes->gpus_lost;
+      rec.events.push_back({rec.t_unix_ns.empty() ? 0 : rec.t_unix_ns.back(), "nvidia-smi", "gpu_lost", 0,
+                            importer::at(in.name, lost[next_lost].line, 1, lost[next_lost].text)});
+    }
+  };
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const std::vector<Field>& row = rows[r];
-    const std::size_t line = lines[r + 1].number;
+    const std::size_t line = row_line[r];
     std::int64_t gpu = 0;
     if (index_col) {
       const auto i = importer::parse_int(row[*index_col].text);
-      if (!i || *i < 0 || *i > 1'000'000)
-        fail_at(in.name, line, row[*index_col].col, quote(row[*index_col].text) + " is not a GPU index");
+      if (!i || *i < 0 || *i > 1'000'000) {
+        importer::tolerate(opt, &ImportNotes::ragged_rows, &ImportNotes::first_ragged, in.name, line,
+                           row[*index_col].col, quote(row[*index_col].text) + " is not a GPU index");
+        continue;
+      }
       gpu = *i;
     }
     // A sample is one pass over the GPUs: it ends when a GPU index repeats.
     if (samples.empty() || std::find(gpus_in_sample.begin(), gpus_in_sample.end(), gpu) != gpus_in_sample.end()) {
+      gpus_in_sample.clear();
       const Field& tc = row[*time_col];
       const auto t = parse_utc_time(tc.text);
-      if (!t) fail_at(in.name, line, tc.col, quote(tc.text) + " is not a time like 2024/01/31 12:00:00.123");
-      if (!rec.t_unix_ns.empty() && *t <= rec.t_unix_ns.back())
-        fail_at(in.name, line, tc.col, "time " + quote(tc.text) + " is not after the previous sample's");
-      rec.t_unix_ns.push_back(*t);
-      samples.emplace_back();
-      gpus_in_sample.clear();
+      if (!t) {
+        importer::tolerate(opt, &ImportNotes::bad_time_rows, &ImportNotes::first_bad_time, in.name, line, tc.col,
+                           quote(tc.text) + " is not a time like 2024/01/31 12:00:00.123");
+        skipping = true;
+      } else {
+        switch (order.next(*t, in.name, line, tc.col, tc.text, "sample")) {
+          case importer::TimeOrder::Verdict::append:
+            rec.t_unix_ns.push_back(*t);
+            samples.emplace_back();
+            skipping = false;
+            break;
+          case importer::TimeOrder::Verdict::replace_last:  // the later pass at the same time wins
+            samples.back().clear();
+            skipping = false;
+            break;
+          case importer::TimeOrder::Verdict::drop: skipping = true; break;
+        }
+      }
     }
     gpus_in_sample.push_back(gpu);
+    note_lost(r);
+    if (skipping) continue;
     for (std::size_t c = 0; c < cols.size(); ++c) {
       const Column& col = cols[c];
       if (col.text || (index_col && c == *index_col)) continue;
       double v = std::nan("");
       if (!not_available(row[c].text)) {
         const auto n = number(row[c].text, col.query == "pstate");
-        if (!n) fail_at(in.name, line, row[c].col, quote(row[c].text) + " is not a number (" + col.query + ")");
-        v = *n * (col.mapping ? col.mapping->scale : 1.0);
+        if (n) {
+          v = *n * (col.mapping ? col.mapping->scale : 1.0);
+        } else {
+          importer::tolerate(opt, &ImportNotes::gap_values, &ImportNotes::first_gap, in.name, line, row[c].col,
+                             quote(row[c].text) + " is not a number (" + col.query + ")");
+        }
       }
       auto [it, fresh] = channel.emplace(std::pair(c, gpu), rec.channels.size());
       if (fresh) {
@@ -182,7 +266,11 @@ Recording import_nvidia_smi(const ImportInput& in, const ImportOptions& opt) {
       samples.back()[it->second] = v;
     }
   }
-  if (rec.channels.empty()) fail_at(in.name, lines[0].number, 1, "no numeric column to import");
+  note_lost(rows.size());
+  if (rec.t_unix_ns.empty()) fail_at(in.name, lines.back().number + 1, 1, "no data rows with a readable time");
+  for (auto& e : rec.events)  // a GPU lost before the first sample: at the first sample
+    if (e.t_unix_ns == 0) e.t_unix_ns = rec.t_unix_ns.front();
+  if (rec.channels.empty()) fail_at(in.name, header_line, 1, "no numeric column to import");
   rec.values = Matrix(samples.size(), rec.channels.size(), std::nan(""));
   for (std::size_t s = 0; s < samples.size(); ++s)
     for (const auto& [c, v] : samples[s]) rec.values(s, c) = v;

@@ -32,6 +32,10 @@ constexpr std::array<Field, 17> kFields{{
     {"flush_time_ms", "ms", Kind::counter, "time spent flushing"},
 }};
 
+// The 4 fields of a partition line on kernels before 2.6.25 (iostats.rst): reads issued,
+// sectors read, writes issued, sectors written — kFields' entries 0, 2, 4, 6.
+constexpr std::array<std::size_t, 4> kPartitionFields{0, 2, 4, 6};
+
 bool skipped(std::string_view dev) { return dev.starts_with("loop") || dev.starts_with("ram"); }
 
 // zram devices are compressed RAM: their I/O is swapping (or a RAM disk), memory, not storage.
@@ -61,12 +65,13 @@ ProbeStatus ProcDiskstatsProbe::open(const std::filesystem::path& root) {
     if (!split_device(next_line(rest), dev, values) || skipped(dev)) continue;
     std::size_t n = 0;
     while (n < kFields.size() && parse_u64(next_token(values))) ++n;
-    if (n < 11) continue;  // not a diskstats line we understand
+    if (n != kPartitionFields.size() && n < 11) continue;  // not a diskstats line we understand
     devices_.add(std::string(dev), channels_.size(), n);
-    for (std::size_t f = 0; f < n; ++f)
-      channels_.push_back({channel_name(kSource, kFields[f].name, dev),
-                           std::string(kFields[f].unit), kFields[f].kind, device_subsystem(dev), 64,
-                           std::string(kFields[f].help)});
+    for (std::size_t k = 0; k < n; ++k) {
+      const Field& f = kFields[n == kPartitionFields.size() ? kPartitionFields[k] : k];
+      channels_.push_back({channel_name(kSource, f.name, dev), std::string(f.unit), f.kind, device_subsystem(dev), 64,
+                           std::string(f.help)});
+    }
   }
   if (channels_.empty()) return {false, file_.path().string() + ": no block devices"};
   return {true, {}};

@@ -1,6 +1,8 @@
 // proc.diskstats — per block device I/O statistics from /proc/diskstats
 // (Documentation/admin-guide/iostats.rst): "major minor name" then 11 fields (pre-4.18),
-// 15 (4.18+: discards) or 17 (5.5+: flushes); extra trailing fields are ignored.
+// 15 (4.18+: discards) or 17 (5.5+: flushes); extra trailing fields are ignored. Partition
+// lines of kernels before 2.6.25 have 4 fields (reads, sectors read, writes, sectors written):
+// those four channels. Lines of any other shape are skipped.
 //
 // Channels: proc.diskstats:<field>.<device>, e.g. "proc.diskstats:sectors_read.vda", for every
 // device present at open except loop* and ram*. Fields: reads_completed reads_merged

@@ -17,9 +17,10 @@ std::string_view unit_of(std::string_view col) {
   return "count";
 }
 
-// "  eth0: 1 2 3" -> iface "eth0", rest " 1 2 3"; false for header lines.
+// "  eth0: 1 2 3" -> iface "eth0", rest " 1 2 3"; false for header lines. The name ends at the
+// last ':' (the counters hold none): alias names such as "bond0:1" or "eth0:backup" keep theirs.
 bool split_iface(std::string_view line, std::string_view& iface, std::string_view& rest) {
-  const auto colon = line.find(':');
+  const auto colon = line.rfind(':');
   if (colon == std::string_view::npos) return false;
   iface = trim(line.substr(0, colon));
   rest = line.substr(colon + 1);

@@ -2,7 +2,7 @@
 // "  eth0: rx_bytes rx_packets ... tx_compressed", 8 receive + 8 transmit columns).
 //
 // Channels: proc.net.dev:<column>.<interface>, e.g. "proc.net.dev:rx_bytes.eth0", for every
-// interface present at open. Columns: rx_/tx_ bytes packets errs drop fifo, rx_frame
+// interface present at open; a name with ':' (an alias, "bond0:1") is kept whole. Columns: rx_/tx_ bytes packets errs drop fifo, rx_frame
 // rx_compressed rx_multicast, tx_colls tx_carrier tx_compressed. Counters, unit "bytes"
 // (*_bytes), "packets" (*_packets) or "count"; Subsystem::network. counter_bits stays 64
 // although some drivers wrap at 32 bits: the rate stage treats a decrease as a reset.

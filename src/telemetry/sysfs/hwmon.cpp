@@ -1,5 +1,7 @@
 #include "telemetry/sysfs/hwmon.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <array>
 #include <set>
@@ -107,8 +109,20 @@ ProbeStatus SysHwmonProbe::open(const std::filesystem::path& root) {
   return {true, {}};
 }
 
+namespace {
+// Raw values that drivers report instead of an error when a sensor has no reading: all ones of
+// an unsigned 32-bit field, also scaled by 1000 (acpi power_meter shows 4294967295000 uW, "4.29
+// MW", when the firmware's meter is invalid), or the largest signed 32-bit value.
+bool sentinel(double raw) {
+  return raw == 4294967295.0 || raw == 4294967295000.0 || raw == 2147483647.0 || raw == 2147483647000.0;
+}
+}  // namespace
+
 void SysHwmonProbe::sample(std::span<double> out) {
-  for (std::size_t i = 0; i < files_.size(); ++i) out[i] = files_[i].read_number(divisor_[i]);
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    const double raw = files_[i].read_number();
+    out[i] = sentinel(raw) ? std::nan("") : raw / divisor_[i];
+  }
 }
 
 }  // namespace reveal::telemetry

@@ -15,7 +15,9 @@
 // "sys.hwmon:temp.coretemp.temp2". Chip names shared by several chips (two coretemp on a
 // 2-socket host) become "<name>_0", "<name>_1", ... in hwmon order; a label repeated within a
 // chip falls back to the stem. Gauges, Subsystem::power_thermal. A sensor whose read fails
-// (unplugged fan, faulty diode: EIO/ENODATA) reads NaN.
+// (unplugged fan, faulty diode: EIO/ENODATA) reads NaN, and so does one that reports a
+// driver's "no reading" value instead of an error: raw 4294967295 or 2147483647, or either
+// times 1000 (acpi power_meter's invalid meter: 4294967295000 uW).
 #pragma once
 
 #include "reveal/probe.h"

@@ -85,7 +85,9 @@ ProbeStatus SysRaplProbe::open(const std::filesystem::path& root) {
   for (std::size_t i = 0; i < indices.size(); ++i) {
     ChannelInfo c{channel_name(kSource, "energy_uj", indices[i]), "uJ", Kind::counter,
                   Subsystem::power_thermal, 64,
-                  "energy consumed by the RAPL zone; wraps at max_energy_range_uj"};
+                  ranges[i] > 0 ? "energy consumed by the RAPL zone; wraps at max_energy_range_uj"
+                                : "energy consumed by the RAPL zone; max_energy_range_uj unreadable, so a wrap is a "
+                                  "gap (read as a reset), not corrected"};
     c.wrap_range = ranges[i];
     channels_.push_back(std::move(c));
   }

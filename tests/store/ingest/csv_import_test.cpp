@@ -10,10 +10,12 @@ namespace {
 
 Recording csv(std::string_view text, const ImportOptions& opt = {}) { return import_wide_csv({"in.csv", text}, opt); }
 
-// The ImportError message of importing `text`, "" when it imports.
+// The ImportError message of importing `text` with --strict, "" when it imports.
 std::string csv_error(std::string_view text) {
   try {
-    csv(text);
+    ImportOptions strict;
+    strict.strict = true;
+    csv(text, strict);
   } catch (const ImportError& e) {
     return e.what();
   }
@@ -94,6 +96,56 @@ TEST(CsvImport, MalformedInputNamesFileLineAndColumn) {
   EXPECT_EQ(csv_error("t,\"a\n1,2\n"), "in.csv:1:3: unterminated quoted field");
   EXPECT_EQ(csv_error("t,\"a\"b\n1,2\n"), "in.csv:1:6: text after a closing quote");
   EXPECT_EQ(csv_error("t,a\n99999999999999999999,1\n"), "in.csv:2:1: '99999999999999999999' is not a unix time like the first row's");
+}
+
+// Without --strict, what real logs contain does not throw the file away: bad values are gaps,
+// ragged rows and unreadable times are skipped, a repeated time keeps the later row, rows whose
+// time went back are dropped and the step is an event; all counted, the first of each named.
+TEST(CsvImport, LenientImportCountsWhatItLetThrough) {
+  ImportNotes notes;
+  ImportOptions opt;
+  opt.notes = &notes;
+  const Recording r = csv(
+      "t,a,b\n"
+      "10,1,inf\n"           // line 2: inf -> gap
+      "11,N/A,2\n"           // line 3: N/A -> gap
+      "12,3\n"               // line 4: ragged, skipped
+      "13,4,[Unknown Error]\n"  // line 5: gap
+      "13,5,6\n"             // line 6: same time, replaces line 5
+      "x,7,7\n"              // line 7: unreadable time, skipped
+      "9,8,8\n"              // line 8: went back 4 s: dropped, a clock step
+      "12,9,9\n"             // line 9: still before 13: dropped, same step
+      "14,10,-inf\n",        // line 10: kept; -inf -> gap
+      opt);
+  ASSERT_EQ(r.t_unix_ns.size(), 4u);
+  EXPECT_EQ(r.t_unix_ns[2], 13'000'000'000);
+  EXPECT_EQ(r.t_unix_ns[3], 14'000'000'000);
+  EXPECT_EQ(r.values(0, 0), 1);
+  EXPECT_TRUE(std::isnan(r.values(0, 1)));
+  EXPECT_TRUE(std::isnan(r.values(1, 0)));
+  EXPECT_EQ(r.values(2, 0), 5) << "the later row at 13 s";
+  EXPECT_EQ(r.values(2, 1), 6);
+  EXPECT_EQ(r.values(3, 0), 10);
+  EXPECT_TRUE(std::isnan(r.values(3, 1)));
+  EXPECT_EQ(notes.gap_values, 4u);
+  EXPECT_EQ(notes.first_gap, "in.csv:2:6: 'inf' is not a number (column 'b')");
+  EXPECT_EQ(notes.ragged_rows, 1u);
+  EXPECT_EQ(notes.first_ragged, "in.csv:4:5: 2 fields, the header has 3");
+  EXPECT_EQ(notes.bad_time_rows, 1u);
+  EXPECT_EQ(notes.duplicate_times, 1u);
+  EXPECT_EQ(notes.backward_rows, 2u);
+  EXPECT_EQ(notes.clock_steps, 1u);
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].kind, "clock_step");
+  EXPECT_EQ(r.events[0].t_unix_ns, 13'000'000'000);
+  EXPECT_DOUBLE_EQ(r.events[0].value, -4.0);
+  const std::string line = notes.summary();
+  EXPECT_NE(line.find("4 values became gaps (first: in.csv:2:6:"), std::string::npos) << line;
+  EXPECT_NE(line.find("1 clock step"), std::string::npos) << line;
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(ImportNotes{}.summary(), "");
+  // Nothing readable at all is still an error.
+  EXPECT_THROW(csv("t,a\nx,1\n", opt), ImportError);
 }
 
 TEST(ImportSubsystem, GuessesConservatively) {

@@ -15,9 +15,11 @@ std::size_t col(const Recording& r, const std::string& name) {
   return 0;
 }
 
-std::string error_of(std::string_view text) {
+std::string error_of(std::string_view text) {  // with --strict
   try {
-    import_nvidia_smi({"smi.csv", text});
+    ImportOptions strict;
+    strict.strict = true;
+    import_nvidia_smi({"smi.csv", text}, strict);
   } catch (const ImportError& e) {
     return e.what();
   }
@@ -87,6 +89,60 @@ TEST(NvidiaSmiImport, MalformedInputNamesFileLineAndColumn) {
   EXPECT_EQ(error_of("timestamp, index, utilization.gpu [%]\n2024/01/31 12:00:00.000, -1, 5\n"),
             "smi.csv:2:26: '-1' is not a GPU index");
   EXPECT_EQ(error_of("timestamp, name\n2024/01/31 12:00:00.000, H200\n"), "smi.csv:1:1: no numeric column to import");
+}
+
+// What real nvidia-smi logs hold does not throw the log away: "inf" and "[Unknown Error]" are
+// gaps, a "GPU is lost" line is an event and that GPU's channels are gaps while its rows are
+// missing, the other GPU's rows are kept.
+TEST(NvidiaSmiImport, LenientImportKeepsTheOtherGpusWhenOneIsLost) {
+  ImportNotes notes;
+  ImportOptions opt;
+  opt.notes = &notes;
+  const Recording r = import_nvidia_smi(
+      {"smi.csv",
+       "timestamp, index, utilization.gpu [%], power.draw [W]\n"
+       "2024/01/31 12:00:00.000, 0, 40 %, inf W\n"
+       "2024/01/31 12:00:00.001, 1, 41 %, 100.00 W\n"
+       "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU\n"
+       "2024/01/31 12:00:01.000, 0, 42 %, [Unknown Error]\n"
+       "2024/01/31 12:00:02.000, 0, 43 %, 101.00 W\n"},
+      opt);
+  ASSERT_EQ(r.t_unix_ns.size(), 3u);
+  const std::size_t u0 = col(r, "nvml:utilization_gpu.gpu0"), u1 = col(r, "nvml:utilization_gpu.gpu1");
+  EXPECT_EQ(r.values(0, u0), 40);
+  EXPECT_EQ(r.values(0, u1), 41);
+  EXPECT_EQ(r.values(2, u0), 43);
+  EXPECT_TRUE(std::isnan(r.values(1, u1))) << "GPU 1 lost: no rows, gaps";
+  EXPECT_TRUE(std::isnan(r.values(2, u1)));
+  EXPECT_TRUE(std::isnan(r.values(0, col(r, "nvml:power_usage.gpu0")))) << "inf W";
+  EXPECT_TRUE(std::isnan(r.values(1, col(r, "nvml:power_usage.gpu0")))) << "[Unknown Error]";
+  EXPECT_EQ(notes.gap_values, 1u) << "inf (a bracketed value is a gap anyway, not counted)";
+  EXPECT_EQ(notes.gpus_lost, 1u);
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].kind, "gpu_lost");
+  EXPECT_EQ(r.events[0].t_unix_ns, r.t_unix_ns[1]) << "seen at the pass after it";
+  EXPECT_NE(r.events[0].detail.find("GPU is lost"), std::string::npos);
+  // --strict: the old behaviour, the lost line is a malformed row.
+  ImportOptions strict;
+  strict.strict = true;
+  EXPECT_THROW(import_nvidia_smi({"smi.csv", "timestamp, utilization.gpu [%]\n2024/01/31 12:00:00.000, inf %\n"}, strict),
+               ImportError);
+}
+
+// A log written with --format=csv,noheader imports when its fields are given; units from the
+// values, or nvidia-smi's own with nounits.
+TEST(NvidiaSmiImport, HeaderlessLogWithFieldsGiven) {
+  ImportOptions opt;
+  opt.fields = {"timestamp", "index", "utilization.gpu", "memory.used"};
+  Recording r = import_nvidia_smi(
+      {"nohdr.csv", "2024/01/31 12:00:00.000, 0, 45 %, 1024 MiB\n2024/01/31 12:00:01.000, 0, 46 %, 2048 MiB\n"}, opt);
+  ASSERT_EQ(r.t_unix_ns.size(), 2u);
+  EXPECT_EQ(r.values(1, col(r, "nvml:utilization_gpu.gpu0")), 46);
+  EXPECT_EQ(r.values(1, col(r, "nvml:memory_used.gpu0")), 2048.0 * 1024 * 1024);
+  r = import_nvidia_smi({"nounits.csv", "2024/01/31 12:00:00.000, 0, 45, 1024\n2024/01/31 12:00:01.000, 0, 46, 2048\n"}, opt);
+  EXPECT_EQ(r.values(1, col(r, "nvml:memory_used.gpu0")), 2048.0 * 1024 * 1024) << "MiB: nvidia-smi's unit";
+  opt.fields = {"index", "utilization.gpu"};
+  EXPECT_THROW(import_nvidia_smi({"x.csv", "0, 45\n"}, opt), ImportError) << "no timestamp field";
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "../probe_test_util.h"
 
 namespace reveal::telemetry {
@@ -65,6 +67,24 @@ TEST(SysHwmonProbe, PowerAverageWhenNoInput) {
   SysHwmonProbe p;
   ASSERT_TRUE(p.open(root.path()).available);
   EXPECT_DOUBLE_EQ(value(p, sample(p), "sys.hwmon:power.power_meter.power1"), 180.25);
+}
+
+// A driver's "no reading" values are gaps, not 4.29 MW of power or 4 million degrees; readings
+// next to them stay.
+TEST(SysHwmonProbe, SentinelValuesAreGaps) {
+  TempRoot root("host-2socket");
+  root.write("sys/class/hwmon/hwmon1/power1_input", "4294967295000\n");  // acpi power_meter, meter invalid
+  root.write("sys/class/hwmon/hwmon0/temp2_input", "4294967295\n");
+  root.write("sys/class/hwmon/hwmon2/fan1_input", "2147483647\n");
+  root.write("sys/class/hwmon/hwmon2/curr1_input", "4294967294\n");  // one less: a reading
+  SysHwmonProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  const auto v = sample(p);
+  EXPECT_TRUE(std::isnan(value(p, v, "sys.hwmon:power.power_meter.power1")));
+  EXPECT_TRUE(std::isnan(value(p, v, "sys.hwmon:temp.coretemp.temp2")));
+  EXPECT_TRUE(std::isnan(value(p, v, "sys.hwmon:fan.nct6775.fan1")));
+  EXPECT_DOUBLE_EQ(value(p, v, "sys.hwmon:temp.coretemp.Package_id_0"), 45.0);
+  EXPECT_DOUBLE_EQ(value(p, v, "sys.hwmon:curr.nct6775.curr1"), 4294967.294);
 }
 
 TEST(SysHwmonProbe, OldLayoutUnderDevice) {

@@ -102,6 +102,8 @@ TEST(SysRaplProbe, MissingRangeAndDuplicateNames) {
                           "sys.rapl:energy_uj.package-0", "sys.rapl:energy_uj.package-0.dram",
                           "sys.rapl:energy_uj.package-1_0", "sys.rapl:energy_uj.package-1_1"}));
   EXPECT_EQ(p.channels()[2].wrap_range, 0);  // unknown: the counter's 64 bits apply
+  EXPECT_NE(p.channels()[2].help.find("max_energy_range_uj unreadable"), std::string::npos) << "said, not silent";
+  EXPECT_EQ(p.channels()[0].help.find("unreadable"), std::string::npos);
   EXPECT_EQ(sample(p)[3], 42);
 }
 
