@@ -86,6 +86,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reveal/channel.h"
@@ -125,9 +126,10 @@ struct AgentSnapshot {
   std::string hostname, version = kVersion, mode = "live";
   std::vector<ChannelInfo> channels;  // raw channels (store order)
   std::vector<char> exported;         // per channel: 1 = shown on /metrics
-  // Per channel: extra labels rendered after `entity` (',pod_uid="…",namespace="…",…' for a
-  // cgroup of a Kubernetes pod: telemetry/cgroup/kubernetes.h), "" for most; may be empty.
-  std::vector<std::string> channel_labels;
+  // Per channel: extra (name, value) labels rendered after `entity` (pod_uid, namespace, pod,
+  // container for a cgroup of a Kubernetes pod: telemetry/cgroup/kubernetes.h), none for most;
+  // may be shorter than `channels`.
+  std::vector<std::vector<std::pair<std::string, std::string>>> channel_labels;
   std::vector<double> values;         // last raw sample, NaN = gap
   std::int64_t last_sample_unix_ns = 0;
   // CLOCK_MONOTONIC when that sample was taken in: /healthz ages samples by it, so a wall clock

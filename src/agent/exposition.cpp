@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -93,9 +94,9 @@ void sample(std::string& out, std::string_view name, double v, const L&... label
 }
 
 // A raw channel's sample: channel, subsystem, unit and (when the name has an index) entity
-// labels, then `extra`, already rendered (',pod_uid="…",…': AgentSnapshot::channel_labels).
+// labels, then `extra` (AgentSnapshot::channel_labels: pod_uid, namespace, ...).
 void raw_sample(std::string& out, std::string_view name, double v, const ChannelInfo& c, std::string_view entity,
-                std::string_view extra) {
+                std::span<const std::pair<std::string, std::string>> extra) {
   out += name;
   out += "{channel=\"";
   append_label_value(out, c.name);
@@ -109,7 +110,13 @@ void raw_sample(std::string& out, std::string_view name, double v, const Channel
     append_label_value(out, entity);
     out.push_back('"');
   }
-  out += extra;
+  for (const auto& [label, value] : extra) {
+    out += ',';
+    out += label;
+    out += "=\"";
+    append_label_value(out, value);
+    out.push_back('"');
+  }
   out += "} ";
   append_value(out, v);
   out.push_back('\n');
@@ -376,7 +383,8 @@ std::string render_metrics(const AgentSnapshot& s) {
       const ChannelInfo& c = s.channels[i];
       const std::string_view entity = split_channel(c.name).second;
       const double v = (i < s.values.size() ? s.values[i] : kNaN) * prometheus_unit_scale(c);
-      raw_sample(out, name, v, c, entity, i < s.channel_labels.size() ? std::string_view(s.channel_labels[i]) : "");
+      raw_sample(out, name, v, c, entity,
+                 i < s.channel_labels.size() ? std::span(s.channel_labels[i]) : std::span<const std::pair<std::string, std::string>>{});
     }
   }
   return out;

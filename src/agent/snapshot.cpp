@@ -54,7 +54,7 @@ void init_snapshot(AgentSnapshot& s, const RunMetadata& meta, const std::vector<
       if (!g.empty() && std::find(s.gpus.begin(), s.gpus.end(), g) == s.gpus.end()) s.gpus.push_back(g);
     }
   s.gpu_up.assign(s.gpus.size(), 1);
-  s.channel_labels.assign(channels.size(), std::string{});
+  s.channel_labels.assign(channels.size(), {});
   for (std::size_t i = 0; i < channels.size(); ++i)
     if (channels[i].name.rfind("cgroup", 0) == 0)
       s.channel_labels[i] = telemetry::cgroup::pod_labels(channel_label(channels[i].name), pods);

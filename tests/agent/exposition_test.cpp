@@ -139,6 +139,25 @@ TEST(Exposition, MetricNames) {
   EXPECT_EQ(prometheus_metric_name(ch("t:drops-", Kind::counter, Subsystem::network, "")), "reveal_t_drops_total");
 }
 
+// A cgroup channel of a pod carries its labels after entity, values escaped as every label's.
+TEST(Exposition, PodLabelsFollowTheEntityEscaped) {
+  AgentSnapshot s = snapshot();
+  s.channels.push_back(ch("cgroup:cpu_pressure_some_avg10.kubepods/pod1", Kind::gauge, Subsystem::cpu, "%"));
+  s.exported.push_back(1);
+  s.values.push_back(4);
+  s.channel_labels.resize(s.channels.size());
+  s.channel_labels.back() = {{"pod_uid", "0f6b1c2e-8c4a-4b2a-9a55-1d2f3e4a5b6c"}, {"pod", "a\"b\\c"}};
+  const std::string text = render_metrics(s);
+  EXPECT_NE(text.find("reveal_cgroup_cpu_pressure_some_avg10{channel=\"cgroup:cpu_pressure_some_avg10.kubepods/pod1\","
+                      "subsystem=\"cpu\",unit=\"%\",entity=\"kubepods/pod1\","
+                      "pod_uid=\"0f6b1c2e-8c4a-4b2a-9a55-1d2f3e4a5b6c\",pod=\"a\\\"b\\\\c\"} 4\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("reveal_proc_meminfo_MemAvailable{channel=\"proc.meminfo:MemAvailable\",subsystem=\"memory\",unit=\"kB\"}"),
+            std::string::npos)
+      << "channels without labels unchanged";
+}
+
 // The NVLink and InfiniBand families the Grafana host dashboard reads (deploy/grafana/dashboards.py
 // NVLINK_*, IB_ERRORS, reveal_rdma_port_{rcv,xmit}_data_total): the fleet test has no such
 // hardware, so their names are pinned here, from the probes' channel names.

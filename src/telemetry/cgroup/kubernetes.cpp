@@ -69,22 +69,6 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
-void append_label(std::string& out, std::string_view name, std::string_view value) {
-  if (value.empty()) return;
-  out += ',';
-  out += name;
-  out += "=\"";
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  out += '"';
-}
-
 }  // namespace
 
 std::optional<PodRef> parse_kubepods_path(std::string_view path) {
@@ -143,16 +127,19 @@ std::string PodNames::container(std::string_view id) const {
   return it == containers_.end() ? std::string{} : it->second;
 }
 
-std::string pod_labels(std::string_view cgroup_path, const PodNames& names) {
+std::vector<std::pair<std::string, std::string>> pod_labels(std::string_view cgroup_path, const PodNames& names) {
+  std::vector<std::pair<std::string, std::string>> out;
   const auto ref = parse_kubepods_path(cgroup_path);
-  if (!ref) return {};
-  std::string out;
-  append_label(out, "pod_uid", ref->pod_uid);
+  if (!ref) return out;
+  const auto add = [&out](const char* name, std::string value) {
+    if (!value.empty()) out.emplace_back(name, std::move(value));
+  };
+  add("pod_uid", ref->pod_uid);
   if (const auto n = names.pod(ref->pod_uid)) {
-    append_label(out, "namespace", n->ns);
-    append_label(out, "pod", n->pod);
+    add("namespace", n->ns);
+    add("pod", n->pod);
   }
-  if (!ref->container_id.empty()) append_label(out, "container", names.container(ref->container_id));
+  if (!ref->container_id.empty()) add("container", names.container(ref->container_id));
   return out;
 }
 

@@ -25,6 +25,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace reveal::telemetry::cgroup {
 
@@ -56,8 +58,9 @@ class PodNames {
   std::unordered_map<std::string, std::string> containers_;  // container id -> name
 };
 
-// Prometheus labels for a cgroup channel's path: ',pod_uid="…",namespace="…",pod="…",container="…"'
-// (each present when known; values escaped), "" when the path names no pod.
-std::string pod_labels(std::string_view cgroup_path, const PodNames& names);
+// Labels for a cgroup channel's path, as (name, value) pairs in this order: pod_uid, namespace,
+// pod, container (each present when known, values raw: the exposition escapes them); none when
+// the path names no pod.
+std::vector<std::pair<std::string, std::string>> pod_labels(std::string_view cgroup_path, const PodNames& names);
 
 }  // namespace reveal::telemetry::cgroup
