@@ -49,8 +49,13 @@ class Recorder {
   // Configuration tracking: reads the configuration under `config_root` ("/" or a fixture tree)
   // now, stores it as the snapshot, and re-reads it every `config_every_samples` appends (0 counts
   // as 1).
+  // With StoreOpen::append a store already at `path` is continued (StoreWriter's contract;
+  // store().continuation() says what was found) and, instead of a snapshot, the keys whose
+  // value differs from the store's last configuration are stored as changes stamped
+  // meta.start_unix_ns, each with its "config_change" event (what changed while no recorder ran).
   Recorder(const std::filesystem::path& path, const RunMetadata& meta, const std::vector<ChannelInfo>& channels,
-           const std::filesystem::path& config_root, std::size_t config_every_samples);
+           const std::filesystem::path& config_root, std::size_t config_every_samples,
+           StoreOpen mode = StoreOpen::replace);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;

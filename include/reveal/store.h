@@ -36,6 +36,9 @@
 //     scan idle, 2492 busy, against 4130 as version 1 rows: 6.5 and 43 MB a day at one scan
 //     per 5 s, against 71 MB. Stores written before these tables load an empty
 //     Recording::tenants.
+// Schema v3 is v2 in which a chunk may hold fewer channels than the channel table (its columns
+// header says how many: the first ones): a store continued by a later writer that had more
+// channels (StoreOpen::append). The channels a chunk lacks read NaN.
 // Schema v1 had samples(seq INTEGER PRIMARY KEY, t_unix_ns, data BLOB = zstd(float64[n_channels]))
 // instead of chunks: one SQLite transaction per sample, which cost about 0.1-0.2 ms of CPU each.
 //
@@ -72,7 +75,8 @@ struct sqlite3_stmt;
 
 namespace reveal {
 
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 2;    // what a new store is written as
+inline constexpr int kStoreSchemaContinued = 3;  // a continued store that gained channels; the newest read
 inline constexpr std::size_t kDefaultChunkSamples = 128;
 // Tenant scans per tenant_scans row (a minute at one scan per 5 s), and the most time between a
 // row's first scan and its last (a slower scan period gives rows of fewer scans).
@@ -90,8 +94,50 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How a writer treats a store already at its path.
+enum class StoreOpen {
+  replace,  // a new store replaces it (`reveal record`, `reveal import`)
+  append,   // the store is continued (`reveal agent` across restarts); created when absent
+};
+
+// What a writer opened with StoreOpen::append found (StoreWriter::continuation()).
+struct StoreContinuation {
+  bool continued = false;           // false: there was no store; a new one was created
+  std::size_t samples_before = 0;   // samples the store held when opened (recovered included)
+  std::size_t recovered = 0;        // of them, samples recovered from the head log (its last
+                                    // writer was killed): committed as a chunk at once
+  std::int64_t last_t_unix_ns = 0;  // newest sample's time before this writer (0 = none)
+  std::size_t channels_added = 0;   // channels new to the store: NaN in its older samples
+  std::size_t channels_absent = 0;  // store channels this writer does not have: NaN from now on
+};
+
+// The most channels a continued store may grow to: 2 × the writer's channels + 256. A host
+// whose channel set keeps changing (containers, NICs) would otherwise widen it at every restart.
+std::size_t max_continued_channels(std::size_t writer_channels);
+
+// Why a writer of `meta` and `channels` cannot continue the store at `path`; "" when it can or
+// when there is no store (a missing or empty file). A store is continued when it is a store of
+// schema 2 or 3 recorded on the same host (meta hostname) at the same interval, no channel of
+// the same name changed kind, counter width or wrap range, and the union of its channels and
+// the writer's stays within max_continued_channels(). Never throws: an unreadable or foreign
+// file gives its reason.
+std::string store_continuation_blocker(const std::filesystem::path& path, const RunMetadata& meta,
+                                       const std::vector<ChannelInfo>& channels);
+
 class StoreWriter {
  public:
+  // Continuing a store (StoreOpen::append; store_continuation_blocker() must be "", else
+  // StoreError): the writer takes the store's lock, commits the samples its head log holds
+  // beyond the committed chunks (a writer killed mid-chunk: none is lost), adds the channels
+  // the store lacks at the end of its channel table (schema_version becomes 3: a chunk then
+  // holds the channels the table had when it was written, the later ones read NaN), and from
+  // then on writes each pushed row at its channels' store positions (NaN for store channels
+  // this writer lacks; allocation-free). Metadata: start_unix_ns stays the store's first
+  // start, end_unix_ns becomes 0 again, the other fields and the probe table are this
+  // writer's. Tenant paths already stored keep their ids (a scanner's path is matched by
+  // name). Configuration is the caller's (Recorder writes only what changed meanwhile).
+  StoreWriter(const std::filesystem::path& path, const RunMetadata& meta, const std::vector<ChannelInfo>& channels,
+              StoreOpen mode, std::size_t chunk_samples = kDefaultChunkSamples);
   // Creates (replacing a previous store at `path`) and writes metadata and channels. Throws
   // StoreError, touching nothing, when `path` is not a regular file, is a file that is not a
   // store, or is a store another StoreWriter (any process) still holds: a writer holds an
@@ -127,7 +173,12 @@ class StoreWriter {
   // Writes the tenant scans not yet written (a partial row), commits the last chunk, records
   // end time and exit code, checkpoints the WAL into the main file and deletes the head log.
   void finish(std::int64_t end_unix_ns, int exit_code);
-  std::size_t samples_written() const { return seq_; }
+  // Samples appended by this writer (a continued store's earlier ones not counted).
+  std::size_t samples_written() const { return seq_ - seq_at_open_; }
+  const StoreContinuation& continuation() const { return continuation_; }
+  // The store's configuration as its rows leave it (the snapshot, then every change replayed):
+  // what a continuing writer compares the host's current configuration with.
+  ConfigSnapshot stored_config();
   // Rolling store (`reveal agent`): after each chunk commit, chunks whose last sample is older
   // than `max_age_ns` before the newest sample are deleted (with events, configuration
   // changes and the tenant scan rows whose last scan is as old; tenant paths stay), then the
@@ -141,6 +192,12 @@ class StoreWriter {
   std::uint64_t committed_sample_bytes();
 
  private:
+  void create(const RunMetadata& meta, const std::vector<ChannelInfo>& channels);
+  void continue_store(const RunMetadata& meta, const std::vector<ChannelInfo>& channels);
+  void open_db();  // opens `path_` read-write and takes the writer's lock
+  void write_run_meta(const RunMetadata& meta);  // the fields a writer owns, and the probe table
+  void insert_channels(const std::vector<ChannelInfo>& channels, std::size_t first_id);
+  void start_writing();  // prepared statements, buffers, the head log
   void set_meta(const std::string& key, const std::string& value);
   void commit_chunk();
   void prune();
@@ -149,8 +206,13 @@ class StoreWriter {
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_ = nullptr;  // INSERT INTO chunks
-  std::size_t n_channels_ = 0;
-  std::size_t seq_ = 0;              // samples appended so far
+  std::size_t n_channels_ = 0;       // the store's channels (a row's width as stored)
+  std::size_t in_channels_ = 0;      // the writer's channels (append()'s row width)
+  std::vector<std::size_t> store_col_;  // writer channel -> store column; empty = the same
+  std::vector<double> store_row_;       // a row at store positions (continued stores), reused
+  std::size_t seq_ = 0;              // the store's next sample number
+  std::size_t seq_at_open_ = 0;
+  StoreContinuation continuation_;
   std::size_t chunk_samples_ = kDefaultChunkSamples;
   std::size_t chunk_n_ = 0;          // samples in the chunk being filled
   std::vector<double> chunk_rows_;   // chunk_samples × n_channels, row-major
@@ -163,7 +225,10 @@ class StoreWriter {
   std::vector<TenantScan> tenant_row_;                // scans of the row being filled, reused
   std::size_t tenant_row_n_ = 0;                      // how many of them are pending
   sqlite3_stmt* insert_tenant_ = nullptr;             // INSERT INTO tenant_scans
-  std::size_t tenant_paths_written_ = 0;              // rows in tenant_paths
+  std::size_t tenant_paths_written_ = 0;              // scanner paths given ids so far
+  std::vector<std::uint32_t> tenant_ids_;             // scanner id -> store id
+  std::vector<std::pair<std::string, std::uint32_t>> stored_paths_;  // a continued store's, sorted
+  std::uint32_t tenant_next_id_ = 0;                  // next free store id
   int lock_fd_ = -1;                 // holds flock(LOCK_EX) on the store while writing
   std::int64_t start_unix_ns_ = 0;
   std::int64_t max_age_ns_ = 0;      // set_retention

@@ -128,6 +128,11 @@ void ChunkCodec::decode_columns(std::span<const char> blob, std::size_t n, std::
   }
 }
 
+std::size_t ChunkCodec::columns_in(std::span<const char> blob) {
+  if (blob.size() < kHeaderWords * 4) bad("chunk header is truncated");
+  return get_u32(blob, 4);
+}
+
 void ChunkCodec::decode_times(std::span<const char> blob, std::size_t n, std::vector<std::int64_t>& out) {
   words_.resize(n);
   decompress_exact(static_cast<ZSTD_DCtx*>(dctx_), blob, words_.data(), n * 8, "chunk times");

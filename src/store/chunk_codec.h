@@ -44,6 +44,8 @@ class ChunkCodec {
   // decoded are left untouched. Checks the header against n and nc.
   void decode_columns(std::span<const char> blob, std::size_t n, std::size_t nc,
                       std::span<const std::uint8_t> wanted, double* dest, std::size_t stride);
+  // The channel count a columns blob's header declares (std::runtime_error when truncated).
+  static std::size_t columns_in(std::span<const char> blob);
   // Appends n timestamps to `out`.
   void decode_times(std::span<const char> blob, std::size_t n, std::vector<std::int64_t>& out);
 

@@ -15,10 +15,16 @@ Recorder::Recorder(const std::filesystem::path& path, const RunMetadata& meta,
 
 Recorder::Recorder(const std::filesystem::path& path, const RunMetadata& meta,
                    const std::vector<ChannelInfo>& channels, const std::filesystem::path& config_root,
-                   std::size_t config_every_samples)
-    : store_(path, meta, channels),
+                   std::size_t config_every_samples, StoreOpen mode)
+    : store_(path, meta, channels, mode),
       config_(std::make_unique<ConfigWatcher>(config_root, config_every_samples)) {
-  store_.append_config(meta.start_unix_ns, config_->snapshot());
+  if (!store_.continuation().continued) {
+    store_.append_config(meta.start_unix_ns, config_->snapshot());
+    return;
+  }
+  auto changes = diff_config(store_.stored_config(), config_->snapshot(), meta.start_unix_ns);
+  store_.append_config_changes(changes);
+  for (const auto& c : changes) store_.append_event(config_event(c));
 }
 
 Recorder::~Recorder() = default;

@@ -98,28 +98,57 @@ void remove_store_files(const std::filesystem::path& path) {
 
 StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& meta,
                          const std::vector<ChannelInfo>& channels, std::size_t chunk_samples)
-    : path_(path), n_channels_(channels.size()), chunk_samples_(std::max<std::size_t>(1, chunk_samples)) {
+    : StoreWriter(path, meta, channels, StoreOpen::replace, chunk_samples) {}
+
+StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& meta,
+                         const std::vector<ChannelInfo>& channels, StoreOpen mode, std::size_t chunk_samples)
+    : path_(path), n_channels_(channels.size()), in_channels_(channels.size()),
+      chunk_samples_(std::max<std::size_t>(1, chunk_samples)) {
   check_replaceable_store(path);
-  remove_store_files(path);
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+  std::error_code ec;
+  const bool existing = std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0 && !ec;
+  try {
+    if (mode == StoreOpen::append && existing) {
+      if (const std::string why = store_continuation_blocker(path, meta, channels); !why.empty())
+        fail(path, "cannot be continued: " + why);
+      continue_store(meta, channels);
+    } else {
+      create(meta, channels);
+    }
+  } catch (...) {
+    sqlite3_finalize(insert_);
+    insert_ = nullptr;
+    sqlite3_close(db_);
+    db_ = nullptr;
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    lock_fd_ = -1;
+    throw;
+  }
+  start_writing();
+}
+
+void StoreWriter::open_db() {
+  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
     sqlite3_close(db_);
     db_ = nullptr;
-    fail(path, "cannot create store: " + msg);
+    fail(path_, "cannot open store: " + msg);
   }
   // Held until this writer is destroyed: marks the store as being recorded (see above).
   // Readers (detect, info) do not look at it; SQLite's own locks are fcntl locks, independent.
-  lock_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  lock_fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (lock_fd_ >= 0 && ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     ::close(lock_fd_);
     lock_fd_ = -1;
-    sqlite3_close(db_);
-    db_ = nullptr;
-    fail(path, "is being recorded by another reveal process; refusing to overwrite it");
+    fail(path_, "is being recorded by another reveal process; refusing to overwrite it");
   }
   // A small page cache: the writer only appends a chunk now and then (keeps RSS low).
   exec(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-512;");
+}
+
+void StoreWriter::create(const RunMetadata& meta, const std::vector<ChannelInfo>& channels) {
+  remove_store_files(path_);
+  open_db();
   exec(db_, path_,
        "BEGIN;"
        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -136,54 +165,224 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
        "CREATE TABLE tenant_paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL);"
        "CREATE TABLE tenant_scans(t_unix_ns INTEGER NOT NULL, data BLOB NOT NULL, t_last_ns INTEGER NOT NULL);");
   set_meta("schema_version", std::to_string(kStoreSchemaVersion));
+  set_meta("start_unix_ns", str(meta.start_unix_ns));
+  start_unix_ns_ = meta.start_unix_ns;
+  write_run_meta(meta);
+  insert_channels(channels, 0);
+  exec(db_, path_, "COMMIT;");
+}
+
+void StoreWriter::write_run_meta(const RunMetadata& meta) {
   set_meta("hostname", meta.hostname);
   set_meta("kernel", meta.kernel);
   set_meta("cpu_model", meta.cpu_model);
   set_meta("cores", std::to_string(meta.cores));
   set_meta("interval_s", fmt_double(meta.interval_s));
-  set_meta("start_unix_ns", str(meta.start_unix_ns));
-  start_unix_ns_ = meta.start_unix_ns;
   set_meta("end_unix_ns", "0");
   set_meta("command", meta.command);
   set_meta("exit_code", "0");
   set_meta("root", meta.root);
   set_meta("reveal_version", meta.reveal_version);
   set_meta("chunk_samples", std::to_string(chunk_samples_));
+  exec(db_, path_, "DELETE FROM probes;");
+  Stmt st(db_, path_, "INSERT INTO probes VALUES(?,?,?,?)");
+  for (const auto& p : meta.probes) {
+    sqlite3_bind_text(st.s, 1, p.name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st.s, 2, p.available ? 1 : 0);
+    sqlite3_bind_text(st.s, 3, p.reason.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st.s, 4, static_cast<sqlite3_int64>(p.n_channels));
+    if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, sqlite3_errmsg(db_));
+    sqlite3_reset(st.s);
+  }
+}
+
+void StoreWriter::insert_channels(const std::vector<ChannelInfo>& channels, std::size_t first_id) {
+  Stmt st(db_, path_, "INSERT INTO channels VALUES(?,?,?,?,?,?,?,?)");
+  for (std::size_t i = 0; i < channels.size(); ++i) {
+    const auto& c = channels[i];
+    sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(first_id + i));
+    sqlite3_bind_text(st.s, 2, c.name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.s, 3, c.unit.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.s, 4, std::string(to_string(c.kind)).c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.s, 5, std::string(to_string(c.subsystem)).c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st.s, 6, c.counter_bits);
+    sqlite3_bind_text(st.s, 7, c.help.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(st.s, 8, c.wrap_range);
+    if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, sqlite3_errmsg(db_));
+    sqlite3_reset(st.s);
+  }
+}
+
+void StoreWriter::continue_store(const RunMetadata& meta, const std::vector<ChannelInfo>& channels) {
+  open_db();
+  // The store's channels (names, in id order) and where its samples end.
+  std::vector<std::string> names;
   {
-    Stmt st(db_, path_, "INSERT INTO probes VALUES(?,?,?,?)");
-    for (const auto& p : meta.probes) {
-      sqlite3_bind_text(st.s, 1, p.name.c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int(st.s, 2, p.available ? 1 : 0);
-      sqlite3_bind_text(st.s, 3, p.reason.c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int64(st.s, 4, static_cast<sqlite3_int64>(p.n_channels));
-      if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, sqlite3_errmsg(db_));
-      sqlite3_reset(st.s);
+    Stmt st(db_, path_, "SELECT name FROM channels ORDER BY id");
+    while (sqlite3_step(st.s) == SQLITE_ROW) names.push_back(st.text(0));
+  }
+  const std::size_t old_nc = names.size();
+  {
+    Stmt st(db_, path_, "SELECT COALESCE(MAX(first_seq + n_samples), 0), COALESCE(MAX(t_last_ns), 0) FROM chunks");
+    if (sqlite3_step(st.s) == SQLITE_ROW) {
+      seq_ = static_cast<std::size_t>(sqlite3_column_int64(st.s, 0));
+      continuation_.last_t_unix_ns = sqlite3_column_int64(st.s, 1);
     }
   }
   {
-    Stmt st(db_, path_, "INSERT INTO channels VALUES(?,?,?,?,?,?,?,?)");
-    for (std::size_t i = 0; i < channels.size(); ++i) {
-      const auto& c = channels[i];
-      sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(i));
-      sqlite3_bind_text(st.s, 2, c.name.c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text(st.s, 3, c.unit.c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text(st.s, 4, std::string(to_string(c.kind)).c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text(st.s, 5, std::string(to_string(c.subsystem)).c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int(st.s, 6, c.counter_bits);
-      sqlite3_bind_text(st.s, 7, c.help.c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_double(st.s, 8, c.wrap_range);
-      if (sqlite3_step(st.s) != SQLITE_DONE) fail(path_, sqlite3_errmsg(db_));
-      sqlite3_reset(st.s);
+    Stmt st(db_, path_, "SELECT value FROM meta WHERE key='start_unix_ns'");
+    if (sqlite3_step(st.s) == SQLITE_ROW) start_unix_ns_ = std::atoll(st.text(0).c_str());
+  }
+  // A writer killed mid-chunk left its samples in the head log: they become a chunk now, at the
+  // store's width then (before any channel is added).
+  codec_ = std::make_unique<store::ChunkCodec>();
+  {
+    store::HeadSamples head = store::read_head_log(head_path(path_), old_nc, seq_);
+    const std::size_t n = head.t_unix_ns.size();
+    if (n > 0) {
+      codec_->encode_columns(std::span<const double>(head.values.data()).first(n * old_nc), n, old_nc,
+                             kChunkZstdLevel, columns_);
+      codec_->encode_times(head.t_unix_ns, kChunkZstdLevel, times_);
+      Stmt ins(db_, path_, "INSERT INTO chunks VALUES(?,?,?,?,?,?)");
+      sqlite3_bind_int64(ins.s, 1, static_cast<sqlite3_int64>(seq_));
+      sqlite3_bind_int64(ins.s, 2, static_cast<sqlite3_int64>(n));
+      sqlite3_bind_int64(ins.s, 3, head.t_unix_ns.front());
+      sqlite3_bind_int64(ins.s, 4, head.t_unix_ns.back());
+      sqlite3_bind_blob(ins.s, 5, times_.data(), static_cast<int>(times_.size()), SQLITE_STATIC);
+      sqlite3_bind_blob(ins.s, 6, columns_.data(), static_cast<int>(columns_.size()), SQLITE_STATIC);
+      if (sqlite3_step(ins.s) != SQLITE_DONE) fail(path_, std::string("cannot recover the head log: ") + sqlite3_errmsg(db_));
+      seq_ += n;
+      continuation_.recovered = n;
+      continuation_.last_t_unix_ns = std::max(continuation_.last_t_unix_ns, head.t_unix_ns.back());
     }
   }
+  continuation_.continued = true;
+  continuation_.samples_before = seq_;
+  seq_at_open_ = seq_;
+  // Each writer channel's store column: its namesake's, or a new one at the end.
+  std::vector<std::pair<std::string_view, std::size_t>> by_name(old_nc);
+  for (std::size_t i = 0; i < old_nc; ++i) by_name[i] = {names[i], i};
+  std::sort(by_name.begin(), by_name.end());
+  std::vector<ChannelInfo> added;
+  std::vector<char> written(old_nc, 0);
+  store_col_.resize(channels.size());
+  for (std::size_t i = 0; i < channels.size(); ++i) {
+    const auto it = std::lower_bound(by_name.begin(), by_name.end(), std::pair<std::string_view, std::size_t>{channels[i].name, 0});
+    if (it != by_name.end() && it->first == channels[i].name) {
+      store_col_[i] = it->second;
+      written[it->second] = 1;
+    } else {
+      store_col_[i] = old_nc + added.size();
+      added.push_back(channels[i]);
+    }
+  }
+  n_channels_ = old_nc + added.size();
+  continuation_.channels_added = added.size();
+  continuation_.channels_absent = static_cast<std::size_t>(std::count(written.begin(), written.end(), 0));
+  bool identity = n_channels_ == channels.size();
+  for (std::size_t i = 0; identity && i < channels.size(); ++i) identity = store_col_[i] == i;
+  if (identity) store_col_.clear();
+  else store_row_.assign(n_channels_, 0.0);
+  exec(db_, path_, "BEGIN;");
+  if (!added.empty()) {
+    insert_channels(added, old_nc);
+    set_meta("schema_version", std::to_string(kStoreSchemaContinued));
+  }
+  write_run_meta(meta);
   exec(db_, path_, "COMMIT;");
+  // Tenant paths already stored keep their ids.
+  {
+    Stmt st(db_, path_, "SELECT id, path FROM tenant_paths");
+    while (sqlite3_step(st.s) == SQLITE_ROW) {
+      const std::int64_t id = sqlite3_column_int64(st.s, 0);
+      if (id < 0 || id >= static_cast<std::int64_t>(store::kTenantMaxIds)) continue;
+      stored_paths_.emplace_back(st.text(1), static_cast<std::uint32_t>(id));
+      tenant_next_id_ = std::max<std::uint32_t>(tenant_next_id_, static_cast<std::uint32_t>(id) + 1);
+    }
+    std::sort(stored_paths_.begin(), stored_paths_.end());
+  }
+}
+
+void StoreWriter::start_writing() {
   if (sqlite3_prepare_v2(db_, "INSERT INTO chunks VALUES(?,?,?,?,?,?)", -1, &insert_, nullptr) != SQLITE_OK)
     fail(path_, sqlite3_errmsg(db_));
   chunk_rows_.assign(chunk_samples_ * n_channels_, 0.0);
   chunk_t_.assign(chunk_samples_, 0);
-  codec_ = std::make_unique<store::ChunkCodec>();
+  if (!codec_) codec_ = std::make_unique<store::ChunkCodec>();
   head_ = std::make_unique<store::HeadLogWriter>();
   head_->open(head_path(path_), n_channels_);
+}
+
+ConfigSnapshot StoreWriter::stored_config() {
+  ConfigSnapshot now;
+  Stmt st(db_, path_, "SELECT key, value FROM config ORDER BY t_unix_ns, rowid");
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    std::string key = st.text(0), value = st.text(1);
+    if (value.empty()) now.erase(key);
+    else now[std::move(key)] = std::move(value);
+  }
+  if (rc != SQLITE_DONE) fail(path_, std::string("cannot read the stored configuration: ") + sqlite3_errmsg(db_));
+  return now;
+}
+
+std::size_t max_continued_channels(std::size_t writer_channels) { return 2 * writer_channels + 256; }
+
+std::string store_continuation_blocker(const std::filesystem::path& path, const RunMetadata& meta,
+                                       const std::vector<ChannelInfo>& channels) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0) return "";
+  try {
+    check_replaceable_store(path);
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "cannot open";
+    sqlite3_close(db);
+    return msg;
+  }
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> guard(db, sqlite3_close);
+  try {
+    std::map<std::string, std::string> m;
+    {
+      Stmt st(db, path, "SELECT key, value FROM meta WHERE key IN ('schema_version', 'hostname', 'interval_s')");
+      while (sqlite3_step(st.s) == SQLITE_ROW) m[st.text(0)] = st.text(1);
+    }
+    const int version = std::atoi(m["schema_version"].c_str());
+    if (version != kStoreSchemaVersion && version != kStoreSchemaContinued)
+      return "store schema version '" + m["schema_version"] + "' (2 or 3 continue)";
+    if (m["hostname"] != meta.hostname) return "recorded on host '" + m["hostname"] + "'";
+    const double interval = std::atof(m["interval_s"].c_str());
+    if (!(std::fabs(interval - meta.interval_s) <= 1e-9 * std::max(1.0, meta.interval_s)))
+      return "recorded every " + m["interval_s"] + " s, not every " + std::to_string(meta.interval_s) + " s";
+    std::vector<std::pair<std::string_view, const ChannelInfo*>> mine(channels.size());
+    for (std::size_t i = 0; i < channels.size(); ++i) mine[i] = {channels[i].name, &channels[i]};
+    std::sort(mine.begin(), mine.end());
+    std::size_t stored = 0, shared = 0;
+    Stmt st(db, path, "SELECT name, kind, counter_bits, wrap_range FROM channels ORDER BY id");
+    int rc;
+    while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+      ++stored;
+      const std::string name = st.text(0);
+      const auto it = std::lower_bound(mine.begin(), mine.end(), std::pair<std::string_view, const ChannelInfo*>{name, nullptr});
+      if (it == mine.end() || it->first != name) continue;
+      ++shared;
+      const ChannelInfo& c = *it->second;
+      if (st.text(1) != to_string(c.kind) || sqlite3_column_int(st.s, 2) != c.counter_bits ||
+          sqlite3_column_double(st.s, 3) != c.wrap_range)
+        return "channel " + name + " changed kind, counter width or wrap range";
+    }
+    if (rc != SQLITE_DONE) return std::string("corrupt store: ") + sqlite3_errmsg(db);
+    const std::size_t width = stored + channels.size() - shared;
+    if (width > max_continued_channels(channels.size()))
+      return "its channel table would grow to " + std::to_string(width) + " channels (at most " +
+             std::to_string(max_continued_channels(channels.size())) + ")";
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // Without finish() (an error mid-run) the head log stays: readers still find its samples. The
@@ -218,7 +417,12 @@ void StoreWriter::set_meta(const std::string& key, const std::string& value) {
 }
 
 void StoreWriter::append(std::int64_t t_unix_ns, std::span<const double> row) {
-  if (row.size() != n_channels_) fail(path_, "sample width does not match channel count");
+  if (row.size() != in_channels_) fail(path_, "sample width does not match channel count");
+  if (!store_col_.empty()) {  // a continued store: the row at its channels' store positions
+    std::fill(store_row_.begin(), store_row_.end(), std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t i = 0; i < row.size(); ++i) store_row_[store_col_[i]] = row[i];
+    row = store_row_;
+  }
   head_->append(seq_, t_unix_ns, row);  // durable first: the sample survives a kill from here on
   std::copy(row.begin(), row.end(), chunk_rows_.begin() + static_cast<std::ptrdiff_t>(chunk_n_ * n_channels_));
   chunk_t_[chunk_n_] = t_unix_ns;
@@ -347,14 +551,36 @@ void StoreWriter::append_tenant_scan(const TenantScan& scan, const std::vector<s
   if (paths.size() < tenant_paths_written_)
     fail(path_, "tenant scan: " + std::to_string(paths.size()) + " paths, fewer than the " +
                     std::to_string(tenant_paths_written_) + " already written");
-  for (const std::uint32_t id : scan.ids) {
+  for (const std::uint32_t id : scan.ids)
     if (id >= paths.size()) fail(path_, "tenant scan: id " + std::to_string(id) + " has no path");
-    if (id >= store::kTenantMaxIds) fail(path_, "tenant scan: id " + std::to_string(id) + " is too large");
+  // Store ids of the scanner's new paths: a continued store's id for a path it already holds,
+  // else the next free one (the same number as the scanner's when the store is new).
+  const bool new_paths = paths.size() > tenant_paths_written_;
+  std::vector<std::uint32_t> new_ids;
+  std::vector<char> new_row;  // 1: the path needs a tenant_paths row
+  std::uint32_t next_id = tenant_next_id_;
+  for (std::size_t k = tenant_paths_written_; k < paths.size(); ++k) {
+    const auto it = std::lower_bound(stored_paths_.begin(), stored_paths_.end(), std::pair<std::string, std::uint32_t>{paths[k], 0});
+    const bool known = it != stored_paths_.end() && it->first == paths[k];
+    new_ids.push_back(known ? it->second : next_id++);
+    new_row.push_back(known ? 0 : 1);
   }
+  const auto store_id = [&](std::uint32_t id) {
+    return id < tenant_ids_.size() ? tenant_ids_[id] : new_ids[id - tenant_ids_.size()];
+  };
+  for (const std::uint32_t id : scan.ids)
+    if (store_id(id) >= store::kTenantMaxIds) fail(path_, "tenant scan: id " + std::to_string(store_id(id)) + " is too large");
   if (!tenant_codec_) {
     tenant_codec_ = std::make_unique<store::TenantCodec>();
     tenant_row_.resize(kTenantScansPerRow);
   }
+  // The scan as stored: the row's copy, its ids the store's.
+  const auto add_scan = [&] {
+    TenantScan& copy = tenant_row_[tenant_row_n_];
+    copy = scan;
+    for (std::uint32_t& id : copy.ids) id = store_id(id);
+    ++tenant_row_n_;  // after the copy, which may throw
+  };
   // The pending row is written first when this scan cannot join it: a row spans less than
   // kTenantRowMaxSpanNs and its scans are in time order (a clock stepped back starts a new row).
   // (The span is taken unsigned: it is >= 0 there and may not fit in an int64.)
@@ -363,28 +589,27 @@ void StoreWriter::append_tenant_scan(const TenantScan& scan, const std::vector<s
       (scan.t_unix_ns < tenant_row_[tenant_row_n_ - 1].t_unix_ns ||
        static_cast<std::uint64_t>(scan.t_unix_ns) - static_cast<std::uint64_t>(tenant_row_[0].t_unix_ns) >=
            static_cast<std::uint64_t>(kTenantRowMaxSpanNs));
-  const bool new_paths = paths.size() > tenant_paths_written_;
   const bool fills = (close_first ? 0 : tenant_row_n_) + 1 == kTenantScansPerRow;
   if (!new_paths && !close_first && !fills) {  // the common case: buffered, nothing written
-    tenant_row_[tenant_row_n_] = scan;
-    ++tenant_row_n_;  // after the copy, which may throw
+    add_scan();
     return;
   }
   exec(db_, path_, "BEGIN;");
   try {
     if (new_paths) {
       Stmt st(db_, path_, "INSERT INTO tenant_paths VALUES(?,?)");
-      for (std::size_t id = tenant_paths_written_; id < paths.size(); ++id) {
-        sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(id));
-        sqlite3_bind_text(st.s, 2, paths[id].c_str(), static_cast<int>(paths[id].size()), SQLITE_STATIC);
+      for (std::size_t k = 0; k < new_ids.size(); ++k) {
+        if (!new_row[k]) continue;
+        const std::string& p = paths[tenant_paths_written_ + k];
+        sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(new_ids[k]));
+        sqlite3_bind_text(st.s, 2, p.c_str(), static_cast<int>(p.size()), SQLITE_STATIC);
         if (sqlite3_step(st.s) != SQLITE_DONE)
           fail(path_, std::string("tenant path append failed: ") + sqlite3_errmsg(db_));
         sqlite3_reset(st.s);
       }
     }
     if (close_first) write_tenant_row();
-    tenant_row_[tenant_row_n_] = scan;
-    ++tenant_row_n_;
+    add_scan();
     if (tenant_row_n_ == kTenantScansPerRow) write_tenant_row();
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
@@ -392,6 +617,8 @@ void StoreWriter::append_tenant_scan(const TenantScan& scan, const std::vector<s
     throw;
   }
   exec(db_, path_, "COMMIT;");
+  tenant_ids_.insert(tenant_ids_.end(), new_ids.begin(), new_ids.end());
+  tenant_next_id_ = next_id;
   tenant_paths_written_ = paths.size();
 }
 
@@ -470,9 +697,9 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
       return it->second;
     };
     int version = std::atoi(get("schema_version").c_str());
-    if (version > kStoreSchemaVersion)
+    if (version > kStoreSchemaContinued)
       fail(path, "store schema version " + std::to_string(version) + " is newer than this reveal (" +
-                     std::to_string(kStoreSchemaVersion) + "); upgrade reveal");
+                     std::to_string(kStoreSchemaContinued) + "); upgrade reveal");
     if (version < 1) fail(path, "corrupt store: bad schema_version");
     auto& m = rec.meta;
     m.hostname = get("hostname");
@@ -593,7 +820,12 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
         block.assign(static_cast<std::size_t>(n) * nc, std::nan(""));
         try {
           codec.decode_times(blob(2), static_cast<std::size_t>(n), times);
-          codec.decode_columns(blob(3), static_cast<std::size_t>(n), nc, keep, block.data(), nc);
+          // A continued store's older chunks hold the channels its table had then (schema 3):
+          // the channels added later stay NaN in them.
+          const std::size_t ncc = store::ChunkCodec::columns_in(blob(3));
+          if (ncc > nc || (ncc < nc && version < 3)) throw std::runtime_error("chunk header does not match its samples and channels");
+          codec.decode_columns(blob(3), static_cast<std::size_t>(n), ncc, std::span<const std::uint8_t>(keep).first(ncc),
+                               block.data(), nc);
         } catch (const std::runtime_error& e) {
           fail(path, where + ": " + e.what());
         }
