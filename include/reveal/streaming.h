@@ -119,6 +119,18 @@ class StreamingDetector {
   // Timestamps must increase; a sample not newer than the previous one is ignored.
   const StreamUpdate& push(std::int64_t t_unix_ns, std::span<const double> row);
 
+  // A restart (the agent continuing its store): rows a previous run stored, oldest first, fill
+  // the history as push() would (rates, derived channels, the ring) without scoring a window or
+  // opening anything; a row not newer than the last is ignored, as in push(). Rows must come
+  // before the first push(). finish_priming() then fits the reference at once when the rows
+  // hold `warmup_samples` (model_ready() true before the first live sample), and makes the next
+  // push() start a new segment: no rate spans the time nobody sampled (its counters read NaN,
+  // as a stream's first row) and its first `settle_samples` are ignored, as at any start.
+  // Throws DetectError for a row of the wrong width. Cost: a push() per row, then one fit.
+  void prime(std::int64_t t_unix_ns, std::span<const double> row);
+  // Returns the rows primed (0 when none: then nothing changes).
+  std::size_t finish_priming();
+
   // Options that may change at run time (SIGHUP): incident rule, refit period, false-alarm
   // rate and history length (the last two take effect at the next fit; the ring is resized
   // then, keeping the newest rows).
@@ -195,6 +207,8 @@ class StreamingDetector {
   // An open episode is old enough for after_window() to re-learn at `rows` rows.
   bool relearn_possible(std::uint64_t rows) const;
   void fit();
+  // Rates, derived channels and the history ring for one raw row (push() and prime()).
+  void append_row(std::int64_t t_unix_ns, std::span<const double> row);
   // Fits the current regime's model on rows [max(r0, oldest kept), rows_); keeps the old model
   // in the regime memory when `remember`.
   bool fit_rows(std::uint64_t r0, bool remember);
@@ -229,6 +243,7 @@ class StreamingDetector {
   std::vector<std::int64_t> hist_t_;
   std::uint64_t rows_ = 0;          // derived rows so far
   std::uint64_t pushed_ = 0;        // samples pushed (settle_samples of them ignored)
+  std::size_t primed_ = 0;          // rows prime()d since the last finish_priming()
   std::int64_t t0_ns_ = 0;          // first sample
   std::int64_t last_t_ns_ = 0;
   // Window scoring.

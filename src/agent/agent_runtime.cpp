@@ -17,6 +17,7 @@
 
 #include "agent/http_routes.h"
 #include "agent/replay.h"
+#include "agent/restart.h"
 #include "agent/snapshot.h"
 #include "reveal/absence_tracker.h"
 #include "reveal/agent.h"
@@ -309,14 +310,40 @@ int run(const RunOptions& opts) {
   HttpServer server(routes(shared), HttpLimits{}, served_path);
   server.bind(listen->first, listen->second, cfg.listen);
 
-  // The store: live, with the host configuration (snapshot, then changes); a replay without.
-  rotate_previous(cfg.store_path);
+  // The store: live, with the host configuration (snapshot, then changes), continued across
+  // restarts when it can be (else moved to .prev, and why is logged); a replay's starts anew.
   std::optional<Recorder> recorder;
-  if (src.sampler)
-    recorder.emplace(cfg.store_path, meta, channels, cfg.root, samples_in(cfg.config_interval, cfg.interval));
-  else
+  if (src.sampler) {
+    check_replaceable_store(cfg.store_path);  // a foreign file, a store another agent writes: untouched
+    if (const std::string why = store_continuation_blocker(cfg.store_path, meta, channels); !why.empty()) {
+      log_line(false, "starting a new store (the previous one kept as " + cfg.store_path + ".prev): " + why);
+      rotate_previous(cfg.store_path);
+    }
+    recorder.emplace(cfg.store_path, meta, channels, cfg.root, samples_in(cfg.config_interval, cfg.interval),
+                     StoreOpen::append);
+  } else {
+    rotate_previous(cfg.store_path);
     recorder.emplace(cfg.store_path, meta, channels);
+  }
   recorder->store().set_retention(cfg.store_max_age.count(), cfg.store_max_bytes);
+  if (const StoreContinuation& c = recorder->store().continuation(); c.continued) {
+    // A restart: say so (log and store), and fit from the stored history instead of warming up.
+    const std::string note = continuation_note(c, meta.start_unix_ns);
+    log_line(opts.quiet, note);
+    recorder->append_event({meta.start_unix_ns, "agent", "agent_restart",
+                            double(meta.start_unix_ns - c.last_t_unix_ns) * 1e-9, note});
+    Priming p;
+    try {
+      p = prime_from_store(detector, cfg.store_path, channels, c.last_t_unix_ns, meta.start_unix_ns, cfg.history);
+    } catch (const std::exception& e) {
+      p.skipped = e.what();
+    }
+    if (p.rows > 0)
+      log_line(opts.quiet, "history: " + std::to_string(p.rows) + " stored samples" +
+                               (detector.model_ready() ? ", reference fitted" : ", too few to fit yet"));
+    else if (!p.skipped.empty())
+      log_line(opts.quiet, "history not used: " + p.skipped);
+  }
   if (src.sampler && has_probe(meta, "cgroup")) {  // tenant scans follow the cgroup probe's selection
     std::string why;
     if (!recorder->enable_tenant_scans(cfg.root, kTenantScanPeriod, why))

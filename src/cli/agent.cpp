@@ -31,7 +31,7 @@ Action add_agent(CLI::App& app) {
   sub->add_option("--config", o->config, "TOML configuration file (deploy/reveal-agent.toml documents every key)");
   sub->add_flag("--check-config", o->check_config, "Load the configuration (file and flags), report the first error and exit (0 ok, 2 error)");
   sub->add_option("--listen", o->listen, "host:port of the HTTP server (default 127.0.0.1:9797)");
-  sub->add_option("--store", o->store, "Rolling store file (default /var/lib/reveal/agent.db; the previous one becomes <path>.prev)");
+  sub->add_option("--store", o->store, "Rolling store file (default /var/lib/reveal/agent.db; continued across restarts, else the old one becomes <path>.prev)");
   sub->add_option("--store-max-size", o->store_max_size,
                   "Keep the store's sample data below this size, e.g. 256MiB, 1GiB, 500MB (at least 1MiB; [store] max_size)");
   sub->add_option("--store-max-age", o->store_max_age, "Drop samples older than this, e.g. 24h, 90m ([store] max_age)");

@@ -148,6 +148,34 @@ const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<co
                       std::to_string(raw_channels_.size()) + " channels");
   if (have_prev_ && t_unix_ns <= last_t_ns_) return update_;
   if (pushed_++ < opts_.settle_samples) return update_;
+  append_row(t_unix_ns, row);
+  if (periodic_fit_due(rows_)) fit();
+  const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
+  const std::uint64_t g = rows_ - 1;
+  if (model_ && g + 1 >= L && (g + 1 - L) % stride == 0) score_window();
+  return update_;
+}
+
+void StreamingDetector::prime(std::int64_t t_unix_ns, std::span<const double> row) {
+  if (row.size() != raw_channels_.size())
+    throw DetectError("primed row has " + std::to_string(row.size()) + " values for " +
+                      std::to_string(raw_channels_.size()) + " channels");
+  if (have_prev_ && t_unix_ns <= last_t_ns_) return;
+  append_row(t_unix_ns, row);
+  ++primed_;
+}
+
+std::size_t StreamingDetector::finish_priming() {
+  if (primed_ == 0) return 0;
+  if (!model_ && !opts_.baseline && rows_ >= opts_.warmup_samples) fit();
+  std::fill(prev_.begin(), prev_.end(), kNaN);  // no rate across the time nobody sampled
+  pushed_ = 0;                                  // the new process's start-up settles again
+  const std::size_t n = primed_;
+  primed_ = 0;
+  return n;
+}
+
+void StreamingDetector::append_row(std::int64_t t_unix_ns, std::span<const double> row) {
   // Rates and derived channels of this sample: the offline formulas, one row.
   last_t_ns_ = t_unix_ns;
   if (!have_prev_) {
@@ -162,11 +190,6 @@ const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<co
   const std::uint64_t g = rows_++;
   derived_->compute(double(t_unix_ns - t0_ns_) * 1e-9, rates_, hist_.row(slot(g)));
   hist_t_[slot(g)] = t_unix_ns;
-
-  if (periodic_fit_due(rows_)) fit();
-  const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
-  if (model_ && g + 1 >= L && (g + 1 - L) % stride == 0) score_window();
-  return update_;
 }
 
 bool StreamingDetector::periodic_fit_due(std::uint64_t rows) const {

@@ -35,13 +35,14 @@ rc=$?
 [[ $rc == 0 ]] || fail "first agent exit $rc: $(cat "$T/a.err")"
 "$REVEAL" info "$T/a.db" >/dev/null || fail "first agent's store does not load"
 
-# Restart on the same store: the old one becomes .prev and still loads.
+# Restart on the same store: it is continued (agent_restart_test.sh covers what is kept).
 P2=$(free_port)
-"$REVEAL" agent --listen "127.0.0.1:$P2" --store "$T/a.db" -q &
+"$REVEAL" agent --listen "127.0.0.1:$P2" --store "$T/a.db" 2>"$T/b.err" &
 B=$!
 pids+=($B)
 wait_up "$P2" || fail "second agent not up"
-"$REVEAL" info "$T/a.db.prev" >/dev/null || fail ".prev does not load"
+grep -q "continuing the store" "$T/b.err" || fail "restart did not continue the store: $(cat "$T/b.err")"
+[[ -e "$T/a.db.prev" ]] && fail "a restart moved the store to .prev"
 
 # Idle clients do not block scrapes: 12 open connections that send nothing.
 for i in $(seq 12); do (exec 3<>"/dev/tcp/127.0.0.1/$P2"; sleep 6) 2>/dev/null & pids+=($!); done

@@ -339,3 +339,71 @@ TEST(StreamingDetector, FitDueNamesExactlyThePushesThatFit) {
 
 }  // namespace
 }  // namespace reveal
+
+namespace reveal {
+namespace {
+
+// A restarted agent primes the detector with the history its store holds: the model is ready
+// before the first live sample, no window is scored and nothing opens while priming, the new
+// process's start-up still settles, and a fault after the restart is found as by a detector
+// that never stopped.
+TEST(StreamingDetector, PrimedFromStoredHistoryItIsReadyAtOnceAndStillFindsAFault) {
+  Synth syn(5);
+  const RunMetadata meta = four_cores();
+  StreamingOptions o = quick_options();
+  o.workload_changes = false;
+  o.settle_samples = 5;
+  StreamingDetector d(meta, syn.channels, o);
+  EXPECT_EQ(d.finish_priming(), 0u);  // nothing primed: nothing changes
+  const auto t = [](std::size_t i) { return kT0 + std::int64_t(i) * 1'000'000'000; };
+  for (std::size_t i = 0; i < 200; ++i) {
+    const auto row = syn.row(false, 0);
+    d.prime(t(i), row);
+    if (i == 100) d.prime(t(50), row);  // not newer: ignored
+  }
+  EXPECT_FALSE(d.model_ready());  // fitted only when priming ends
+  EXPECT_EQ(d.finish_priming(), 200u);
+  EXPECT_TRUE(d.model_ready());
+  EXPECT_EQ(d.windows_scored(), 0u);
+  EXPECT_FALSE(d.active());
+  EXPECT_GT(d.reference_windows(), 100u);
+  // 30 s nobody sampled (the counter went on meanwhile); no rate spans the gap.
+  for (int k = 0; k < 30; ++k) syn.row(false, 0);
+  std::size_t first_scored = 0, opened_at = 0;
+  const std::size_t live0 = 230, onset = 300, end = 330;
+  for (std::size_t i = live0; i < 380; ++i) {
+    const auto row = syn.row(i >= onset && i < end, 15.0);
+    const StreamUpdate& u = d.push(t(i), row);
+    if (i < live0 + 5) { EXPECT_FALSE(u.scored) << i; }  // the settle
+    if (u.scored && !first_scored) first_scored = i;
+    if (u.opened && !opened_at) opened_at = i;
+  }
+  EXPECT_GE(first_scored, live0 + 5);
+  EXPECT_LE(first_scored, live0 + 8);
+  ASSERT_GT(opened_at, 0u);
+  EXPECT_GE(opened_at, onset + 2);
+  EXPECT_LE(opened_at, onset + 3);
+  ASSERT_FALSE(d.closed().empty());
+  EXPECT_EQ(d.closed().size(), 1u) << "the restart itself opened an incident";
+  EXPECT_EQ(d.closed().back().subsystem, Subsystem::memory);
+  EXPECT_THROW(d.prime(t(400), std::vector<double>{1.0}), DetectError);
+}
+
+// Too little stored history: priming fills what there is and the warm-up completes live.
+TEST(StreamingDetector, PrimedWithLessThanTheWarmUpItFitsOnceLiveRowsComplete) {
+  Synth syn(6);
+  StreamingOptions o = quick_options();  // warm-up 60 rows
+  StreamingDetector d(four_cores(), syn.channels, o);
+  for (std::size_t i = 0; i < 40; ++i) d.prime(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(false, 0));
+  EXPECT_EQ(d.finish_priming(), 40u);
+  EXPECT_FALSE(d.model_ready());
+  std::size_t ready_at = 0;
+  for (std::size_t i = 40; i < 100 && !ready_at; ++i) {
+    d.push(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(false, 0));
+    if (d.model_ready()) ready_at = i;
+  }
+  EXPECT_EQ(ready_at, 59u);  // 40 primed + 20 live rows
+}
+
+}  // namespace
+}  // namespace reveal
