@@ -96,7 +96,8 @@ bool failure_counter(std::string_view name, std::string_view unit);
 // Symptom channels whose healthy level is a flat 0, scored even when they never moved in the
 // history a detector is fitted on: the failure counters above, the pace at which memory is
 // being used up (derived:mem_fill_pct_per_min, 0 unless the host would run out of memory within
-// 5 minutes at the pace of the last 15 s; reveal/features.h), and the page-cache drops below.
+// 5 minutes at the pace of the last 15 s; reveal/features.h), the page-cache drops below, and
+// rdma:saturated_counters.<dev>.<port> (InfiniBand counters stuck at their maximum).
 bool flat_when_healthy(std::string_view name, std::string_view unit);
 
 // Drops of the kernel's caches through /proc/sys/vm/drop_caches: derived:drop_caches_per_min,

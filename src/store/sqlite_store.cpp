@@ -229,9 +229,13 @@ void StoreWriter::continue_store(const RunMetadata& meta, const std::vector<Chan
       continuation_.last_t_unix_ns = sqlite3_column_int64(st.s, 1);
     }
   }
+  std::size_t stored_chunk_samples = 0;
   {
-    Stmt st(db_, path_, "SELECT value FROM meta WHERE key='start_unix_ns'");
-    if (sqlite3_step(st.s) == SQLITE_ROW) start_unix_ns_ = std::atoll(st.text(0).c_str());
+    Stmt st(db_, path_, "SELECT key, value FROM meta WHERE key IN ('start_unix_ns', 'chunk_samples')");
+    while (sqlite3_step(st.s) == SQLITE_ROW) {
+      if (st.text(0) == "start_unix_ns") start_unix_ns_ = std::atoll(st.text(1).c_str());
+      else stored_chunk_samples = static_cast<std::size_t>(std::max(0LL, std::atoll(st.text(1).c_str())));
+    }
   }
   // A writer killed mid-chunk left its samples in the head log: they become a chunk now, at the
   // store's width then (before any channel is added).
@@ -289,6 +293,8 @@ void StoreWriter::continue_store(const RunMetadata& meta, const std::vector<Chan
     set_meta("schema_version", std::to_string(kStoreSchemaContinued));
   }
   write_run_meta(meta);
+  // Readers bound a chunk's samples by chunk_samples: the stored chunks' bound stays valid.
+  if (stored_chunk_samples > chunk_samples_) set_meta("chunk_samples", std::to_string(stored_chunk_samples));
   exec(db_, path_, "COMMIT;");
   // Tenant paths already stored keep their ids.
   {

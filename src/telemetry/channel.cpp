@@ -51,11 +51,11 @@ bool contains(std::string_view hay, std::string_view needle) { return hay.find(n
 
 // Field fragments that name a shortage or a failure, wherever they appear (network, storage,
 // GPU, RDMA, cgroup files). Matched against the lower-cased field.
-constexpr std::array<std::string_view, 28> kSymptomFragments{
+constexpr std::array<std::string_view, 29> kSymptomFragments{
     "retrans", "timeout", "drop", "discard", "err", "overrun", "overflow", "lost", "loss",
     "fifo", "frame", "carrier", "colls", "collapse", "prune", "throttl", "stall", "pressure",
     "violation", "xid", "ecc", "retired", "replay", "link_downed", "xmit_wait", "oom",
-    "slowdown", "remap"};
+    "slowdown", "remap", "saturated"};
 
 // /proc/vmstat fields of memory shortage (reclaim, swapping, major faults, compaction).
 constexpr std::array<std::string_view, 9> kVmstatSymptoms{
@@ -126,7 +126,8 @@ bool failure_counter(std::string_view name, std::string_view unit) {
 }
 
 bool flat_when_healthy(std::string_view name, std::string_view unit) {
-  return failure_counter(name, unit) || name == "derived:mem_fill_pct_per_min" || page_cache_dropped(name);
+  return failure_counter(name, unit) || name == "derived:mem_fill_pct_per_min" || page_cache_dropped(name) ||
+         name.starts_with("rdma:saturated_counters.");
 }
 
 bool page_cache_dropped(std::string_view name) { return name == "derived:drop_caches_per_min"; }

@@ -55,24 +55,31 @@ TEST(RdmaProbe, ChannelsPerDeviceAndPort) {
                 "rdma:state.iwp0.1", "rdma:phys_state.iwp0.1", "rdma:rate.iwp0.1",
                 "rdma:port_rcv_data.iwp0.1", "rdma:port_rcv_packets.iwp0.1",
                 "rdma:port_xmit_data.iwp0.1", "rdma:port_xmit_discards.iwp0.1",
-                "rdma:port_xmit_packets.iwp0.1"}));
-  // mlx5_0: 21 PMA counters + 28 hw_counters (lifespan is a setting, not a counter).
+                "rdma:port_xmit_packets.iwp0.1", "rdma:saturated_counters.iwp0.1"}));
+  // mlx5_0: 21 PMA counters + 28 hw_counters (lifespan is a setting, not a counter), and the
+  // saturation count after every port's files.
   const auto mlx = names_for(p, "mlx5_0.1");
-  ASSERT_EQ(mlx.size(), 3u + 21 + 28);
+  ASSERT_EQ(mlx.size(), 3u + 21 + 28 + 1);
   EXPECT_EQ(mlx[0], "rdma:state.mlx5_0.1");
   EXPECT_EQ(mlx[3], "rdma:VL15_dropped.mlx5_0.1");  // counters/ by name
   EXPECT_EQ(mlx[23], "rdma:unicast_xmit_packets.mlx5_0.1");
   EXPECT_EQ(mlx[24], "rdma:duplicate_request.mlx5_0.1");  // then hw_counters/
-  EXPECT_EQ(mlx.back(), "rdma:rx_write_requests.mlx5_0.1");
+  EXPECT_EQ(mlx[51], "rdma:rx_write_requests.mlx5_0.1");
+  EXPECT_EQ(mlx.back(), "rdma:saturated_counters.mlx5_0.1");
   for (const auto& n : names(p)) EXPECT_EQ(n.find("lifespan"), std::string::npos) << n;
-  // rxe0 (soft-RoCE, no PMA): no counters/ directory, 15 hw_counters.
+  // rxe0 (soft-RoCE, no PMA): no counters/ directory, 15 hw_counters, no saturation count.
   const auto rxe = names_for(p, "rxe0.1");
   ASSERT_EQ(rxe.size(), 3u + 15);
   EXPECT_EQ(rxe[3], "rdma:ack_deferred.rxe0.1");
-  EXPECT_EQ(p.channels().size(), 8u + mlx.size() + rxe.size());
-  // Devices in natural order, ports grouped.
+  EXPECT_EQ(p.channels().size(), 9u + mlx.size() + rxe.size());
+  // Devices in natural order, ports grouped; the saturation counts last.
   EXPECT_EQ(p.channels().front().name, "rdma:state.iwp0.1");
-  EXPECT_EQ(p.channels().back().name, "rdma:sent_pkts.rxe0.1");
+  EXPECT_EQ(p.channels()[p.channels().size() - 3].name, "rdma:sent_pkts.rxe0.1");
+  EXPECT_EQ(p.channels().back().name, "rdma:saturated_counters.mlx5_0.1");
+  EXPECT_EQ(info(p, "rdma:saturated_counters.mlx5_0.1").kind, Kind::gauge);
+  EXPECT_EQ(info(p, "rdma:saturated_counters.mlx5_0.1").unit, "count");
+  EXPECT_EQ(channel_role("rdma:saturated_counters.mlx5_0.1"), ChannelRole::symptom);
+  EXPECT_TRUE(flat_when_healthy("rdma:saturated_counters.mlx5_0.1", "count"));
 
   for (const auto& c : p.channels()) EXPECT_EQ(c.subsystem, Subsystem::interconnect) << c.name;
   EXPECT_EQ(info(p, "rdma:state.mlx5_0.1").kind, Kind::state);
@@ -165,6 +172,35 @@ TEST(RdmaProbe, FieldTurningUnreadableIsNanOnlyForItself) {
   v = sample(p);
   EXPECT_EQ(value(p, v, "rdma:symbol_error.mlx5_0.1"), 9);
   EXPECT_EQ(value(p, v, "rdma:state.mlx5_0.1"), 1);
+}
+
+// Legacy PMA counters saturate at 2^bits − 1 and then read a flat rate of 0: the port's
+// saturation count says how many are stuck there (from public reports: symbol_error 65535,
+// link_downed 255, port_xmit_data 4294967295 on HCAs without PortCountersExtended).
+TEST(RdmaProbe, CountersStuckAtTheirMaximumAreCounted) {
+  TempRoot root("host-2hca");
+  RdmaProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  auto v = sample(p);
+  EXPECT_EQ(value(p, v, "rdma:saturated_counters.mlx5_0.1"), 0);
+  EXPECT_EQ(value(p, v, "rdma:saturated_counters.iwp0.1"), 0);
+  root.write(kIb + "mlx5_0/ports/1/counters/symbol_error", "65535\n");
+  root.write(kIb + "mlx5_0/ports/1/counters/link_downed", "255\n");
+  root.write(kIb + "mlx5_0/ports/1/counters/local_link_integrity_errors", "15\n");
+  root.write(kIb + "mlx5_0/ports/1/counters/port_xmit_data", "4294967295\n");
+  root.write(kIb + "mlx5_0/ports/1/counters/VL15_dropped", "65534\n");                 // one short
+  root.write(kIb + "mlx5_0/ports/1/counters/multicast_rcv_packets", "4294967295\n");   // 64-bit only
+  root.write(kIb + "mlx5_0/ports/1/counters/port_rcv_data", "4294967296\n");           // extended: past 32 bits
+  v = sample(p);
+  EXPECT_EQ(value(p, v, "rdma:saturated_counters.mlx5_0.1"), 4);
+  EXPECT_EQ(value(p, v, "rdma:port_xmit_data.mlx5_0.1"), 4294967295.0 * 4);  // values are unchanged
+  EXPECT_EQ(value(p, v, "rdma:saturated_counters.iwp0.1"), 0);
+  EXPECT_EQ(rdma::pma_counter_bits("symbol_error"), 16);
+  EXPECT_EQ(rdma::pma_counter_bits("unicast_xmit_packets"), 0);
+  // A saturated counter that became unreadable is not counted; none readable: NaN.
+  root.write(kIb + "mlx5_0/ports/1/counters/symbol_error", "N/A\n");
+  v = sample(p);
+  EXPECT_EQ(value(p, v, "rdma:saturated_counters.mlx5_0.1"), 3);
 }
 
 TEST(RdmaProbe, RemovedDeviceIsNanOnlyForItsChannels) {

@@ -92,6 +92,23 @@ const Known* lookup(const std::array<Known, N>& table, std::string_view name) {
 }
 }  // namespace
 
+int pma_counter_bits(std::string_view name) {
+  struct Width {
+    std::string_view name;
+    int bits;
+  };
+  static constexpr std::array<Width, 17> kWidths{{
+      {"port_xmit_data", 32}, {"port_rcv_data", 32}, {"port_xmit_packets", 32}, {"port_rcv_packets", 32},
+      {"port_xmit_wait", 32}, {"symbol_error", 16}, {"link_error_recovery", 8}, {"link_downed", 8},
+      {"port_rcv_errors", 16}, {"port_rcv_remote_physical_errors", 16}, {"port_rcv_switch_relay_errors", 16},
+      {"port_xmit_discards", 16}, {"port_xmit_constraint_errors", 8}, {"port_rcv_constraint_errors", 8},
+      {"local_link_integrity_errors", 4}, {"excessive_buffer_overrun_errors", 4}, {"VL15_dropped", 16},
+  }};
+  for (const auto& w : kWidths)
+    if (w.name == name) return w.bits;
+  return 0;
+}
+
 std::optional<double> parse_enum_prefix(std::string_view text) {
   text = skip_spaces(text);
   const auto colon = text.find(':');

@@ -40,4 +40,13 @@ struct CounterMeta {
 // `hw` selects the hw_counters table (driver counters) instead of the PMA counters table.
 CounterMeta counter_meta(std::string_view name, bool hw);
 
+// Width in bits of a counters/ file as the legacy PMA PortCounters attribute defines it (IBTA
+// spec vol. 1, 16.1.3.5): 32 for the data, packet and xmit_wait counters, 16, 8 or 4 for the
+// error counters; 0 for a name without a legacy width (the 64-bit PortCountersExtended-only
+// unicast/multicast counters, unknown names). A legacy counter *saturates* at 2^bits − 1: it
+// stops counting there until cleared (perfquery -R), so its rate reads 0 — a port that logged
+// 65535 symbol errors looks healthy. The kernel shows the 64-bit extended value for the data
+// and packet counters when the HCA supports it; an error counter keeps its legacy width.
+int pma_counter_bits(std::string_view name);
+
 }  // namespace reveal::telemetry::rdma

@@ -53,6 +53,8 @@ std::vector<std::string> list(const fs::path& dir, bool dirs) {
 ProbeStatus RdmaProbe::open(const fs::path& root) {
   channels_.clear();
   fields_.clear();
+  saturation_.clear();
+  std::vector<ChannelInfo> saturation_channels;
   const auto base = root / "sys/class/infiniband";
   const auto devices = list(base, true);
   if (devices.empty()) return {false, "no RDMA devices (/sys/class/infiniband missing or empty)"};
@@ -88,12 +90,23 @@ ProbeStatus RdmaProbe::open(const fs::path& root) {
       add(dir / "rate", Format::rate, "rate", index, "Gb/s", Kind::gauge, 1,
           "active link rate (lanes x lane speed)");
       std::set<std::string> pma;
+      Saturation sat;
       for (const auto& name : list(dir / "counters", false)) {
         const auto m = rdma::counter_meta(name, false);
         std::string help = m.help.empty() ? name + " (IB port counter)" : std::string(m.help);
         pma.insert(name);
+        const std::size_t before = fields_.size();
         add(dir / "counters" / name, Format::counter, name, index, std::string(m.unit),
             Kind::counter, m.scale, std::move(help));
+        if (const int bits = rdma::pma_counter_bits(name); bits > 0 && fields_.size() > before)
+          sat.counters.emplace_back(before, std::ldexp(1.0, bits) - 1);
+      }
+      if (!sat.counters.empty()) {
+        saturation_.push_back(std::move(sat));
+        saturation_channels.push_back({channel_name(kSource, "saturated_counters", index), "count", Kind::gauge,
+                                       Subsystem::interconnect, 64,
+                                       "port counters stuck at their PMA maximum (they no longer count; "
+                                       "clear them with perfquery -R)"});
       }
       for (const auto& name : list(dir / "hw_counters", false)) {
         if (name == "lifespan") continue;  // a setting (cache time, ms), not a counter
@@ -107,6 +120,9 @@ ProbeStatus RdmaProbe::open(const fs::path& root) {
   }
   if (channels_.empty())
     return {false, "no readable RDMA port files under " + base.string() + "/*/ports"};
+  // The saturation channels follow the file channels (sample() fills them from those).
+  for (std::size_t k = 0; k < saturation_.size(); ++k) saturation_[k].channel = channels_.size() + k;
+  channels_.insert(channels_.end(), saturation_channels.begin(), saturation_channels.end());
   return {true, {}};
 }
 
@@ -123,6 +139,16 @@ void RdmaProbe::sample(std::span<double> out) {
       }
     }
     out[i] = v ? *v * f.scale : std::nan("");
+  }
+  for (const Saturation& s : saturation_) {
+    double n = 0;
+    bool any = false;
+    for (const auto& [c, max] : s.counters) {
+      if (std::isnan(out[c])) continue;
+      any = true;
+      n += out[c] / fields_[c].scale == max;
+    }
+    out[s.channel] = any ? n : std::nan("");
   }
 }
 

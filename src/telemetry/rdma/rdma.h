@@ -12,6 +12,11 @@
 //                "ticks"; the rest "count". The legacy PMA counters (no PortCountersExtended)
 //                are 32-bit (data, packets) or 8/16-bit (errors) and *saturate* rather than
 //                wrap: a saturated counter reads a flat rate of 0, never a reset.
+//   saturated_counters  gauge, unit "count": how many of the port's counters/ files read
+//                exactly their legacy PMA maximum, 2^bits − 1 (port_files.h, pma_counter_bits:
+//                255, 65535, 4294967295 ...): saturated counters no longer count, so their
+//                rates read 0 while the errors go on. 0 on a healthy port; a symptom
+//                (reveal/channel.h). Present when the port has such a file.
 //   hw_counters/* every numeric file except "lifespan" (a setting: the driver's cache time in
 //                ms, not a counter), by file name, ascending. Counters, unit "count" or
 //                "packets". A name that collides with a counters/ name gets the prefix "hw_".
@@ -59,8 +64,14 @@ class RdmaProbe final : public Probe {
     Format format = Format::counter;
     double scale = 1;
   };
+  // A port's saturated_counters channel: the raw maxima of its legacy counters, by channel.
+  struct Saturation {
+    std::size_t channel = 0;
+    std::vector<std::pair<std::size_t, double>> counters;  // (channel, 2^bits − 1 before scaling)
+  };
   std::vector<ChannelInfo> channels_;
-  std::vector<Field> fields_;
+  std::vector<Field> fields_;  // one per file channel; the saturation channels come after them
+  std::vector<Saturation> saturation_;
 };
 
 }  // namespace reveal::telemetry
