@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target per importer (csv, prometheus, nvidia_smi, reveal_table, and array:
-# the smd manifest + array reader) with AddressSanitizer and UndefinedBehaviorSanitizer, then runs
+# the smd manifest + array reader), and http_server (the agent's Boost.Beast server on raw request
+# bytes over loopback), with AddressSanitizer and UndefinedBehaviorSanitizer, then runs
 # each for FUZZ_S seconds (default 60) from the seeds in bench/fuzz/seeds/<target>/. A crash
 # leaves its input as $FUZZ_OUT/<target>-crash-* and makes this script exit 1.
 # usage: bench/fuzz/run.sh [TARGET...]   env: FUZZ_S (0 = build only), FUZZ_OUT (default build-fuzz),
@@ -11,7 +12,7 @@ OUT=${FUZZ_OUT:-$ROOT/build-fuzz}
 FUZZ_S=${FUZZ_S:-60}
 CXX=${CXX:-clang++-14}
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(csv prometheus nvidia_smi reveal_table array)
+((${#TARGETS[@]})) || TARGETS=(csv prometheus nvidia_smi reveal_table array http_server)
 FLAGS=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -I"$ROOT/include" -I"$ROOT/src")
 mkdir -p "$OUT/obj"
@@ -27,6 +28,12 @@ VERSION=$(sed -n 's/^project(reveal VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeList
 "$CXX" "${FLAGS[@]}" -DREVEAL_VERSION="\"$VERSION\"" -c "$ROOT/src/util/version.cpp" -o "$OUT/obj/version.o" || exit 2
 objs+=("$OUT/obj/units.o" "$OUT/obj/version.o")
 for t in "${TARGETS[@]}"; do
+  if [[ $t == http_server ]]; then  # the agent's server alone (Boost headers, no importer)
+    "$CXX" "${FLAGS[@]}" -c "$ROOT/src/agent/http_server.cpp" -o "$OUT/obj/http_server.o" || exit 2
+    "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/bench/fuzz/${t}_fuzz.cpp" "$OUT/obj/http_server.o" -pthread \
+      -o "$OUT/${t}_fuzz" || exit 2
+    continue
+  fi
   "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/bench/fuzz/${t}_fuzz.cpp" "${objs[@]}" -lfmt -o "$OUT/${t}_fuzz" || exit 2
 done
 

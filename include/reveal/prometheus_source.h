@@ -2,12 +2,29 @@
 // read back from a Prometheus server through its HTTP API, one Recording per host, for
 // `reveal detect --prometheus` (one report per host, or --peers: hosts of one job compared).
 //
-// What is read: GET <url>/api/v1/series (to count series and size the requests), then
+// What is read: GET <url>/api/v1/series (to count series and size the requests; asked from
+// 5 minutes before the start, as query_range fills steps from samples up to 5 minutes old), then
 // GET <url>/api/v1/query_range for `selector` with the matcher channel!="" added, i.e. only the
 // agents' raw channels (reveal_<source>_<field>[_total]{channel,subsystem,unit[,entity]}), never
 // the detection or self metrics. The range is split into requests of at most 10000 steps (the
 // server refuses more than 11000 points per series) and fewer when many series match (about
-// 2 million points per request at most).
+// 1 million points per request at most).
+//
+// Bounds (a broken or hostile server must neither exhaust memory nor hold the reader):
+//   time      each HTTP request, from connecting to the last byte of the answer (redirects
+//             included), must finish within q.timeout_s; connecting alone waits at most 10 s.
+//   size      an answer may take at most 64 KiB + series × (16 KiB + steps × 128 bytes) (the
+//             series /api/v1/series announced, the steps of that request), and never more than
+//             256 MiB; the /api/v1/series answer at most 64 KiB + 16 KiB per series that fits
+//             kMaxPrometheusPoints. Bytes are counted after decompression (gzip, deflate and
+//             brotli answers are accepted), and an announced Content-Length over the bound is
+//             refused before the body is read. Of an answer other than HTTP 200, 64 KiB are read.
+//   counts    a query_range answer (and all of them together) may hold at most the series that
+//             /api/v1/series announced, and a series at most as many points as the request has
+//             steps; answers are parsed as they are read (no JSON document is built), so memory
+//             is the answer's text plus 8 bytes per series × step of the result.
+//   redirects followed only within the origin (same scheme, host and port; at most 5 per
+//             request); one to another host or port, or from https to http, is refused.
 //
 // Shape of the result: series are grouped by their `instance` label (one host each, in
 // instance order); series without one form a host named "(no instance)". Per host:
@@ -33,10 +50,12 @@
 //   series' points win, the second fills its gaps.
 // Units: times are Unix nanoseconds, rounded to milliseconds (Prometheus's resolution).
 //
-// Errors: every failure throws PrometheusError with one line naming the server: an unusable
-// URL or selector, a connection failure or timeout, an HTTP status other than 200, a
-// `"status":"error"` answer (its errorType and error message), malformed or unexpected JSON,
-// no series matching in the range, or more than kMaxPrometheusPoints values in all.
+// Errors: every failure throws PrometheusError with one line naming the server ("Prometheus at
+// <url>: ..."): an unusable URL or selector, a connection failure, no complete answer within
+// the timeout, an HTTP status other than 200, a `"status":"error"` answer (its errorType and
+// error message), malformed or unexpected JSON, an answer over its size bound, more series or
+// points than announced or requested, a refused redirect or more than 5, no series matching in
+// the range, or more than kMaxPrometheusPoints values in all.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +79,8 @@ struct PrometheusQuery {
   std::string selector;   // a series selector: {job="reveal"}, metric{a="b"} or metric
   std::int64_t start_unix_ns = 0, end_unix_ns = 0;  // inclusive; start <= end
   std::int64_t step_ns = 1'000'000'000;             // grid step, >= 1 ms
-  double timeout_s = 60;  // per request (read); connecting waits at most 10 s
+  double timeout_s = 60;  // seconds each HTTP request may take in all (connecting, redirects,
+                          // the whole answer); connecting alone waits at most 10 s
 };
 
 // Upper bound on points read in all (series × steps), about 4 GiB of JSON text.

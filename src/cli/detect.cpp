@@ -152,7 +152,8 @@ void add_input_options(CLI::App* sub, Opts& o, bool report) {
                   "With --prometheus: start of the range (Unix seconds, 2026-11-30T21:00:00Z, -10m)");
   sub->add_option("--end", o.end, "With --prometheus: end of the range (same forms, or now)")->capture_default_str();
   sub->add_option("--step", o.step, "With --prometheus: sample spacing, e.g. 1s, 15s")->capture_default_str();
-  sub->add_option("--timeout", o.timeout_s, "With --prometheus: seconds to wait for each answer")
+  sub->add_option("--timeout", o.timeout_s, "With --prometheus: seconds each request may take in all, from connecting to the last byte of "
+                  "the answer")
       ->capture_default_str()->check(CLI::Range(0.1, 3600.0));
   if (!report)
     sub->add_flag("--json", o.json,

@@ -5,9 +5,13 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -60,12 +64,11 @@ std::string first_line(std::string_view body) {
   return body.empty() ? "empty answer" : std::string(body);
 }
 
-std::string describe(httplib::Error e, double read_timeout_s) {
+std::string describe(httplib::Error e) {
   switch (e) {
     case httplib::Error::Connection: return "cannot connect (connection refused, or host unreachable)";
     case httplib::Error::ConnectionTimeout: return "connection timed out";
-    case httplib::Error::Read:
-      return fmt::format("no complete answer (connection closed, or nothing within {:g} s)", read_timeout_s);
+    case httplib::Error::Read: return "no complete answer (the connection was closed early, or the answer is not HTTP)";
     case httplib::Error::Write: return "cannot send the request (connection closed)";
     case httplib::Error::SSLConnection: return "TLS handshake failed";
     case httplib::Error::SSLLoadingCerts: return "cannot load the system's TLS certificates";
@@ -75,31 +78,46 @@ std::string describe(httplib::Error e, double read_timeout_s) {
   }
 }
 
-// Parses a JSON body; `what` names the answer in the error.
-json parse_json(std::string_view body, const std::string& where, const char* what) {
-  try {
-    return json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw PrometheusError(fmt::format("{}: malformed JSON in the {} answer at byte {}", where, what, e.byte));
-  }
+// Where an answer is in the text, for a malformed-JSON message.
+PrometheusError malformed(const std::string& where, const char* what, std::size_t byte) {
+  return PrometheusError(fmt::format("{}: malformed JSON in the {} answer at byte {}", where, what, byte));
 }
 
-// Checks "status":"success" and returns "data".
-const json& api_data(const json& j, const std::string& where, const char* what) {
-  if (!j.is_object()) throw PrometheusError(fmt::format("{}: the {} answer is not a JSON object", where, what));
-  const auto st = j.find("status");
-  if (st == j.end() || !st->is_string())
-    throw PrometheusError(fmt::format("{}: the {} answer has no \"status\"", where, what));
-  if (*st != "success") {
-    const auto et = j.find("errorType"), er = j.find("error");
-    throw PrometheusError(fmt::format("{}: {}: {}", where,
-                                      et != j.end() && et->is_string() ? et->get<std::string>() : "error",
-                                      er != j.end() && er->is_string() ? er->get<std::string>() : "no message"));
-  }
-  const auto d = j.find("data");
-  if (d == j.end()) throw PrometheusError(fmt::format("{}: the {} answer has no \"data\"", where, what));
-  return *d;
+// Text from an answer, for a one-line message: control characters replaced, at most `max` bytes.
+std::string printable(std::string_view s, std::size_t max = 160) {
+  std::string out(s.substr(0, max));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
 }
+
+// The "status", "errorType" and "error" members of an API answer, as a SAX handler meets them.
+struct Envelope {
+  bool has_status = false;  // "status" is a string
+  bool has_data = false;
+  std::string status, error_type, error;
+  bool failed() const { return has_status && status != "success"; }
+  // Throws for no status or a status other than "success" (the server's error type and message).
+  void check(const std::string& where, const char* what) const {
+    if (!has_status) throw PrometheusError(fmt::format("{}: the {} answer has no \"status\"", where, what));
+    if (failed())
+      throw PrometheusError(fmt::format("{}: {}: {}", where, error_type.empty() ? "error" : printable(error_type),
+                                        error.empty() ? "no message" : printable(error, 400)));
+    if (!has_data) throw PrometheusError(fmt::format("{}: the {} answer has no \"data\"", where, what));
+  }
+  // A top-level member `key` with a string value.
+  void member(const std::string& key, const std::string& value) {
+    if (key == "status") {
+      has_status = true;
+      status = value;
+    } else if (key == "errorType") {
+      error_type = value;
+    } else if (key == "error") {
+      error = value;
+    }
+  }
+};
+
 
 std::string label(const json& metric, const char* name) {
   const auto it = metric.find(name);
@@ -207,60 +225,429 @@ std::string prometheus_error_text(std::string_view body) {
   if (j.is_discarded() || !j.is_object()) return {};
   const auto st = j.find("status");
   if (st == j.end() || *st != "error") return {};
-  return label(j, "errorType") + ": " + label(j, "error");
+  return printable(label(j, "errorType")) + ": " + printable(label(j, "error"), 400);
 }
 
-void MatrixAssembler::add(std::string_view body, const std::string& where) {
-  const json j = parse_json(body, where, "query_range");
-  const json& data = api_data(j, where, "query_range");
-  const auto unexpected = [&](const std::string& what) {
-    return PrometheusError(fmt::format("{}: unexpected query_range answer: {}", where, what));
-  };
-  if (!data.is_object() || !data.contains("resultType") || data["resultType"] != "matrix")
-    throw unexpected("resultType is not \"matrix\"");
-  const auto result = data.find("result");
-  if (result == data.end() || !result->is_array()) throw unexpected("no result array");
-  for (const json& s : *result) {
-    if (!s.is_object()) throw unexpected("a series is not an object");
-    const auto metric = s.find("metric");
-    const auto values = s.find("values");
-    if (metric == s.end() || !metric->is_object() || values == s.end() || !values->is_array())
-      throw unexpected("a series lacks \"metric\" or \"values\"");
-    std::string channel = label(*metric, "channel");
-    if (channel.empty()) continue;  // not a raw Reveal channel
-    auto [it, fresh] = series_.try_emplace({label(*metric, "instance"), channel});
-    Series& ser = it->second;
-    if (fresh) {
-      ser.info.name = std::move(channel);
-      ser.info.unit = label(*metric, "unit");
-      ser.info.subsystem = parse_subsystem(label(*metric, "subsystem")).value_or(Subsystem::system);
-      const std::string name = label(*metric, "__name__");
-      ser.info.kind = name.size() >= 6 && name.compare(name.size() - 6, 6, "_total") == 0 ? Kind::counter : Kind::gauge;
-      ser.v.assign(grid_.n, kNaN);
-    }
-    for (const json& p : *values) {
-      if (!p.is_array() || p.size() != 2 || !p[0].is_number())
-        throw unexpected("a point is not [time, \"value\"] in series " + ser.info.name);
-      double v;
-      if (p[1].is_string()) {
-        const std::string& txt = p[1].get_ref<const std::string&>();
-        char* end = nullptr;
-        v = std::strtod(txt.c_str(), &end);
-        if (txt.empty() || end != txt.c_str() + txt.size())
-          throw unexpected("value '" + txt + "' is not a number in series " + ser.info.name);
-      } else if (p[1].is_number()) {
-        v = p[1].get<double>();
-      } else {
-        throw unexpected("a point is not [time, \"value\"] in series " + ser.info.name);
-      }
-      v /= prometheus_unit_scale(ser.info);  // exported in seconds, stored in the channel's unit
-      const std::int64_t t_ns = std::llround(p[0].get<double>() * 1000.0) * kMs;
-      const double k = std::round(double(t_ns - grid_.start_ns) / double(grid_.step_ns));
-      if (k < 0 || k >= double(grid_.n)) continue;
-      double& slot = ser.v[std::size_t(k)];
-      if (std::isnan(slot)) slot = v;
+std::size_t max_range_answer_bytes(std::size_t series, std::size_t steps) {
+  // In doubles: series × steps × 128 overflows size_t long before it matters.
+  const double bytes = double(kAnswerBaseBytes) +
+                       double(series) * (double(kBytesPerSeries) + double(steps) * double(kBytesPerPoint));
+  return bytes >= double(kMaxAnswerBytes) ? kMaxAnswerBytes : std::size_t(bytes);
+}
+
+std::size_t max_series_answer_bytes(std::size_t max_series) {
+  const double bytes = double(kAnswerBaseBytes) + (double(max_series) + 1) * double(kBytesPerSeries);
+  return bytes >= double(kMaxAnswerBytes) ? kMaxAnswerBytes : std::size_t(bytes);
+}
+
+namespace {
+
+struct Origin {
+  std::string scheme, host;
+  int port = 0;
+};
+
+// "host[:port]" of `scheme` (lower-cased host; the scheme's port when none). Nothing for a bad port.
+std::optional<Origin> split_authority(std::string scheme, std::string_view authority) {
+  Origin o;
+  o.scheme = std::move(scheme);
+  o.port = o.scheme == "https" ? 443 : 80;
+  const std::size_t colon = authority.rfind(':'), bracket = authority.rfind(']');
+  std::string_view host = authority;
+  if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
+    const std::string_view port = authority.substr(colon + 1);
+    host = authority.substr(0, colon);
+    if (!port.empty()) {
+      if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+      o.port = std::atoi(std::string(port).c_str());
     }
   }
+  o.host.assign(host);
+  std::transform(o.host.begin(), o.host.end(), o.host.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return o;
+}
+
+}  // namespace
+
+std::string redirect_target(std::string_view origin, std::string_view path, std::string_view location) {
+  const std::string shown = printable(trim(location));
+  const std::string_view loc = trim(location);
+  if (loc.empty()) throw PrometheusError("a redirect without a Location");
+  const auto unusable = [&] { return PrometheusError("a redirect to '" + shown + "', not a usable URL"); };
+  for (char c : loc)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) throw unusable();
+  const std::size_t osep = origin.find("://");
+  const auto here = split_authority(std::string(origin.substr(0, osep)), origin.substr(osep + 3));
+  if (!here) throw unusable();
+  const std::string_view no_fragment = loc.substr(0, loc.find('#'));
+
+  // The scheme, if any: letters, digits, '+', '-', '.' before the first ':' (and before '/', '?').
+  std::string scheme;
+  std::string_view rest;
+  const std::size_t colon = no_fragment.find(':');
+  const std::size_t delim = no_fragment.find_first_of("/?");
+  if (colon != std::string_view::npos && colon > 0 && (delim == std::string_view::npos || colon < delim) &&
+      std::isalpha(static_cast<unsigned char>(no_fragment[0]))) {
+    scheme.assign(no_fragment.substr(0, colon));
+    std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    rest = no_fragment.substr(colon + 1);
+    if (rest.substr(0, 2) != "//") throw unusable();
+  } else if (no_fragment.substr(0, 2) == "//") {
+    scheme = here->scheme;
+    rest = no_fragment;
+  } else {
+    // Same origin: an absolute path, a query, or a path relative to the directory of `path`.
+    const std::string_view p = path.substr(0, path.find('?'));
+    if (no_fragment.empty()) return std::string(p.empty() ? "/" : p);
+    if (no_fragment.front() == '/') return std::string(no_fragment);
+    if (no_fragment.front() == '?') return std::string(p.empty() ? "/" : p) + std::string(no_fragment);
+    const std::size_t slash = p.rfind('/');
+    return (slash == std::string_view::npos ? std::string("/") : std::string(p.substr(0, slash + 1))) +
+           std::string(no_fragment);
+  }
+  rest.remove_prefix(2);
+  const std::size_t end = rest.find_first_of("/?");
+  const std::string_view authority = rest.substr(0, end);
+  std::string target(end == std::string_view::npos ? std::string_view() : rest.substr(end));
+  if (target.empty() || target.front() == '?') target.insert(0, "/");
+  const auto there = (scheme == "http" || scheme == "https") && !authority.empty()
+                         ? split_authority(scheme, authority)
+                         : std::optional<Origin>(Origin{scheme, std::string(authority), 0});
+  if (!there) throw unusable();
+  if (here->scheme == "https" && there->scheme == "http")
+    throw PrometheusError("refusing the redirect to '" + shown + "': it drops TLS (https to " + there->scheme + ")");
+  if (there->scheme != here->scheme || there->host != here->host || there->port != here->port)
+    throw PrometheusError("refusing the redirect to '" + shown + "': it leaves " + std::string(origin) +
+                          " (redirects are followed only within the same scheme, host and port)");
+  return target;
+}
+
+namespace {
+
+// Streaming (SAX) handler for an /api/v1/series answer: counts the elements of "data".
+struct SeriesCounter {
+  explicit SeriesCounter(std::size_t max) : max_series(max) {}
+  std::size_t max_series;
+  Envelope env;
+  bool root_seen = false, not_object = false, data_array = false, too_many = false;
+  std::size_t depth = 0;  // 1 = inside the top object, 2 = inside "data" (when an array)
+  std::size_t skip = 0;   // nesting inside a member we do not look at
+  std::size_t count = 0;
+  std::string key_;
+  std::size_t error_byte = 0;
+  bool parse_failed = false;
+
+  // A value (scalar or container start) at the current position; false stops the parse.
+  bool value(bool container, bool is_array, const std::string* str) {
+    if (skip) {
+      skip += container;
+      return true;
+    }
+    if (depth == 0) {
+      root_seen = true;
+      if (!container || is_array) {
+        not_object = true;
+        return false;
+      }
+      depth = 1;
+      return true;
+    }
+    if (depth == 1) {
+      if (key_ == "data") {
+        env.has_data = true;
+        if (container && is_array) {
+          data_array = true;
+          depth = 2;
+          return true;
+        }
+      } else if (str) {
+        env.member(key_, *str);
+      }
+      skip += container;
+      return true;
+    }
+    // depth 2: one series
+    if (++count > max_series) {
+      too_many = true;
+      return false;
+    }
+    skip += container;
+    return true;
+  }
+  bool end() {
+    if (skip) {
+      --skip;
+    } else {
+      --depth;
+    }
+    return true;
+  }
+  bool null() { return value(false, false, nullptr); }
+  bool boolean(bool) { return value(false, false, nullptr); }
+  bool number_integer(json::number_integer_t) { return value(false, false, nullptr); }
+  bool number_unsigned(json::number_unsigned_t) { return value(false, false, nullptr); }
+  bool number_float(json::number_float_t, const std::string&) { return value(false, false, nullptr); }
+  bool string(std::string& s) { return value(false, false, &s); }
+  bool binary(json::binary_t&) { return value(false, false, nullptr); }
+  bool start_object(std::size_t) { return value(true, false, nullptr); }
+  bool start_array(std::size_t) { return value(true, true, nullptr); }
+  bool end_object() { return end(); }
+  bool end_array() { return end(); }
+  bool key(std::string& k) {
+    if (!skip && depth == 1) key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception&) {
+    parse_failed = true;
+    error_byte = byte;
+    return false;
+  }
+};
+
+}  // namespace
+
+std::size_t count_series(std::string_view body, const std::string& where, std::size_t max_series) {
+  SeriesCounter h(max_series);
+  json::sax_parse(body.begin(), body.end(), &h);
+  if (h.parse_failed) throw malformed(where, "series", h.error_byte);
+  if (h.not_object) throw PrometheusError(where + ": the series answer is not a JSON object");
+  if (h.env.failed() || !h.too_many) h.env.check(where, "series");
+  if (h.too_many) return max_series + 1;
+  if (!h.data_array) throw PrometheusError(where + ": unexpected series answer: data is not an array");
+  return h.count;
+}
+
+// Streaming (SAX) handler for an /api/v1/query_range answer: each series' labels and points are
+// collected while it is read and stored in the assembler at its end, so no document is built.
+struct MatrixAssembler::RangeHandler {
+  enum class Role { root, data, result, series, metric, values, point };
+  RangeHandler(MatrixAssembler& a, const std::string& w, std::size_t s) : m(a), where(w), steps(s) {}
+  MatrixAssembler& m;
+  const std::string& where;
+  std::size_t steps;
+
+  std::vector<Role> stack;  // containers we look into (at most 7 deep)
+  std::size_t skip = 0;     // nesting inside a member or element we do not look at
+  std::string key_;          // the last key of the innermost object
+  Envelope env;
+  bool not_object = false, data_object = false, result_array = false, result_type_seen = false;
+  std::string result_type;
+  std::size_t n_series = 0;
+  // The series being read.
+  bool has_metric = false, has_values = false;
+  std::string channel, instance, unit, subsystem, name;
+  std::size_t n_points = 0, point_index = 0;
+  double point_t = 0, point_v = 0;
+  bool point_ok = true;
+  std::string point_error;  // the first problem with a point of this series
+  std::vector<std::pair<double, double>> points;  // (time in s, value)
+  std::string error;        // why the parse stopped early
+  bool parse_failed = false;
+  std::size_t error_byte = 0;
+
+  PrometheusError unexpected(const std::string& what) const {
+    return PrometheusError(fmt::format("{}: unexpected query_range answer: {}", where, what));
+  }
+  bool stop(std::string why) {
+    error = std::move(why);
+    return false;
+  }
+  void bad_point(const std::string& why) {
+    point_ok = false;
+    if (point_error.empty()) point_error = why;
+  }
+
+  // A value (scalar or container start) at the current position. `num` for numbers, `str` for
+  // strings; false stops the parse.
+  enum class V { other, number, string, object, array };
+  bool value(V v, double num = 0, const std::string* str = nullptr) {
+    const bool container = v == V::object || v == V::array;
+    if (skip) {
+      skip += container;
+      return true;
+    }
+    const auto enter = [&](Role r) {
+      stack.push_back(r);
+      return true;
+    };
+    const auto ignore = [&] {
+      skip += container;
+      return true;
+    };
+    if (stack.empty()) {
+      if (v != V::object) {
+        not_object = true;
+        return stop(where + ": the query_range answer is not a JSON object");
+      }
+      return enter(Role::root);
+    }
+    switch (stack.back()) {
+      case Role::root:
+        if (key_ == "data") {
+          env.has_data = true;
+          if (v == V::object) {
+            data_object = true;
+            return enter(Role::data);
+          }
+        } else if (v == V::string) {
+          env.member(key_, *str);
+        }
+        return ignore();
+      case Role::data:
+        if (key_ == "resultType" && v == V::string) {
+          result_type_seen = true;
+          result_type = *str;
+        } else if (key_ == "result" && v == V::array) {
+          result_array = true;
+          return enter(Role::result);
+        }
+        return ignore();
+      case Role::result:
+        if (v != V::object) return stop(unexpected("a series is not an object").what());
+        if (++n_series > m.max_series_)
+          return stop(fmt::format("{}: the query_range answer holds more than the {} series that /api/v1/series "
+                                  "announced",
+                                  where, m.max_series_));
+        has_metric = has_values = false;
+        channel.clear(), instance.clear(), unit.clear(), subsystem.clear(), name.clear();
+        n_points = 0;
+        point_error.clear();
+        points.clear();
+        return enter(Role::series);
+      case Role::series:
+        if (key_ == "metric" && v == V::object) {
+          has_metric = true;
+          return enter(Role::metric);
+        }
+        if (key_ == "values" && v == V::array) {
+          has_values = true;
+          return enter(Role::values);
+        }
+        return ignore();
+      case Role::metric:
+        if (v == V::string) {
+          if (key_ == "channel") channel = *str;
+          else if (key_ == "instance") instance = *str;
+          else if (key_ == "unit") unit = *str;
+          else if (key_ == "subsystem") subsystem = *str;
+          else if (key_ == "__name__") name = *str;
+        }
+        return ignore();
+      case Role::values:
+        if (++n_points > steps)
+          return stop(fmt::format("{}: a series of the query_range answer holds more than the {} points requested",
+                                  where, steps));
+        if (v != V::array) {
+          bad_point("a point is not [time, \"value\"]");
+          return ignore();
+        }
+        point_index = 0;
+        point_ok = true;
+        return enter(Role::point);
+      case Role::point: {
+        const std::size_t i = point_index++;
+        if (i == 0 && v == V::number) {
+          point_t = num;
+        } else if (i == 1 && v == V::number) {
+          point_v = num;
+        } else if (i == 1 && v == V::string) {
+          char* end = nullptr;
+          point_v = std::strtod(str->c_str(), &end);
+          if (str->empty() || end != str->c_str() + str->size())
+            bad_point("value '" + printable(*str, 40) + "' is not a number");
+        } else {
+          bad_point("a point is not [time, \"value\"]");
+        }
+        return ignore();
+      }
+    }
+    return ignore();
+  }
+
+  bool end() {
+    if (skip) {
+      --skip;
+      return true;
+    }
+    const Role r = stack.back();
+    stack.pop_back();
+    if (r == Role::point) {
+      if (point_index != 2) bad_point("a point is not [time, \"value\"]");
+      if (point_ok) points.emplace_back(point_t, point_v);
+    } else if (r == Role::series) {
+      return commit();
+    }
+    return true;
+  }
+
+  // Stores the series just read.
+  bool commit() {
+    if (!has_metric || !has_values) return stop(unexpected("a series lacks \"metric\" or \"values\"").what());
+    if (channel.empty()) return true;  // not a raw Reveal channel
+    if (!point_error.empty()) return stop(unexpected(point_error + " in series " + printable(channel)).what());
+    auto [it, fresh] = m.series_.try_emplace({instance, channel});
+    Series& ser = it->second;
+    if (fresh) {
+      if (m.series_.size() > m.max_series_) {
+        m.series_.erase(it);
+        return stop(fmt::format("{}: the query_range answers hold more than the {} series that /api/v1/series "
+                                "announced",
+                                where, m.max_series_));
+      }
+      ser.info.name = channel;
+      ser.info.unit = unit;
+      ser.info.subsystem = parse_subsystem(subsystem).value_or(Subsystem::system);
+      ser.info.kind = name.size() >= 6 && name.compare(name.size() - 6, 6, "_total") == 0 ? Kind::counter : Kind::gauge;
+      ser.v.assign(m.grid_.n, kNaN);
+    }
+    const double scale = prometheus_unit_scale(ser.info);  // exported in seconds, stored in the channel's unit
+    for (const auto& [t, value] : points) {
+      // Times are seconds with millisecond resolution; anything beyond ±1e12 s is off the grid.
+      if (!(std::abs(t) < 1e12)) continue;
+      const std::int64_t t_ns = std::llround(t * 1000.0) * kMs;
+      const double k = std::round(double(t_ns - m.grid_.start_ns) / double(m.grid_.step_ns));
+      if (k < 0 || k >= double(m.grid_.n)) continue;
+      double& slot = ser.v[std::size_t(k)];
+      if (std::isnan(slot)) slot = value / scale;
+    }
+    return true;
+  }
+
+  bool null() { return value(V::other); }
+  bool boolean(bool) { return value(V::other); }
+  bool number_integer(json::number_integer_t x) { return value(V::number, double(x)); }
+  bool number_unsigned(json::number_unsigned_t x) { return value(V::number, double(x)); }
+  bool number_float(json::number_float_t x, const std::string&) { return value(V::number, x); }
+  bool string(std::string& s) { return value(V::string, 0, &s); }
+  bool binary(json::binary_t&) { return value(V::other); }
+  bool start_object(std::size_t) { return value(V::object); }
+  bool start_array(std::size_t) { return value(V::array); }
+  bool end_object() { return end(); }
+  bool end_array() { return end(); }
+  bool key(std::string& k) {
+    if (!skip) key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception&) {
+    parse_failed = true;
+    error_byte = byte;
+    return false;
+  }
+};
+
+void MatrixAssembler::add(std::string_view body, const std::string& where, std::size_t steps) {
+  RangeHandler h(*this, where, steps);
+  json::sax_parse(body.begin(), body.end(), &h);
+  // Which problem to name when several: malformed text, the server's own error, the wrong result
+  // type, then the first problem met.
+  if (h.parse_failed) throw malformed(where, "query_range", h.error_byte);
+  if (h.env.failed()) h.env.check(where, "query_range");
+  if (h.result_type_seen && h.result_type != "matrix") throw h.unexpected("resultType is not \"matrix\"");
+  if (!h.error.empty()) throw PrometheusError(h.error);
+  h.env.check(where, "query_range");
+  if (!h.data_object || !h.result_type_seen) throw h.unexpected("resultType is not \"matrix\"");
+  if (!h.result_array) throw h.unexpected("no result array");
 }
 
 std::vector<Recording> MatrixAssembler::finish(const std::string& command) {
@@ -332,56 +719,189 @@ std::vector<Recording> MatrixAssembler::finish(const std::string& command) {
 
 }  // namespace fleet
 
+namespace {
+
+// Calls cli.stop() from `deadline` on, every 20 ms until the request returns: it shuts the
+// connection down, which ends a request in any phase, including those without a callback
+// (connecting, waiting for the status line, reading headers).
+class Watchdog {
+ public:
+  Watchdog(httplib::Client& cli, std::chrono::steady_clock::time_point deadline)
+      : thread_([this, &cli, deadline] {
+          std::unique_lock lock(mu_);
+          if (cv_.wait_until(lock, deadline, [this] { return done_; })) return;
+          fired_ = true;
+          while (!done_) {
+            cli.stop();
+            cv_.wait_for(lock, std::chrono::milliseconds(20), [this] { return done_; });
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  bool fired() {
+    std::lock_guard lock(mu_);
+    return fired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false, fired_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+// GET requests to one Prometheus server, each bounded in time (one deadline for the whole
+// request: connecting, redirects, headers and body), in size (a 200 answer of at most the
+// caller's bound, counted after decompression; the first kMaxErrorAnswerBytes of any other) and
+// in where it may lead (redirects only within the origin).
+class Fetcher {
+ public:
+  Fetcher(const fleet::Endpoint& ep, std::string where, double timeout_s)
+      : ep_(ep), where_(std::move(where)), timeout_s_(timeout_s), cli_(ep.origin) {
+    if (!cli_.is_valid()) throw PrometheusError(where_ + ": cannot create an HTTP client for " + ep.origin);
+    const auto timeout = std::chrono::milliseconds(std::max<long long>(1, std::llround(timeout_s * 1000)));
+    cli_.set_connection_timeout(std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(10)));
+    cli_.set_read_timeout(timeout);
+    cli_.set_write_timeout(timeout);
+    cli_.set_follow_location(false);  // redirects are ours to check (redirect_target)
+  }
+
+  // The body of a 200 answer to GET prefix+path?params. `max_bytes`: its bound; `bound`: what
+  // the bound stands for, in the message ("3 series × 600 steps").
+  std::string get(const std::string& path, const httplib::Params& params, std::size_t max_bytes,
+                  const std::string& bound) {
+    using clock = std::chrono::steady_clock;
+    const auto deadline =
+        clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(timeout_s_));
+    std::string target = ep_.prefix + path;
+    for (int redirects = 0;; ++redirects) {
+      std::string body, location;
+      int status = 0;
+      bool late = false, over = false;
+      std::uint64_t announced = 0;
+      const auto on_response = [&](const httplib::Response& r) {
+        status = r.status;
+        if (status >= 300 && status < 400 && r.has_header("Location")) {
+          location = r.get_header_value("Location");
+          return false;  // the body of a redirect is not read
+        }
+        if (status == 200 && r.has_header("Content-Length")) {
+          announced = std::strtoull(r.get_header_value("Content-Length").c_str(), nullptr, 10);
+          if (announced > max_bytes) return !(over = true);
+        }
+        return true;
+      };
+      const auto on_data = [&](const char* data, std::size_t n) {
+        if (clock::now() >= deadline) return !(late = true);
+        const std::size_t cap = status == 200 ? max_bytes : fleet::kMaxErrorAnswerBytes;
+        if (body.size() + n > cap) {
+          if (status == 200) return !(over = true);
+          body.append(data, cap - body.size());  // enough for the message
+          return false;
+        }
+        body.append(data, n);
+        return true;
+      };
+      const auto on_progress = [&](std::uint64_t bytes, std::uint64_t) {  // bytes on the wire
+        if (clock::now() >= deadline) return !(late = true);
+        if (status == 200 && bytes > max_bytes) return !(over = true);
+        return true;
+      };
+      bool fired;
+      httplib::Result res = [&] {
+        Watchdog dog(cli_, deadline);
+        auto r = redirects == 0 ? cli_.Get(target, params, httplib::Headers{}, on_response, on_data, on_progress)
+                                : cli_.Get(target, httplib::Headers{}, on_response, on_data, on_progress);
+        fired = dog.fired();
+        return r;
+      }();
+      if (late || (fired && !res))
+        throw PrometheusError(fmt::format("{}: no complete answer to {} within {:g} s", where_, path, timeout_s_));
+      if (over)
+        throw PrometheusError(
+            announced > max_bytes
+                ? fmt::format("{}: the answer to {} announces {} bytes, more than {} can take ({} bytes at most)",
+                              where_, path, announced, bound, max_bytes)
+                : fmt::format("{}: the answer to {} is over {} bytes, more than {} can take", where_, path, max_bytes,
+                              bound));
+      if (!location.empty()) {
+        if (redirects >= fleet::kMaxRedirects)
+          throw PrometheusError(fmt::format("{}: more than {} redirects for {}", where_, fleet::kMaxRedirects, path));
+        try {
+          target = fleet::redirect_target(ep_.origin, target, location);
+        } catch (const PrometheusError& e) {
+          throw PrometheusError(fmt::format("{}: {}", where_, e.what()));
+        }
+        continue;
+      }
+      // A non-200 answer cut at kMaxErrorAnswerBytes ends "cancelled": its status still tells.
+      if (!res && (status == 0 || status == 200)) throw PrometheusError(fmt::format("{}: {}", where_, describe(res.error())));
+      if (status != 200) {
+        const std::string api = fleet::prometheus_error_text(body);
+        throw PrometheusError(fmt::format("{}: HTTP {} for {}: {}", where_, status, path,
+                                          api.empty() ? printable(first_line(body)) : api));
+      }
+      return body;
+    }
+  }
+
+ private:
+  const fleet::Endpoint& ep_;
+  std::string where_;
+  double timeout_s_;
+  httplib::Client cli_;
+};
+
+}  // namespace
+
 std::vector<Recording> read_prometheus(const PrometheusQuery& q) {
   const fleet::Endpoint ep = fleet::parse_url(q.url);
   const std::string selector = add_matcher(q.selector, "channel!=\"\"");
   const fleet::Grid g = fleet::make_grid(q.start_unix_ns, q.end_unix_ns, q.step_ns);
   const std::string where = "Prometheus at " + q.url;
-  httplib::Client cli(ep.origin);
-  if (!cli.is_valid()) throw PrometheusError(where + ": cannot create an HTTP client for " + ep.origin);
-  cli.set_connection_timeout(10);
-  const double timeout = q.timeout_s > 0 ? q.timeout_s : 60;
-  cli.set_read_timeout(std::chrono::milliseconds(std::llround(timeout * 1000)));
-  cli.set_follow_location(true);
+  Fetcher fetch(ep, where, q.timeout_s > 0 ? q.timeout_s : 60);
 
-  const auto get = [&](const std::string& path, const httplib::Params& params) {
-    auto res = cli.Get(ep.prefix + path, params, httplib::Headers{});
-    if (!res) throw PrometheusError(fmt::format("{}: {}", where, describe(res.error(), timeout)));
-    if (res->status != 200) {
-      const std::string api = fleet::prometheus_error_text(res->body);
-      throw PrometheusError(fmt::format("{}: HTTP {} for {}: {}", where, res->status, path,
-                                        api.empty() ? first_line(res->body) : api));
-    }
-    return std::move(res->body);
-  };
   const std::int64_t first_ms = g.start_ns / kMs, step_ms = g.step_ns / kMs;
-  const std::string start = api_time(first_ms), end = api_time(first_ms + std::int64_t(g.n - 1) * step_ms);
+  const std::string end = api_time(first_ms + std::int64_t(g.n - 1) * step_ms);
   const auto none = [&] {
     return PrometheusError(fmt::format("{}: no series matches {} (raw Reveal channels) between {} and {}", where,
                                        selector, format_utc(g.start_ns),
                                        format_utc(g.start_ns + std::int64_t(g.n - 1) * g.step_ns)));
   };
 
-  // How many series: sizes the requests, and says early when nothing matches.
-  const json sj = parse_json(get("/api/v1/series", {{"match[]", selector}, {"start", start}, {"end", end}}), where,
-                             "series");
-  const json& sdata = api_data(sj, where, "series");
-  if (!sdata.is_array()) throw PrometheusError(where + ": unexpected series answer: data is not an array");
-  if (sdata.empty()) throw none();
-  const std::size_t n_series = sdata.size();
-  if (n_series > kMaxPrometheusPoints / g.n)
-    throw PrometheusError(fmt::format("{}: {} series × {} steps is more than {} points; narrow the selector or the "
-                                      "range, or widen the step",
-                                      where, n_series, g.n, kMaxPrometheusPoints));
+  // How many series: sizes the requests and bounds the answers, and says early when nothing
+  // matches. From kLookbackMs before the start, as query_range fills the first steps from there.
+  const std::size_t max_series = kMaxPrometheusPoints / g.n;
+  const std::size_t n_series = fleet::count_series(
+      fetch.get("/api/v1/series",
+                {{"match[]", selector}, {"start", api_time(first_ms - fleet::kLookbackMs)}, {"end", end}},
+                fleet::max_series_answer_bytes(max_series), fmt::format("{} series", max_series)),
+      where, max_series);
+  if (n_series == 0) throw none();
+  if (n_series > max_series)
+    throw PrometheusError(fmt::format("{}: more than {} series × {} steps is more than {} points; narrow the selector "
+                                      "or the range, or widen the step",
+                                      where, max_series, g.n, kMaxPrometheusPoints));
 
-  fleet::MatrixAssembler assembler(g);
+  fleet::MatrixAssembler assembler(g, n_series);
   for (auto [a, b] : fleet::split_grid(g, fleet::steps_per_request(n_series))) {
-    const std::string body = get("/api/v1/query_range",
-                                 {{"query", selector},
-                                  {"start", api_time(first_ms + std::int64_t(a) * step_ms)},
-                                  {"end", api_time(first_ms + std::int64_t(b) * step_ms)},
-                                  {"step", api_time(step_ms)}});
-    assembler.add(body, where);
+    const std::size_t steps = b - a + 1;
+    const std::string body = fetch.get("/api/v1/query_range",
+                                       {{"query", selector},
+                                        {"start", api_time(first_ms + std::int64_t(a) * step_ms)},
+                                        {"end", api_time(first_ms + std::int64_t(b) * step_ms)},
+                                        {"step", api_time(step_ms)}},
+                                       fleet::max_range_answer_bytes(n_series, steps),
+                                       fmt::format("{} series × {} steps", n_series, steps));
+    assembler.add(body, where, steps);
   }
   std::vector<Recording> hosts = assembler.finish("prometheus " + q.url + " " + q.selector);
   if (hosts.empty()) throw none();

@@ -1,10 +1,22 @@
 // Fleet reader (include/reveal/prometheus_source.h) against an in-process fake Prometheus that
-// serves /api/v1/series and /api/v1/query_range from synthetic series.
+// serves /api/v1/series and /api/v1/query_range from synthetic series, and against broken or
+// hostile servers on loopback (issue #18): endless or announced-huge answers, a gzip bomb, more
+// series than announced, answers dripped past the deadline, redirects off the origin.
 #include "fleet/prometheus_source.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -35,12 +47,13 @@ class FakePrometheus {
   // Replaces the query_range handler when set (error answers).
   std::function<void(const httplib::Request&, httplib::Response&)> range_override;
   std::vector<std::map<std::string, std::string>> range_calls;
-  std::string last_series_match;
+  std::string last_series_match, last_series_start;
 
   FakePrometheus() {
     srv_.Get("/api/v1/series", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu_);
       last_series_match = req.get_param_value("match[]");
+      last_series_start = req.get_param_value("start");
       json data = json::array();
       const std::size_t n = series_count_override ? series_count_override : series.size();
       for (std::size_t i = 0; i < n; ++i) data.push_back(i < series.size() ? series[i].metric : json{{"i", i}});
@@ -73,6 +86,11 @@ class FakePrometheus {
       }
       res.set_content(json{{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}}.dump(),
                       "application/json");
+    });
+    // /moved/<path> redirects to /<path> on this server (the query kept): a same-origin redirect.
+    srv_.Get("/moved/(.*)", [](const httplib::Request& req, httplib::Response& res) {
+      const std::size_t q = req.target.find('?');
+      res.set_redirect("/" + req.matches[1].str() + (q == std::string::npos ? "" : req.target.substr(q)), 307);
     });
     port_ = srv_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { srv_.listen_after_bind(); });
@@ -221,6 +239,8 @@ TEST(PrometheusSource, OneRecordingPerInstanceOnTheGrid) {
   ASSERT_EQ(p.range_calls.size(), 1u);
   EXPECT_EQ(p.range_calls[0]["query"], "{job=\"reveal\",channel!=\"\"}");
   EXPECT_EQ(p.last_series_match, "{job=\"reveal\",channel!=\"\"}");
+  // The series are counted from 5 minutes before the start (query_range's lookback).
+  EXPECT_EQ(p.last_series_start, std::to_string(kT0 - 300) + ".000");
   EXPECT_EQ(p.range_calls[0]["start"], std::to_string(kT0) + ".000");
   EXPECT_EQ(p.range_calls[0]["end"], std::to_string(kT0 + 29) + ".000");
   EXPECT_EQ(p.range_calls[0]["step"], "1.000");
@@ -341,6 +361,459 @@ TEST(PrometheusSource, ConnectionRefused) {
   q.end_unix_ns = (kT0 + 10) * kS;
   const std::string msg = error_of(q);
   EXPECT_NE(msg.find("Prometheus at " + q.url + ": cannot connect"), std::string::npos) << msg;
+}
+
+
+// --- Broken or hostile servers (issue #18) ----------------------------------------------------
+
+// A loopback TCP server that answers each connection, one at a time, with handler(fd, request
+// head): for answers httplib::Server does not give (dripped status lines, endless bodies, wrong
+// encodings). Handlers end when a write fails (the client went away) or stopping() is true.
+class RawServer {
+ public:
+  using Handler = std::function<void(RawServer&, int fd, const std::string& head)>;
+  explicit RawServer(Handler h) : handler_(std::move(h)) {
+    listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_, 8) != 0 ||
+        ::getsockname(listen_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      throw std::runtime_error("RawServer: cannot listen on 127.0.0.1");
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~RawServer() {
+    stop_ = true;
+    thread_.join();
+    ::close(listen_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  bool stopping() const { return stop_; }
+  std::size_t sent() const { return sent_; }  // bytes written to clients in all
+  int connections() const { return connections_; }
+  // Writes all of `data`; false once the client is gone (or the server stops).
+  bool send_all(int fd, std::string_view data) {
+    while (!data.empty() && !stop_) {
+      pollfd p{fd, POLLOUT, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent_ += std::size_t(n);
+      data.remove_prefix(std::size_t(n));
+    }
+    return data.empty();
+  }
+  // One chunk of a chunked body.
+  bool send_chunk(int fd, std::string_view data) {
+    return send_all(fd, fmt::format("{:x}\r\n", data.size())) && send_all(fd, data) && send_all(fd, "\r\n");
+  }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      pollfd p{listen_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int fd = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      ++connections_;
+      std::string head;
+      char buf[4096];
+      while (head.find("\r\n\r\n") == std::string::npos && !stop_) {
+        pollfd c{fd, POLLIN, 0};
+        if (::poll(&c, 1, 50) <= 0) continue;
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        head.append(buf, std::size_t(n));
+      }
+      if (head.find("\r\n\r\n") != std::string::npos) handler_(*this, fd, head);
+      ::close(fd);
+    }
+  }
+  Handler handler_;
+  int listen_ = -1, port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> sent_{0};
+  std::atomic<int> connections_{0};
+  std::thread thread_;
+};
+
+// A complete HTTP/1.1 answer with a Content-Length.
+std::string http_answer(int status, const std::string& body, const std::string& headers = "") {
+  return fmt::format("HTTP/1.1 {} X\r\nContent-Type: application/json\r\nConnection: close\r\n{}Content-Length: "
+                     "{}\r\n\r\n{}",
+                     status, headers, body.size(), body);
+}
+
+// /api/v1/series announcing one raw series (what a request line asks for decides).
+bool is_series_request(const std::string& head) { return head.rfind("GET /api/v1/series", 0) == 0; }
+const std::string kOneSeries =
+    R"({"status":"success","data":[{"__name__":"reveal_x","instance":"h","channel":"t:x","unit":"count"}]})";
+// The start of a valid query_range answer; points follow.
+const std::string kRangeHead =
+    R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"reveal_x","instance":"h","channel":"t:x","unit":"count"},"values":[)";
+
+// The largest resident set of this process while it lives, sampled every 2 ms.
+class PeakRss {
+ public:
+  PeakRss() : base_(rss()), peak_(base_), thread_([this] {
+    while (!stop_) {
+      peak_ = std::max<long>(peak_, rss());
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }) {}
+  ~PeakRss() {
+    stop_ = true;
+    thread_.join();
+  }
+  double growth_mib() const { return double(std::max<long>(peak_, rss()) - base_) / (1024.0 * 1024.0); }
+  static long rss() {
+    std::ifstream f("/proc/self/statm");
+    long size = 0, resident = 0;
+    f >> size >> resident;
+    return resident * ::sysconf(_SC_PAGESIZE);
+  }
+
+ private:
+  long base_;
+  std::atomic<long> peak_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+PrometheusQuery raw_query(const std::string& url, double timeout_s = 10) {
+  PrometheusQuery q;
+  q.url = url;
+  q.selector = "{job=\"reveal\"}";
+  q.start_unix_ns = kT0 * kS;
+  q.end_unix_ns = (kT0 + 10) * kS;  // 11 steps
+  q.step_ns = kS;
+  q.timeout_s = timeout_s;
+  return q;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(PrometheusSource, AnswerBounds) {
+  // One series over 11 steps: 64 KiB + 16 KiB + 11 × 128 bytes.
+  EXPECT_EQ(fleet::max_range_answer_bytes(1, 11), 64u * 1024 + 16 * 1024 + 11 * 128);
+  EXPECT_EQ(fleet::max_range_answer_bytes(1'000'000, 1'000'000), fleet::kMaxAnswerBytes);
+  EXPECT_EQ(fleet::max_series_answer_bytes(2), 64u * 1024 + 3 * 16 * 1024);
+  EXPECT_EQ(fleet::max_series_answer_bytes(kMaxPrometheusPoints), fleet::kMaxAnswerBytes);
+  // A legitimate answer (the fake's, compact JSON) is far below its bound.
+  FakePrometheus p;
+  std::size_t biggest = 0;
+  p.series.push_back({labels("reveal_proc_stat_user_total", "h", "proc.stat:user", "ticks", "cpu"),
+                      [](std::int64_t) -> std::optional<std::string> { return std::string("1"); }});
+  p.range_override = [&](const httplib::Request& req, httplib::Response& res) {
+    json values = json::array();
+    for (int k = 0; k < 11; ++k) values.push_back({double(kT0 + k) + 0.123, "-1.2345678901234567e+308"});
+    res.set_content(json{{"status", "success"},
+                         {"data", {{"resultType", "matrix"}, {"result", {{{"metric", p.series[0].metric}, {"values", values}}}}}}}
+                        .dump(),
+                    "application/json");
+    biggest = std::max(biggest, res.body.size());
+  };
+  read_prometheus(query(p, kT0, kT0 + 10));
+  EXPECT_LT(biggest, fleet::max_range_answer_bytes(1, 11) / 4);
+}
+
+TEST(PrometheusSource, EndlessAnswerFailsFastInLittleMemory) {
+  // query_range answers with a valid start and then points without end (2 GB, chunked).
+  RawServer srv([](RawServer& s, int fd, const std::string& head) {
+    if (is_series_request(head)) return void(s.send_all(fd, http_answer(200, kOneSeries)));
+    if (!s.send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n") ||
+        !s.send_chunk(fd, kRangeHead))
+      return;
+    std::string chunk;
+    while (chunk.size() < (1 << 20)) chunk += "[1800000000,\"1\"],";
+    for (std::size_t sent = 0; sent < (std::size_t(2) << 30); sent += chunk.size())
+      if (!s.send_chunk(fd, chunk)) return;
+  });
+  PeakRss rss;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string msg = error_of(raw_query(srv.url()));
+  EXPECT_LT(seconds_since(t0), 3.0);
+  EXPECT_NE(msg.find("Prometheus at " + srv.url() + ": the answer to /api/v1/query_range is over " +
+                     std::to_string(fleet::max_range_answer_bytes(1, 11)) + " bytes, more than 1 series × 11 steps can take"),
+            std::string::npos)
+      << msg;
+  EXPECT_LT(srv.sent(), std::size_t(64) << 20);  // the client stopped reading early
+  EXPECT_LT(rss.growth_mib(), 100.0);
+}
+
+TEST(PrometheusSource, AnnouncedHugeAnswerIsNotRead) {
+  // A Content-Length of 2 GB (the body never comes): refused on the headers alone.
+  RawServer srv([](RawServer& s, int fd, const std::string& head) {
+    if (is_series_request(head)) return void(s.send_all(fd, http_answer(200, kOneSeries)));
+    s.send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2000000000\r\n\r\n");
+    s.send_all(fd, kRangeHead);
+    for (int k = 0; k < 300 && s.send_all(fd, "[1800000000,\"1\"],"); ++k)  // 3 s, then closed
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string msg = error_of(raw_query(srv.url()));
+  EXPECT_LT(seconds_since(t0), 1.0);
+  EXPECT_NE(msg.find(": the answer to /api/v1/query_range announces 2000000000 bytes, more than 1 series × 11 steps "
+                     "can take"),
+            std::string::npos)
+      << msg;
+}
+
+// One gzip stream of `head` and then `n` bytes of white space (a bomb when n is large), handed
+// to `emit` a compressed piece at a time until it returns false.
+void gzip_stream(const std::string& head, std::size_t n, const std::function<bool(std::string_view)>& emit) {
+  z_stream z{};
+  ASSERT_EQ(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string in = head, out(1 << 16, '\0');
+  for (std::size_t left = n;;) {
+    const std::size_t take = std::min<std::size_t>(left, 1 << 20);
+    in.resize(in.size() + take, ' ');
+    left -= take;
+    z.next_in = reinterpret_cast<Bytef*>(in.data());
+    z.avail_in = uInt(in.size());
+    const int flush = left == 0 ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(out.data());
+      z.avail_out = uInt(out.size());
+      deflate(&z, flush);
+      const std::size_t have = out.size() - z.avail_out;
+      if (have && !emit(std::string_view(out.data(), have))) {
+        deflateEnd(&z);
+        return;
+      }
+    } while (z.avail_out == 0);
+    in.clear();
+    if (left == 0) break;
+  }
+  deflateEnd(&z);
+}
+
+TEST(PrometheusSource, GzipAnswersAreReadAndABombIsBounded) {
+  // The client decompresses a gzip answer (Content-Encoding: gzip) whether it asked or not.
+  std::atomic<bool> bomb = false;
+  RawServer srv([&](RawServer& s, int fd, const std::string& head) {
+    if (is_series_request(head)) return void(s.send_all(fd, http_answer(200, kOneSeries)));
+    if (!s.send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                        "Transfer-Encoding: chunked\r\n\r\n"))
+      return;
+    if (bomb) {
+      // kRangeHead, then 1 GiB of JSON white space: about 1 MB compressed.
+      gzip_stream(kRangeHead, std::size_t(1) << 30, [&](std::string_view z) { return s.send_chunk(fd, z); });
+      return;
+    }
+    gzip_stream(kRangeHead + R"([1800000003,"7"]]}]}})", 0, [&](std::string_view z) { return s.send_chunk(fd, z); });
+    s.send_all(fd, "0\r\n\r\n");
+  });
+  const auto hosts = read_prometheus(raw_query(srv.url()));
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0].values(0, 0), 7.0);
+
+  bomb = true;
+  PeakRss rss;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string msg = error_of(raw_query(srv.url()));
+  EXPECT_LT(seconds_since(t0), 3.0);
+  EXPECT_NE(msg.find(": the answer to /api/v1/query_range is over " + std::to_string(fleet::max_range_answer_bytes(1, 11)) +
+                     " bytes"),
+            std::string::npos)
+      << msg;
+  EXPECT_LT(rss.growth_mib(), 100.0);
+}
+
+TEST(PrometheusSource, AnswersHoldingMoreThanAnnouncedFail) {
+  FakePrometheus p;
+  p.series.push_back({labels("reveal_x", "h", "t:x", "count", "system"),
+                      [](std::int64_t) -> std::optional<std::string> { return std::string("1"); }});
+  // /api/v1/series says one series; query_range brings three.
+  p.range_override = [&](const httplib::Request&, httplib::Response& res) {
+    json result = json::array();
+    for (const char* ch : {"t:x", "t:y", "t:z"})
+      result.push_back({{"metric", labels("reveal_x", "h", ch, "count", "system")}, {"values", {{kT0, "1"}}}});
+    res.set_content(json{{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}}.dump(),
+                    "application/json");
+  };
+  std::string msg = error_of(query(p, kT0, kT0 + 10));
+  EXPECT_NE(msg.find("Prometheus at " + p.url() +
+                     ": the query_range answer holds more than the 1 series that /api/v1/series announced"),
+            std::string::npos)
+      << msg;
+  // More points in a series than steps requested.
+  p.range_override = [&](const httplib::Request&, httplib::Response& res) {
+    json values = json::array();
+    for (int k = 0; k < 12; ++k) values.push_back({kT0, "1"});
+    res.set_content(json{{"status", "success"},
+                         {"data", {{"resultType", "matrix"}, {"result", {{{"metric", p.series[0].metric}, {"values", values}}}}}}}
+                        .dump(),
+                    "application/json");
+  };
+  msg = error_of(query(p, kT0, kT0 + 10));
+  EXPECT_NE(msg.find(": a series of the query_range answer holds more than the 11 points requested"), std::string::npos)
+      << msg;
+  // Answers that each hold one series, but different ones: more than announced together.
+  const fleet::Grid g = fleet::make_grid(kT0 * kS, (kT0 + 1) * kS, kS);
+  fleet::MatrixAssembler m(g, 1);
+  const auto answer = [](const char* channel) {
+    return json{{"status", "success"},
+                {"data",
+                 {{"resultType", "matrix"},
+                  {"result", {{{"metric", labels("reveal_x", "h", channel, "count", "system")}, {"values", {{kT0, "1"}}}}}}}}}
+        .dump();
+  };
+  m.add(answer("t:x"), "here", 1);
+  m.add(answer("t:x"), "here", 1);
+  try {
+    m.add(answer("t:y"), "here", 1);
+    ADD_FAILURE() << "no error";
+  } catch (const PrometheusError& e) {
+    EXPECT_STREQ(e.what(), "here: the query_range answers hold more than the 1 series that /api/v1/series announced");
+  }
+  EXPECT_EQ(m.series(), 1u);
+  EXPECT_EQ(fleet::count_series(R"({"status":"success","data":[{},{"a":[1,{}]},{}]})", "here", 3), 3u);
+  EXPECT_EQ(fleet::count_series(R"({"data":[{},{},{},{}],"status":"success"})", "here", 2), 3u);  // stops at 2 + 1
+  EXPECT_THROW(fleet::count_series(R"({"status":"success","data":{}})", "here", 3), PrometheusError);
+  EXPECT_THROW(fleet::count_series(R"({"status":"success","data":[)", "here", 3), PrometheusError);
+}
+
+TEST(PrometheusSource, SeriesAnswerIsBounded) {
+  // 80 million steps of 1 ms: at most 2 series fit the point cap.
+  FakePrometheus p;
+  p.series_count_override = 3;
+  p.series.push_back({labels("reveal_x", "h", "t:x", "count", "system"),
+                      [](std::int64_t) -> std::optional<std::string> { return std::string("1"); }});
+  PrometheusQuery q = query(p, kT0, kT0 + 80'000);
+  q.step_ns = 1'000'000;
+  std::string msg = error_of(q);
+  EXPECT_NE(msg.find(": more than 2 series × 80000001 steps is more than 200000000 points"), std::string::npos) << msg;
+  EXPECT_TRUE(p.range_calls.empty());
+  // A series answer larger than 2 + 1 series can take.
+  RawServer srv([](RawServer& s, int fd, const std::string&) {
+    std::string body = R"({"status":"success","data":[{"channel":")" + std::string(200'000, 'x') + R"("}]})";
+    s.send_all(fd, http_answer(200, body));
+  });
+  q.url = srv.url();
+  msg = error_of(q);
+  EXPECT_NE(msg.find(": the answer to /api/v1/series announces"), std::string::npos) << msg;
+}
+
+TEST(PrometheusSource, OneDeadlinePerRequest) {
+  // The answer starts at once, then one byte every 100 ms (6 s in all): the 1 s deadline holds.
+  std::atomic<bool> drip_head = false;
+  RawServer srv([&](RawServer& s, int fd, const std::string&) {
+    const std::string answer = http_answer(200, kOneSeries);
+    std::size_t i = 0;
+    if (!drip_head) {
+      i = answer.find("\r\n\r\n") + 4;
+      if (!s.send_all(fd, answer.substr(0, i))) return;
+    }
+    for (int k = 0; k < 60 && i < answer.size() && !s.stopping(); ++k, ++i) {
+      if (!s.send_all(fd, answer.substr(i, 1))) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  for (bool head : {false, true}) {
+    drip_head = head;  // then the status line and headers dripped
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string msg = error_of(raw_query(srv.url(), 1.0));
+    const double took = seconds_since(t0);
+    EXPECT_GE(took, 0.95) << head;
+    EXPECT_LT(took, 1.5) << head;
+    EXPECT_NE(msg.find("Prometheus at " + srv.url() + ": no complete answer to /api/v1/series within 1 s"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+TEST(PrometheusSource, RedirectTarget) {
+  using fleet::redirect_target;
+  const std::string o = "http://prom:9090";
+  EXPECT_EQ(redirect_target(o, "/api/v1/series", "/prometheus/api/v1/series?a=b"), "/prometheus/api/v1/series?a=b");
+  EXPECT_EQ(redirect_target(o, "/p/api/v1/series", "series2?x"), "/p/api/v1/series2?x");
+  EXPECT_EQ(redirect_target(o, "/p/api", "?x=1"), "/p/api?x=1");
+  EXPECT_EQ(redirect_target(o, "/a", "http://PROM:9090/b#frag"), "/b");
+  EXPECT_EQ(redirect_target(o, "/a", "//prom:9090"), "/");
+  EXPECT_EQ(redirect_target("http://prom", "/a", "http://prom:80/b?q"), "/b?q");
+  EXPECT_EQ(redirect_target("https://prom", "/a", "https://prom:443/b"), "/b");
+  const auto refused = [&](const std::string& origin, const std::string& location, const std::string& why) {
+    try {
+      redirect_target(origin, "/a", location);
+      ADD_FAILURE() << location << " followed";
+    } catch (const PrometheusError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(o, "http://other:9090/b", "it leaves http://prom:9090");
+  refused(o, "http://prom:9091/b", "it leaves");
+  refused(o, "//other/b", "it leaves");
+  refused(o, "https://prom:9090/b", "it leaves");  // another scheme is another origin
+  refused(o, "ftp://prom:9090/b", "it leaves");
+  refused("https://prom", "http://prom/b", "it drops TLS (https to http)");
+  refused("https://prom:8443", "http://prom:8443/b", "it drops TLS");
+  refused(o, "", "without a Location");
+  refused(o, "/a b", "not a usable URL");
+  refused(o, "http:no-slashes", "not a usable URL");
+  refused(o, "http://prom:99x/b", "not a usable URL");
+}
+
+TEST(PrometheusSource, RedirectsStayOnTheOrigin) {
+  FakePrometheus p;
+  p.series.push_back({labels("reveal_x", "h", "t:x", "count", "system"),
+                      [](std::int64_t) -> std::optional<std::string> { return std::string("1"); }});
+  // Within the server: followed.
+  PrometheusQuery q = query(p, kT0, kT0 + 10);
+  q.url = p.url() + "/moved";
+  ASSERT_EQ(read_prometheus(q).size(), 1u);
+  EXPECT_EQ(p.range_calls.size(), 1u);
+  // To another port: refused, and nothing asked there.
+  p.range_calls.clear();
+  p.last_series_match.clear();
+  RawServer other([&](RawServer& s, int fd, const std::string& head) {
+    const std::string target = head.substr(4, head.find(' ', 4) - 4);
+    s.send_all(fd, http_answer(302, "", "Location: " + p.url() + target + "\r\n"));
+  });
+  std::string msg = error_of(raw_query(other.url()));
+  EXPECT_NE(msg.find("Prometheus at " + other.url() + ": refusing the redirect to '" + p.url() + "/api/v1/series?"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("it leaves " + other.url()), std::string::npos) << msg;
+  EXPECT_TRUE(p.last_series_match.empty());
+  // A loop within the server: at most 5 redirects.
+  RawServer loop([&](RawServer& s, int fd, const std::string&) {
+    s.send_all(fd, http_answer(301, "", "Location: /again\r\n"));
+  });
+  msg = error_of(raw_query(loop.url()));
+  EXPECT_NE(msg.find(": more than 5 redirects for /api/v1/series"), std::string::npos) << msg;
+  EXPECT_EQ(loop.connections(), 6);
+}
+
+TEST(PrometheusSource, RedirectFromHttpsToHttpIsRefused) {
+  // An HTTPS server (tests/fixtures/tls, trusted through SSL_CERT_FILE) that redirects to the
+  // plain-HTTP fake Prometheus.
+  FakePrometheus p;
+  p.series.push_back({labels("reveal_x", "h", "t:x", "count", "system"),
+                      [](std::int64_t) -> std::optional<std::string> { return std::string("1"); }});
+  const std::string tls = std::string(REVEAL_FIXTURES_DIR) + "/tls/";
+  httplib::SSLServer srv((tls + "localhost.crt").c_str(), (tls + "localhost.key").c_str());
+  ASSERT_TRUE(srv.is_valid());
+  srv.Get(".*", [&](const httplib::Request& req, httplib::Response& res) { res.set_redirect(p.url() + req.target); });
+  const int port = srv.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { srv.listen_after_bind(); });
+  for (int i = 0; i < 500 && !srv.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ::setenv("SSL_CERT_FILE", (tls + "localhost.crt").c_str(), 1);
+  const std::string url = "https://127.0.0.1:" + std::to_string(port);
+  const std::string msg = error_of(raw_query(url));
+  ::unsetenv("SSL_CERT_FILE");
+  srv.stop();
+  t.join();
+  EXPECT_NE(msg.find("Prometheus at " + url + ": refusing the redirect to '" + p.url() +
+                     "/api/v1/series?"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("': it drops TLS (https to http)"), std::string::npos) << msg;
+  EXPECT_TRUE(p.last_series_match.empty());
 }
 
 }  // namespace
