@@ -46,8 +46,17 @@
 //   "reference_windows", "pca_components"}, "channels": [{"name", "unit",
 //   "subsystem", "floor"}]}. The channel list here is authoritative for names and units; the
 //   floors and subsystems scored are WMOD's (and must agree).
+// Untrusted files: a reader allocates at most what the file's payload bound allows. The payload
+// may be at most kModelMaxPayload (256 MiB; a model is ~1 MB, ~0.7 kB per channel plus the
+// forest's ~1.4 MB, so 100k channels fit) and at most 1 MiB + 64 x its compressed frame (models
+// are mostly doubles, which compress well under 2x), checked against the frame's declared
+// content size before anything is allocated, or while decompressing in steps (the window
+// limited to 32 MiB) for a frame without one; a larger file is refused before it is read.
+// Sections of unknown tags are skipped up to kModelMaxUnknownSections of together
+// kModelMaxUnknownBytes; more is an error.
 // Errors: a missing or unreadable file, wrong magic, an unsupported version, a truncated or
-// corrupt payload throw ModelError with one line naming the file; never undefined behaviour.
+// corrupt payload, one past the bounds above throw ModelError with one line naming the file;
+// never undefined behaviour.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +72,10 @@ namespace reveal {
 namespace pipeline {
 class WindowModel;
 }
+
+inline constexpr std::uint64_t kModelMaxPayload = std::uint64_t(256) << 20;
+inline constexpr std::size_t kModelMaxUnknownSections = 16;
+inline constexpr std::uint64_t kModelMaxUnknownBytes = std::uint64_t(1) << 20;
 
 // A model file that cannot be used (see the file comment). A DetectError, so callers that
 // handle detection errors handle it too.

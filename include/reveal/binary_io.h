@@ -76,6 +76,13 @@ class ByteReader {
     at_ += n;
     return s;
   }
+  // As str(), without a copy: the view points into the reader's buffer.
+  std::string_view str_view() {
+    const std::size_t n = count(1);
+    const std::string_view s = p_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
   std::vector<double> f64s() {
     std::vector<double> v(count(8));
     for (double& x : v) x = f64();

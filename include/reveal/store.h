@@ -82,6 +82,15 @@ inline constexpr std::size_t kDefaultChunkSamples = 128;
 // row's first scan and its last (a slower scan period gives rows of fewer scans).
 inline constexpr std::size_t kTenantScansPerRow = 12;
 inline constexpr std::int64_t kTenantRowMaxSpanNs = 60'000'000'000;
+// Bounds load_recording() holds an untrusted store to (see there): channels, samples per chunk
+// (also the largest chunk_samples a readable store was written with), values per chunk (n_samples
+// x channels: 256 MiB of doubles), a metadata value, and any one value SQLite reads (a chunk's
+// columns blob is at most its values' bytes and zstd's overhead).
+inline constexpr std::size_t kStoreMaxChannels = std::size_t{1} << 18;
+inline constexpr std::size_t kStoreMaxChunkSamples = std::size_t{1} << 16;
+inline constexpr std::uint64_t kStoreMaxChunkValues = std::uint64_t{1} << 25;
+inline constexpr std::size_t kStoreMaxMetaValueBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kStoreMaxValueBytes = (std::size_t{1} << 28) + (std::size_t{1} << 24);
 
 namespace store {
 class ChunkCodec;
@@ -212,6 +221,7 @@ class StoreWriter {
   std::vector<double> store_row_;       // a row at store positions (continued stores), reused
   std::size_t seq_ = 0;              // the store's next sample number
   std::size_t seq_at_open_ = 0;
+  std::size_t meta_chunk_samples_ = 0;  // a continued store's chunk_samples, kept when larger
   StoreContinuation continuation_;
   std::size_t chunk_samples_ = kDefaultChunkSamples;
   std::size_t chunk_n_ = 0;          // samples in the chunk being filled
@@ -272,13 +282,30 @@ struct LoadOptions {
 };
 
 // Reads a recording (all of it by default). Throws StoreError for a missing, empty, truncated,
-// corrupt or foreign file, or a newer schema version. Recording::channels and the columns of
+// corrupt or foreign file, or a newer schema version.
+// Untrusted files: a store may be anyone's, so the reader (src/store/sqlite_store.cpp) opens it
+// read-only with SQLite's hardening (SQLITE_DBCONFIG_DEFENSIVE, trusted_schema off, triggers,
+// views and extensions disabled, query_only, cell_size_check, small limits: at most
+// kStoreMaxValueBytes per value read) and checks, before it reads anything else, that each of
+// its tables (meta, probes, channels, chunks or samples, events, config, tenant_paths,
+// tenant_scans) that exists is an ordinary table: not a view, a virtual table or a table with
+// generated columns; meta, probes and channels must exist. Every SQLite VM step is counted:
+// past 64 Mi + 256 per byte of the store and its WAL (a real load runs well under 1 a byte) the query
+// is interrupted. Counts and lengths are bounded before anything is sized by them: at most
+// 1024 metadata rows of values up to kStoreMaxMetaValueBytes, 4096 probes, kStoreMaxChannels
+// channels, names/units/kinds up to 4 KiB and help texts up to 64 KiB, chunk_samples in 1 ..
+// kStoreMaxChunkSamples, a chunk's n_samples at most chunk_samples and n_samples x channels at
+// most kStoreMaxChunkValues, and its zstd frames must declare exactly the bytes of its samples
+// (checked on the frame headers before the chunk is decoded); the values are reserved up front
+// only up to the chunks' clipped claims and 32 x the file's size. Each of these is a StoreError. Recording::channels and the columns of
 // Recording::values are the kept channels, in store order; metadata, events and configuration
 // are always whole.
 // Recording::tenants: paths[id] from tenant_paths, sized to the largest id + 1 ("" where a
-// store lacks an id; path rows with an id outside [0, 2^24) are ignored), and the scans stamped
+// store lacks an id; path rows with an id outside [0, min(2^24, path rows + 4096)) or a path over
+// 4096 bytes are ignored), and the scans stamped
 // within [start_unix_ns, end_unix_ns] (rows are expanded, each scan clipped), in time order. A
-// row whose blob does not decode (bad zstd, frame over 64 MiB, other version, a scan count of
+// row whose blob does not decode (bad zstd, frame over 64 MiB or over 64 KiB + 256 x its blob
+// (a zstd bomb), other version, a scan count of
 // 0 or over 4096, truncated, more entries than bytes, id >= 2^24, trailing bytes) loses its
 // scans, and a scan that names an id without a path row is skipped, silently; loading goes on:
 // the samples are the valuable part.

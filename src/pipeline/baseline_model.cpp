@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -26,12 +28,71 @@ namespace reveal {
 namespace {
 
 constexpr std::size_t kHeaderBytes = kModelMagic.size() + 4;
-constexpr std::uint64_t kMaxPayload = std::uint64_t(1) << 30;  // 1 GiB: models are ~1 MB
 constexpr int kZstdLevel = 12;
+
+// Bounds on what a model file may make the reader allocate (the file may be anyone's: a zstd
+// frame of 33 kB can claim, and decompress to, gigabytes). Documented in reveal/baseline_model.h.
+constexpr std::uint64_t kMaxPayload = kModelMaxPayload;
+// The payload may be at most this many times its compressed frame, plus kRatioSlack: a model
+// is mostly doubles (floors, medians, the forest's keys and depths, PCA axes, SPOT references),
+// which zstd shrinks by well under 2x; the test models compress 2-4x (tests/pipeline/).
+constexpr std::uint64_t kMaxRatio = 64;
+constexpr std::uint64_t kRatioSlack = std::uint64_t(1) << 20;
+// The window a frame without a content size may ask of the streaming decoder (32 MiB).
+constexpr int kWindowLogMax = 25;
+constexpr std::size_t kStreamStep = std::size_t(1) << 16;
 
 const char* pca_name(PcaUse p) { return p == PcaUse::off ? "off" : p == PcaUse::fuse ? "fuse" : "report"; }
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) { throw ModelError(name + ": " + what); }
+
+std::string mib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / double(1 << 20));
+  return buf;
+}
+
+// The payload of the model frame `frame` (one whole zstd frame): at most kMaxPayload bytes and
+// at most kRatioSlack + kMaxRatio x the frame. A frame that declares its size (every frame
+// reveal writes) is checked before anything is allocated; one that does not is decompressed in
+// steps and refused as soon as it passes the bound.
+std::string decompress_payload(std::string_view frame, const std::string& name) {
+  const std::uint64_t cap = std::min<std::uint64_t>(kMaxPayload, kRatioSlack + kMaxRatio * frame.size());
+  const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR) fail(name, "model payload is corrupt (bad zstd frame header)");
+  const auto too_big = [&](const std::string& claim) {
+    fail(name, "model payload " + claim + ", over the " + mib(cap) + " a model file of " + std::to_string(frame.size()) +
+                   " compressed bytes may hold (a zstd bomb, or not a model reveal wrote)");
+  };
+  if (size != ZSTD_CONTENTSIZE_UNKNOWN) {
+    if (size > cap) too_big("claims " + mib(size));
+    std::string body(std::size_t(size), '\0');
+    const std::size_t got = ZSTD_decompress(body.data(), body.size(), frame.data(), frame.size());
+    if (ZSTD_isError(got) || got != body.size())
+      fail(name, std::string("model payload is corrupt (") + (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short") + ")");
+    return body;
+  }
+  std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  if (!dctx) throw std::bad_alloc();
+  ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kWindowLogMax);
+  std::string body;
+  std::size_t at = 0;
+  ZSTD_inBuffer in{frame.data(), frame.size(), 0};
+  for (;;) {
+    if (at == body.size()) {
+      if (body.size() >= cap) too_big("decompresses past " + mib(cap));
+      body.resize(std::size_t(std::min<std::uint64_t>(cap, std::max(kStreamStep, 2 * body.size()))));
+    }
+    ZSTD_outBuffer out{body.data() + at, body.size() - at, 0};
+    const std::size_t r = ZSTD_decompressStream(dctx.get(), &out, &in);
+    if (ZSTD_isError(r)) fail(name, std::string("model payload is corrupt (") + ZSTD_getErrorName(r) + ")");
+    at += out.pos;
+    if (r == 0) break;  // the frame is complete
+    if (in.pos == in.size && out.pos < out.size) fail(name, "model payload is truncated or corrupt");
+  }
+  body.resize(at);
+  return body;
+}
 
 void section(ByteWriter& out, const char (&tag)[5], std::string_view body) {
   for (int i = 0; i < 4; ++i) out.u8(std::uint8_t(tag[i]));
@@ -215,29 +276,32 @@ BaselineModel BaselineModel::decode(std::string_view bytes, const std::string& n
   const std::size_t frame_size = ZSTD_findFrameCompressedSize(frame.data(), frame.size());
   if (ZSTD_isError(frame_size)) fail(name, "model payload is truncated or corrupt");
   if (frame_size != frame.size()) fail(name, "model file has unexpected bytes after its payload");
-  const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > kMaxPayload)
-    fail(name, "model payload is corrupt (bad size)");
-  std::string body(std::size_t(size), '\0');
-  const std::size_t got = ZSTD_decompress(body.data(), body.size(), frame.data(), frame.size());
-  if (ZSTD_isError(got) || got != body.size())
-    fail(name, std::string("model payload is corrupt (") + (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short") + ")");
+  const std::string body = decompress_payload(frame, name);
 
   BaselineModel m{Fields{}};
   m.source_ = name;
   m.format_version_ = version;
-  std::string meta, wmod;
+  std::string_view meta, wmod;  // views into body
   bool have_meta = false, have_wmod = false;
+  std::size_t unknown_n = 0;
+  std::uint64_t unknown_bytes = 0;
   try {
     ByteReader in(body);
     while (in.remaining() > 0) {
       std::string tag(4, '\0');
       for (char& c : tag) c = char(in.u8());
-      std::string bytes_of = in.str();
-      if (tag == "META" && !have_meta) { meta = std::move(bytes_of); have_meta = true; }
-      else if (tag == "WMOD" && have_meta && !have_wmod) { wmod = std::move(bytes_of); have_wmod = true; }
+      const std::string_view bytes_of = in.str_view();
+      if (tag == "META" && !have_meta) { meta = bytes_of; have_meta = true; }
+      else if (tag == "WMOD" && have_meta && !have_wmod) { wmod = bytes_of; have_wmod = true; }
       else if (tag == "META" || tag == "WMOD") fail(name, "corrupt model payload (section " + tag + " out of order)");
-      // other tags: sections of a later minor revision, skipped
+      else {  // sections of a later minor revision, skipped: a few, and small
+        ++unknown_n;
+        unknown_bytes += bytes_of.size();
+        if (unknown_n > kModelMaxUnknownSections || unknown_bytes > kModelMaxUnknownBytes)
+          fail(name, "corrupt model payload (" + std::to_string(unknown_n) + " unknown sections of " +
+                         std::to_string(unknown_bytes) + " bytes, over the " + std::to_string(kModelMaxUnknownSections) +
+                         " sections and " + mib(kModelMaxUnknownBytes) + " a reader skips)");
+      }
     }
     if (!have_meta || !have_wmod) fail(name, "corrupt model payload (a required section is missing)");
     ByteReader wr(wmod);
@@ -326,9 +390,20 @@ BaselineModel BaselineModel::load(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
   if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a model file");
+  // No model file is larger than its header and the frame of the largest payload.
+  const std::uint64_t max_file = kHeaderBytes + ZSTD_compressBound(std::size_t(kMaxPayload));
+  const auto file_bytes = std::filesystem::file_size(path, ec);
+  if (!ec && file_bytes > max_file)
+    fail(path, "is " + mib(file_bytes) + ", larger than any model file (at most " + mib(max_file) + ")");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(path, std::string("cannot read: ") + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  if (!ec) bytes.reserve(std::size_t(file_bytes));
+  char buf[1 << 16];
+  while (f.read(buf, sizeof buf) || f.gcount() > 0) {
+    bytes.append(buf, std::size_t(f.gcount()));
+    if (bytes.size() > max_file) fail(path, "is larger than any model file (at most " + mib(max_file) + ")");
+  }
   if (f.bad()) fail(path, "cannot read the model file");
   if (bytes.empty()) fail(path, "empty file, not a Reveal model file");
   return decode(bytes, path);

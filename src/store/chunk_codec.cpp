@@ -89,6 +89,33 @@ void ChunkCodec::encode_times(std::span<const std::int64_t> t, int level, std::v
   compress_into(static_cast<ZSTD_CCtx*>(cctx_), words_.data(), words_.size() * 8, level, out);
 }
 
+void ChunkCodec::check_sizes(std::span<const char> times, std::span<const char> columns, std::size_t n,
+                             std::size_t nc) {
+  const auto declares = [](std::span<const char> frame, std::size_t bytes, const char* what) {
+    const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
+      bad(std::string(what) + " is not a zstd frame with its size");
+    if (size != bytes)
+      bad(std::string(what) + " holds " + std::to_string(size) + " bytes, not the " + std::to_string(bytes) +
+          " of its samples");
+  };
+  declares(times, n * 8, "chunk times");
+  if (columns.size() < kHeaderWords * 4) bad("chunk header is truncated");
+  const std::size_t groups = (nc + kGroupChannels - 1) / kGroupChannels;
+  if (get_u32(columns, 0) != n || get_u32(columns, 4) != nc || get_u32(columns, 8) != kGroupChannels ||
+      get_u32(columns, 12) != groups)
+    bad("chunk header does not match its samples and channels");
+  if (columns.size() < (kHeaderWords + groups) * 4) bad("chunk header is truncated");
+  std::size_t at = (kHeaderWords + groups) * 4;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t bytes = get_u32(columns, (kHeaderWords + g) * 4);
+    if (bytes > columns.size() - at) bad("chunk frame runs past the end of its blob");
+    const std::size_t c0 = g * kGroupChannels, c1 = std::min(nc, c0 + kGroupChannels);
+    declares(columns.subspan(at, bytes), (c1 - c0) * n * 8, "chunk frame");
+    at += bytes;
+  }
+}
+
 void ChunkCodec::decode_columns(std::span<const char> blob, std::size_t n, std::size_t nc,
                                 std::span<const std::uint8_t> wanted, double* dest, std::size_t stride) {
   if (blob.size() < kHeaderWords * 4) bad("chunk header is truncated");

@@ -39,6 +39,13 @@ class ChunkCodec {
                       std::vector<char>& out);
   void encode_times(std::span<const std::int64_t> t, int level, std::vector<char>& out);
 
+  // Checks, allocating nothing, that a chunk's blobs hold n samples of nc channels: the times
+  // blob is one zstd frame declaring n·8 bytes, the columns blob's header matches n and nc,
+  // its frames lie inside it and each declares the bytes of its group's n samples. Throws
+  // std::runtime_error otherwise. (Run before sizing anything by n: a row's n_samples is the
+  // file's claim; the frames' declared sizes are checked again as they decode.)
+  static void check_sizes(std::span<const char> times, std::span<const char> columns, std::size_t n,
+                          std::size_t nc);
   // Decodes the groups holding the channels flagged in `wanted` (size nc; empty = all) into
   // `dest`, row-major with row stride `stride` (>= nc) starting at dest[0]; channels not
   // decoded are left untouched. Checks the header against n and nc.

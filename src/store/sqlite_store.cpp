@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "reveal/store.h"
 #include "store/chunk_codec.h"
@@ -104,6 +106,9 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
                          const std::vector<ChannelInfo>& channels, StoreOpen mode, std::size_t chunk_samples)
     : path_(path), n_channels_(channels.size()), in_channels_(channels.size()),
       chunk_samples_(std::max<std::size_t>(1, chunk_samples)) {
+  // What readers accept (kStoreMax*, above) is what is written.
+  if (channels.size() > kStoreMaxChannels)
+    fail(path, std::to_string(channels.size()) + " channels, more than a store holds (" + std::to_string(kStoreMaxChannels) + ")");
   check_replaceable_store(path);
   std::error_code ec;
   const bool existing = std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0 && !ec;
@@ -183,7 +188,6 @@ void StoreWriter::write_run_meta(const RunMetadata& meta) {
   set_meta("exit_code", "0");
   set_meta("root", meta.root);
   set_meta("reveal_version", meta.reveal_version);
-  set_meta("chunk_samples", std::to_string(chunk_samples_));
   exec(db_, path_, "DELETE FROM probes;");
   Stmt st(db_, path_, "INSERT INTO probes VALUES(?,?,?,?)");
   for (const auto& p : meta.probes) {
@@ -294,7 +298,7 @@ void StoreWriter::continue_store(const RunMetadata& meta, const std::vector<Chan
   }
   write_run_meta(meta);
   // Readers bound a chunk's samples by chunk_samples: the stored chunks' bound stays valid.
-  if (stored_chunk_samples > chunk_samples_) set_meta("chunk_samples", std::to_string(stored_chunk_samples));
+  meta_chunk_samples_ = stored_chunk_samples;
   exec(db_, path_, "COMMIT;");
   // Tenant paths already stored keep their ids.
   {
@@ -310,6 +314,9 @@ void StoreWriter::continue_store(const RunMetadata& meta, const std::vector<Chan
 }
 
 void StoreWriter::start_writing() {
+  chunk_samples_ = std::min<std::size_t>(
+      {chunk_samples_, kStoreMaxChunkSamples, std::max<std::size_t>(1, kStoreMaxChunkValues / std::max<std::size_t>(1, n_channels_))});
+  set_meta("chunk_samples", std::to_string(std::max(chunk_samples_, meta_chunk_samples_)));
   if (sqlite3_prepare_v2(db_, "INSERT INTO chunks VALUES(?,?,?,?,?,?)", -1, &insert_, nullptr) != SQLITE_OK)
     fail(path_, sqlite3_errmsg(db_));
   chunk_rows_.assign(chunk_samples_ * n_channels_, 0.0);
@@ -382,7 +389,7 @@ std::string store_continuation_blocker(const std::filesystem::path& path, const 
     }
     if (rc != SQLITE_DONE) return std::string("corrupt store: ") + sqlite3_errmsg(db);
     const std::size_t width = stored + channels.size() - shared;
-    if (width > max_continued_channels(channels.size()))
+    if (width > std::min(max_continued_channels(channels.size()), kStoreMaxChannels))
       return "its channel table would grow to " + std::to_string(width) + " channels (at most " +
              std::to_string(max_continued_channels(channels.size())) + ")";
   } catch (const StoreError& e) {
@@ -667,6 +674,138 @@ void StoreWriter::finish(std::int64_t end_unix_ns, int exit_code) {
   head_->remove();
 }
 
+namespace {
+// --- reading untrusted stores (the bounds are documented in reveal/store.h) ---
+
+// The tables the reader reads; each, where present, must be an ordinary table.
+constexpr const char* kReadTables[] = {"meta",   "probes", "channels",     "chunks",      "samples",
+                                       "events", "config", "tenant_paths", "tenant_scans"};
+constexpr std::size_t kMaxSchemaObjects = 4096;
+constexpr std::size_t kMaxMetaRows = 1024;
+constexpr std::size_t kMaxProbes = 4096;
+constexpr std::size_t kMaxNameBytes = 4096;           // a channel's name, unit, kind, subsystem; a probe's name
+constexpr std::size_t kMaxHelpBytes = 64 << 10;       // a channel's help, a probe's reason
+constexpr std::size_t kMaxTenantPathBytes = 4096;     // PATH_MAX
+constexpr std::size_t kTenantIdSlack = 4096;          // ids past the path rows' count + this are ignored
+// Every VM step SQLite runs for one load is counted (a callback every kProgressOps steps):
+// kBaseOps plus kOpsPerByte per byte of the store and its WAL. A load of a real store runs
+// far fewer (0.04 a byte for tests/fixtures/recordings/h200-clean.db: its bytes are chunk
+// blobs; tables of rows of a few bytes each would cost some 5 a byte); a query that runs on
+// without reading the file (none should be possible once views, triggers and generated
+// columns are refused) is interrupted.
+constexpr int kProgressOps = 1000;
+constexpr std::uint64_t kBaseOps = std::uint64_t{64} << 20;
+constexpr std::uint64_t kOpsPerByte = 256;
+// Samples' values reserved up front, at most (bytes): beyond it the matrix grows as it fills.
+constexpr std::uint64_t kMinReserveBytes = std::uint64_t{64} << 20;
+constexpr std::uint64_t kReservePerFileByte = 32;
+
+struct ProgressBudget {
+  std::uint64_t ticks = 0, max_ticks = 0;
+};
+int on_progress(void* p) {
+  auto* b = static_cast<ProgressBudget*>(p);
+  return ++b->ticks > b->max_ticks ? 1 : 0;
+}
+
+// Opens `path` read-only with SQLite's hardening: defensive mode, no trusted schema (no
+// functions or virtual tables of the file's schema beyond innocuous ones), no triggers, no
+// views, no extensions, small limits, and the VM step budget above.
+sqlite3* open_untrusted(const std::filesystem::path& path, std::uint64_t file_bytes, ProgressBudget& budget) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "cannot open";
+    sqlite3_close(db);
+    fail(path, msg);
+  }
+  int on = 0;
+  bool ok = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &on) == SQLITE_OK && on == 1;
+  ok = ok && sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &on) == SQLITE_OK && on == 0;
+  ok = ok && sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &on) == SQLITE_OK && on == 0;
+  ok = ok && sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, &on) == SQLITE_OK && on == 0;
+  ok = ok && sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, &on) == SQLITE_OK && on == 0;
+  if (!ok) {
+    sqlite3_close(db);
+    fail(path, "cannot open the store: SQLite refused a hardening option");
+  }
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, static_cast<int>(kStoreMaxValueBytes));
+  sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+  sqlite3_limit(db, SQLITE_LIMIT_COLUMN, 64);
+  sqlite3_limit(db, SQLITE_LIMIT_EXPR_DEPTH, 64);
+  sqlite3_limit(db, SQLITE_LIMIT_COMPOUND_SELECT, 4);
+  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  sqlite3_limit(db, SQLITE_LIMIT_FUNCTION_ARG, 8);
+  sqlite3_limit(db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
+  sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 64);
+  budget.max_ticks = (kBaseOps + kOpsPerByte * file_bytes) / kProgressOps;
+  sqlite3_progress_handler(db, kProgressOps, on_progress, &budget);
+  char* err = nullptr;
+  if (sqlite3_exec(db, "PRAGMA trusted_schema=OFF; PRAGMA query_only=ON; PRAGMA cell_size_check=ON;", nullptr,
+                   nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    sqlite3_close(db);
+    fail(path, "not a Reveal store: " + msg);
+  }
+  return db;
+}
+
+// The message of a failed step: an interrupted query says which bound stopped it.
+std::string step_error(sqlite3* db, const ProgressBudget& budget) {
+  if (budget.ticks > budget.max_ticks)
+    return "a query ran past " + std::to_string(budget.max_ticks * std::uint64_t{kProgressOps}) +
+           " SQLite steps, more than a store of this size needs; interrupted";
+  return sqlite3_errmsg(db);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Checks that each of kReadTables present is an ordinary table: not a view (whose query would
+// run, recursive or not, at every read), not a virtual table, without generated columns (whose
+// expressions would run at every read). Returns the lower-case names of those present.
+std::set<std::string> check_schema(sqlite3* db, const std::filesystem::path& path, const ProgressBudget& budget) {
+  std::set<std::string> present;
+  Stmt st(db, path, "SELECT type, name, sql FROM sqlite_master");
+  std::size_t objects = 0;
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    if (++objects > kMaxSchemaObjects)
+      fail(path, "corrupt store: more than " + std::to_string(kMaxSchemaObjects) + " schema objects");
+    const std::string name = lower(st.text(1));
+    if (std::find(std::begin(kReadTables), std::end(kReadTables), name) == std::end(kReadTables)) continue;
+    const std::string type = st.text(0);
+    if (type != "table") fail(path, "corrupt store: '" + name + "' is a " + type + ", not a table");
+    if (lower(st.text(2)).rfind("create table", 0) != 0)
+      fail(path, "corrupt store: '" + name + "' is not an ordinary table");
+    present.insert(name);
+  }
+  if (rc != SQLITE_DONE) fail(path, "not a Reveal store: " + step_error(db, budget));
+  for (const std::string& name : present) {
+    Stmt cols(db, path, ("PRAGMA table_xinfo(\"" + name + "\")").c_str());
+    while ((rc = sqlite3_step(cols.s)) == SQLITE_ROW)
+      if (sqlite3_column_int(cols.s, 6) != 0)
+        fail(path, "corrupt store: table '" + name + "' has generated or hidden columns");
+    if (rc != SQLITE_DONE) fail(path, "corrupt store: " + step_error(db, budget));
+  }
+  for (const char* need : {"meta", "probes", "channels"})
+    if (!present.count(need)) fail(path, std::string("not a Reveal store (no table '") + need + "')");
+  return present;
+}
+
+// Column `col` of the current row as text of at most `max` bytes, else fails naming `what`.
+std::string bounded_text(const Stmt& st, int col, std::size_t max, const std::filesystem::path& path,
+                         const std::string& what) {
+  const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(st.s, col));
+  if (bytes > max)
+    fail(path, "corrupt store: " + what + " is " + std::to_string(bytes) + " bytes, over the " +
+                   std::to_string(max) + " a store holds");
+  return st.text(col);
+}
+}  // namespace
+
 Recording load_recording(const std::filesystem::path& path, const LoadOptions& options) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
@@ -681,21 +820,26 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
       fail(path, "is a baseline model (from reveal train), not a recording");
     if (std::memcmp(magic, "SQLite format 3", 16) != 0) fail(path, "not a Reveal store (not an SQLite file)");
   }
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "cannot open";
-    sqlite3_close(db);
-    fail(path, msg);
-  }
+  std::uint64_t file_bytes = size;
+  if (const auto wal = std::filesystem::file_size(path.string() + "-wal", ec); !ec) file_bytes += wal;
+  ProgressBudget budget;
+  sqlite3* db = open_untrusted(path, file_bytes, budget);
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> guard(db, sqlite3_close);
+  const auto corrupt = [&] { fail(path, "corrupt store: " + step_error(db, budget)); };
   Recording rec;
   try {
+    const std::set<std::string> tables = check_schema(db, path, budget);
     std::map<std::string, std::string> meta;
     {
       Stmt st(db, path, "SELECT key, value FROM meta");
       int rc;
-      while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) meta[st.text(0)] = st.text(1);
-      if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+      while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+        if (meta.size() >= kMaxMetaRows)
+          fail(path, "corrupt store: more than " + std::to_string(kMaxMetaRows) + " metadata rows");
+        std::string key = bounded_text(st, 0, kMaxNameBytes, path, "a metadata key");
+        meta[key] = bounded_text(st, 1, kStoreMaxMetaValueBytes, path, "metadata value '" + key + "'");
+      }
+      if (rc != SQLITE_DONE) corrupt();
     }
     auto get = [&](const char* k) -> std::string {
       auto it = meta.find(k);
@@ -721,9 +865,14 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
     m.reveal_version = get("reveal_version");
     {
       Stmt st(db, path, "SELECT name, available, reason, n_channels FROM probes ORDER BY rowid");
-      while (sqlite3_step(st.s) == SQLITE_ROW)
-        m.probes.push_back({st.text(0), sqlite3_column_int(st.s, 1) != 0, st.text(2),
+      int rc;
+      while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+        if (m.probes.size() >= kMaxProbes) fail(path, "corrupt store: more than " + std::to_string(kMaxProbes) + " probes");
+        m.probes.push_back({bounded_text(st, 0, kMaxNameBytes, path, "a probe name"), sqlite3_column_int(st.s, 1) != 0,
+                            bounded_text(st, 2, kMaxHelpBytes, path, "a probe reason"),
                             static_cast<std::size_t>(sqlite3_column_int64(st.s, 3))});
+      }
+      if (rc != SQLITE_DONE) corrupt();
     }
     {
       // wrap_range came after the first pre-release stores: read 0 where the column is absent.
@@ -734,22 +883,26 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
       }
       Stmt st(db, path, has_wrap ? "SELECT id, name, unit, kind, subsystem, counter_bits, help, wrap_range FROM channels ORDER BY id"
                                  : "SELECT id, name, unit, kind, subsystem, counter_bits, help, 0 FROM channels ORDER BY id");
-      while (sqlite3_step(st.s) == SQLITE_ROW) {
+      int rc;
+      while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
         if (sqlite3_column_int64(st.s, 0) != static_cast<sqlite3_int64>(rec.channels.size()))
           fail(path, "corrupt store: channel ids are not contiguous");
+        if (rec.channels.size() >= kStoreMaxChannels)
+          fail(path, "corrupt store: more than " + std::to_string(kStoreMaxChannels) + " channels");
         ChannelInfo c;
-        c.name = st.text(1);
-        c.unit = st.text(2);
-        auto k = parse_kind(st.text(3));
-        auto s = parse_subsystem(st.text(4));
+        c.name = bounded_text(st, 1, kMaxNameBytes, path, "a channel name");
+        c.unit = bounded_text(st, 2, kMaxNameBytes, path, "channel '" + c.name + "''s unit");
+        auto k = parse_kind(bounded_text(st, 3, kMaxNameBytes, path, "channel '" + c.name + "''s kind"));
+        auto s = parse_subsystem(bounded_text(st, 4, kMaxNameBytes, path, "channel '" + c.name + "''s subsystem"));
         if (!k || !s) fail(path, "corrupt store: channel '" + c.name + "' has unknown kind or subsystem");
         c.kind = *k;
         c.subsystem = *s;
         c.counter_bits = static_cast<std::uint8_t>(sqlite3_column_int(st.s, 5));
-        c.help = st.text(6);
+        c.help = bounded_text(st, 6, kMaxHelpBytes, path, "channel '" + c.name + "''s help");
         c.wrap_range = sqlite3_column_double(st.s, 7);
         rec.channels.push_back(std::move(c));
       }
+      if (rc != SQLITE_DONE) corrupt();
     }
     // Channels kept: `keep` over the store's channels, `kept` their store indices.
     const std::size_t nc = rec.channels.size();
@@ -780,6 +933,7 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
     rec.values = Matrix(0, kept.size());
     int rc;
     if (version == 1) {
+      if (!tables.count("samples")) fail(path, "not a Reveal store (no table 'samples')");
       std::vector<double> row(nc);
       Stmt st(db, path, "SELECT seq, t_unix_ns, data FROM samples ORDER BY seq");
       ZSTD_DCtx* dctx = ZSTD_createDCtx();
@@ -789,14 +943,28 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
         if (!in_range(t)) continue;
         const void* blob = sqlite3_column_blob(st.s, 2);
         int len = sqlite3_column_bytes(st.s, 2);
-        std::size_t n = ZSTD_decompressDCtx(dctx, row.data(), nc * sizeof(double), blob, len);
+        const unsigned long long declared = ZSTD_getFrameContentSize(blob, static_cast<std::size_t>(len));
+        std::size_t n = declared == nc * sizeof(double)
+                            ? ZSTD_decompressDCtx(dctx, row.data(), nc * sizeof(double), blob, len)
+                            : std::size_t{0};
         if (ZSTD_isError(n) || n != nc * sizeof(double))
           fail(path, "corrupt store: sample " + std::to_string(sqlite3_column_int64(st.s, 0)) +
                          " does not decode to " + std::to_string(nc) + " values");
         take(t, row.data());
       }
-      if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+      if (rc != SQLITE_DONE) corrupt();
     } else {
+      if (!tables.count("chunks")) fail(path, "not a Reveal store (no table 'chunks')");
+      // No chunk holds more samples than the writer's chunk length (a chunk may close early,
+      // never late), itself bounded; nor more values than kStoreMaxChunkValues.
+      std::size_t max_n = kStoreMaxChunkSamples;
+      if (auto it = meta.find("chunk_samples"); it != meta.end()) {
+        const long long cs = std::atoll(it->second.c_str());
+        if (cs < 1 || cs > static_cast<long long>(kStoreMaxChunkSamples))
+          fail(path, "corrupt store: chunk_samples " + it->second + " is not in 1.." +
+                         std::to_string(kStoreMaxChunkSamples));
+        max_n = static_cast<std::size_t>(cs);
+      }
       store::ChunkCodec codec;
       std::vector<double> block;
       std::vector<std::int64_t> times;
@@ -805,7 +973,19 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
         Stmt end(db, path, "SELECT COALESCE(MAX(first_seq + n_samples), 0) FROM chunks");
         if (sqlite3_step(end.s) == SQLITE_ROW) next_seq = static_cast<std::uint64_t>(sqlite3_column_int64(end.s, 0));
       }
-      if (next_seq < (1u << 26)) rec.values.data().reserve(next_seq * kept.size());
+      {
+        // Reserved for the samples the chunks claim, their counts clipped to max_n and the total
+        // to a multiple of the file's size (a claim is not data: beyond it the matrix grows).
+        Stmt claim(db, path,
+                   "SELECT COALESCE(SUM(MIN(MAX(n_samples, 0), ?)), 0) FROM chunks WHERE t_last_ns >= ? AND t_first_ns <= ?");
+        sqlite3_bind_int64(claim.s, 1, static_cast<sqlite3_int64>(max_n));
+        sqlite3_bind_int64(claim.s, 2, options.start_unix_ns);
+        sqlite3_bind_int64(claim.s, 3, options.end_unix_ns);
+        if (sqlite3_step(claim.s) != SQLITE_ROW) corrupt();
+        const auto claimed = static_cast<std::uint64_t>(std::max<sqlite3_int64>(sqlite3_column_int64(claim.s, 0), 0));
+        const std::uint64_t max_values = std::max(kMinReserveBytes, kReservePerFileByte * file_bytes) / sizeof(double);
+        if (!kept.empty()) rec.values.data().reserve(std::min(claimed, max_values / kept.size()) * kept.size());
+      }
       Stmt st(db, path,
               "SELECT first_seq, n_samples, times, columns FROM chunks"
               " WHERE t_last_ns >= ? AND t_first_ns <= ? ORDER BY first_seq");
@@ -816,20 +996,33 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
         const std::int64_t first = sqlite3_column_int64(st.s, 0);
         const std::int64_t n = sqlite3_column_int64(st.s, 1);
         const std::string where = "corrupt store: chunk at sample " + std::to_string(first);
-        if (n < 1 || n > (1 << 24) || first < expect_seq) fail(path, where + " has a bad sample count or order");
+        if (n < 1 || first < expect_seq) fail(path, where + " has a bad sample count or order");
+        if (static_cast<std::uint64_t>(n) > max_n)
+          fail(path, where + " claims " + std::to_string(n) + " samples, more than the store's chunk length " +
+                         std::to_string(max_n));
+        if (static_cast<std::uint64_t>(n) * nc > kStoreMaxChunkValues)
+          fail(path, where + " claims " + std::to_string(n) + " samples of " + std::to_string(nc) +
+                         " channels, more than the " + std::to_string(kStoreMaxChunkValues) + " values a chunk holds");
         expect_seq = first + n;
         const auto blob = [&](int col) {
           return std::span<const char>(static_cast<const char*>(sqlite3_column_blob(st.s, col)),
                                        static_cast<std::size_t>(sqlite3_column_bytes(st.s, col)));
         };
         times.clear();
+        // A continued store's older chunks hold the channels its table had then (schema 3):
+        // the channels added later stay NaN in them.
+        std::size_t ncc = nc;
+        try {
+          ncc = store::ChunkCodec::columns_in(blob(3));
+          if (ncc > nc || (ncc < nc && version < kStoreSchemaContinued))
+            throw std::runtime_error("chunk header does not match its samples and channels");
+          store::ChunkCodec::check_sizes(blob(2), blob(3), static_cast<std::size_t>(n), ncc);  // before sizing by n
+        } catch (const std::runtime_error& e) {
+          fail(path, where + ": " + e.what());
+        }
         block.assign(static_cast<std::size_t>(n) * nc, std::nan(""));
         try {
           codec.decode_times(blob(2), static_cast<std::size_t>(n), times);
-          // A continued store's older chunks hold the channels its table had then (schema 3):
-          // the channels added later stay NaN in them.
-          const std::size_t ncc = store::ChunkCodec::columns_in(blob(3));
-          if (ncc > nc || (ncc < nc && version < 3)) throw std::runtime_error("chunk header does not match its samples and channels");
           codec.decode_columns(blob(3), static_cast<std::size_t>(n), ncc, std::span<const std::uint8_t>(keep).first(ncc),
                                block.data(), nc);
         } catch (const std::runtime_error& e) {
@@ -837,24 +1030,22 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
         }
         for (std::size_t i = 0; i < times.size(); ++i) take(times[i], block.data() + i * nc);
       }
-      if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+      if (rc != SQLITE_DONE) corrupt();
       // Samples of a recorder still running, or killed, are in the head log after the chunks.
       auto head = store::read_head_log(head_path(path), nc, next_seq);
       for (std::size_t i = 0; i < head.t_unix_ns.size(); ++i) take(head.t_unix_ns[i], head.values.row(i).data());
     }
     {
-      Stmt has_ev(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='events'");
-      const bool events = sqlite3_step(has_ev.s) == SQLITE_ROW;
+      const bool events = tables.count("events") > 0;
       Stmt ev(db, path, events ? "SELECT t_unix_ns, source, kind, value, detail FROM events ORDER BY t_unix_ns, rowid"
                                : "SELECT 0, '', '', 0, '' WHERE 0");
       while ((rc = sqlite3_step(ev.s)) == SQLITE_ROW)
         rec.events.push_back({sqlite3_column_int64(ev.s, 0), ev.text(1), ev.text(2),
                               sqlite3_column_double(ev.s, 3), ev.text(4)});
-      if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+      if (rc != SQLITE_DONE) corrupt();
     }
     {  // configuration: snapshot rows stamped <= start, then changes (old values by replay)
-      Stmt has(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='config'");
-      if (sqlite3_step(has.s) == SQLITE_ROW) {
+      if (tables.count("config")) {
         Stmt cf(db, path, "SELECT t_unix_ns, key, value FROM config ORDER BY t_unix_ns, rowid");
         ConfigSnapshot now;
         bool in_snapshot = true;
@@ -878,20 +1069,28 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
           }
           rec.config_changes.push_back({t, std::move(key), std::move(old), std::move(value)});
         }
-        if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+        if (rc != SQLITE_DONE) corrupt();
       }
     }
     {  // tenant scans: paths by id, then the scans in range; a row that does not decode is skipped
-      Stmt has(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='tenant_paths'");
-      Stmt has_scans(db, path, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='tenant_scans'");
-      if (sqlite3_step(has.s) == SQLITE_ROW && sqlite3_step(has_scans.s) == SQLITE_ROW) {
+      if (tables.count("tenant_paths") && tables.count("tenant_scans")) {
         auto& tl = rec.tenants;
         std::vector<std::uint8_t> known;  // 1 = id has a path row
         {
+          // The writer numbers paths 0, 1, ... and never deletes one: ids past the rows' count
+          // (and a slack) would only size the list by the file's claim, and are ignored.
+          std::int64_t id_end = 0;
+          {
+            Stmt count(db, path, "SELECT COUNT(*) FROM tenant_paths");
+            if (sqlite3_step(count.s) != SQLITE_ROW) corrupt();
+            id_end = std::min<std::int64_t>(std::int64_t{store::kTenantMaxIds},
+                                            sqlite3_column_int64(count.s, 0) + std::int64_t{kTenantIdSlack});
+          }
           Stmt st(db, path, "SELECT id, path FROM tenant_paths ORDER BY id");
           while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
             const std::int64_t id = sqlite3_column_int64(st.s, 0);
-            if (id < 0 || id >= std::int64_t{store::kTenantMaxIds}) continue;
+            if (id < 0 || id >= id_end) continue;
+            if (static_cast<std::size_t>(sqlite3_column_bytes(st.s, 1)) > kMaxTenantPathBytes) continue;
             const auto i = static_cast<std::size_t>(id);
             if (i >= tl.paths.size()) {
               tl.paths.resize(i + 1);
@@ -900,7 +1099,7 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
             tl.paths[i] = st.text(1);
             known[i] = 1;
           }
-          if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+          if (rc != SQLITE_DONE) corrupt();
         }
         // Rows overlapping the range (stores with version 1 rows only have no t_last_ns: one
         // scan a row), expanded and clipped per scan.
@@ -938,7 +1137,7 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
           }
           scans.resize(keep_n);
         }
-        if (rc != SQLITE_DONE) fail(path, std::string("corrupt store: ") + sqlite3_errmsg(db));
+        if (rc != SQLITE_DONE) corrupt();
         // Rows are in order of their first scans; a clock stepped back makes rows overlap.
         const auto by_time = [](const TenantScan& a, const TenantScan& b) { return a.t_unix_ns < b.t_unix_ns; };
         if (!std::is_sorted(scans.begin(), scans.end(), by_time)) std::stable_sort(scans.begin(), scans.end(), by_time);

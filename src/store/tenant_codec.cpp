@@ -188,6 +188,9 @@ void TenantCodec::decode_row(std::span<const char> blob, std::int64_t t_first, s
     if (size == ZSTD_CONTENTSIZE_ERROR) bad("not a zstd frame");
     if (size == ZSTD_CONTENTSIZE_UNKNOWN) bad("zstd frame without a content size");
     if (size > kTenantMaxPayload) bad("frame claims " + std::to_string(size) + " bytes, over the 64 MiB bound");
+    if (size > kTenantRatioSlack + kTenantMaxRatio * blob.size())
+      bad("frame claims " + std::to_string(size) + " bytes from " + std::to_string(blob.size()) +
+          " compressed, more than a row compresses");
     payload_.resize(static_cast<std::size_t>(size));
     // One-shot decompression into a buffer of the declared size: a frame (or a run of frames)
     // holding more than it declares fails with dstSize_tooSmall instead of growing anything.

@@ -58,6 +58,12 @@ inline constexpr std::uint8_t kTenantBlobVersion = 2;   // a batch of scans per 
 inline constexpr std::uint32_t kTenantMaxIds = 1u << 24;
 // A frame whose content size exceeds this is refused before anything is allocated.
 inline constexpr std::size_t kTenantMaxPayload = std::size_t{64} << 20;
+// A frame whose content size exceeds kTenantMaxRatio x its compressed bytes + kTenantRatioSlack
+// is refused too (a zstd bomb: tiny blobs of zeros that decode to millions of entries each).
+// Real rows compress about 2-8x (the sizes below: 2440 bytes a scan busy, 170 idle, against
+// some 1-4 kB of payload a scan); a row past the bound loses its scans like any corrupt row.
+inline constexpr std::size_t kTenantMaxRatio = 256;
+inline constexpr std::size_t kTenantRatioSlack = std::size_t{64} << 10;
 // A version 2 row claiming more scans than this is corrupt (the writer puts 12 in one).
 inline constexpr std::size_t kTenantMaxScansPerRow = 4096;
 
@@ -79,7 +85,7 @@ class TenantCodec {
   void encode_v1(const TenantScan& scan, int level, std::vector<char>& out);
   // Appends the scans of a row of either version to `out`, the first stamped t_first. Throws
   // std::runtime_error, leaving `out` as it was, for a bad frame, a frame over
-  // kTenantMaxPayload, another version, a scan count of 0 or over kTenantMaxScansPerRow, a
+  // kTenantMaxPayload or over the ratio bound above, another version, a scan count of 0 or over kTenantMaxScansPerRow, a
   // truncated or over-long payload, an over-long varint, an entry count larger than the bytes
   // left can hold, an id >= kTenantMaxIds or a scan time past 2^63 ns. Allocates at most the
   // frame's content size plus the scans and entries it really holds.
