@@ -29,7 +29,13 @@ struct Series {
 // wrap_range W that decreased is a wrap when Δ + W < W/2 (W = 2^bits by default), and then
 // contributes Δ + W. Unit becomes "<unit>/s".
 // Gauges and states are copied unchanged.
+// A sample after a restart of its recorder (an "agent_restart" event, source "agent", stamped
+// after the previous sample and no later than this one: reveal agent continuing its store) has
+// NaN counter rates, as a run's first sample: nobody sampled in between, and a reboot meanwhile
+// would have reset the counters (a reset a narrow counter could pass for a wrap).
 Series to_rates(const Recording& rec);
+// The event that marks such a restart.
+bool is_recorder_restart(const Event& e);
 
 // Appends derived channels (source "derived", unit shown per channel) computed per sample:
 //   cpu_<state>_pct and cpu_busy_pct (host and per CPU, from proc.stat rates; the raw tick rates

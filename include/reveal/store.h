@@ -203,7 +203,7 @@ class StoreWriter {
  private:
   void create(const RunMetadata& meta, const std::vector<ChannelInfo>& channels);
   void continue_store(const RunMetadata& meta, const std::vector<ChannelInfo>& channels);
-  void open_db();  // opens `path_` read-write and takes the writer's lock
+  void open_db(const char* what);  // opens `path_` read-write and takes the writer's lock; `what` starts the error
   void write_run_meta(const RunMetadata& meta);  // the fields a writer owns, and the probe table
   void insert_channels(const std::vector<ChannelInfo>& channels, std::size_t first_id);
   void start_writing();  // prepared statements, buffers, the head log

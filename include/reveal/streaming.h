@@ -130,6 +130,10 @@ class StreamingDetector {
   void prime(std::int64_t t_unix_ns, std::span<const double> row);
   // Returns the rows primed (0 when none: then nothing changes).
   std::size_t finish_priming();
+  // The next push() starts a new segment, as after a restart of the sampling process: its
+  // counters have no previous value (NaN rates; to_rates() does the same after an
+  // agent_restart event) and the first `settle_samples` are ignored. Model and history stay.
+  void begin_segment();
 
   // Options that may change at run time (SIGHUP): incident rule, refit period, false-alarm
   // rate and history length (the last two take effect at the next fit; the ring is resized

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -44,6 +45,8 @@ void rates_row(const std::vector<ChannelInfo>& raw, std::span<const double> prev
   }
 }
 
+bool is_recorder_restart(const Event& e) { return e.source == "agent" && e.kind == "agent_restart"; }
+
 Series to_rates(const Recording& rec) {
   Series s;
   const std::size_t n = rec.t_unix_ns.size(), nc = rec.channels.size();
@@ -53,10 +56,20 @@ Series to_rates(const Recording& rec) {
   s.values = Matrix(n, nc, std::nan(""));
   for (std::size_t c = 0; n > 0 && c < nc; ++c)  // row 0: gauges as they are, counters have no rate yet
     if (rec.channels[c].kind != Kind::counter) s.values(0, c) = rec.values(0, c);
-  for (std::size_t i = 1; i < n; ++i)
-    rates_row(rec.channels, rec.values.row(i - 1), rec.values.row(i),
+  // The samples that follow a restart of the recorder (an agent_restart event between two
+  // samples) have no counter rates: nobody sampled in between (a reboot may have reset them).
+  std::vector<std::int64_t> restarts;
+  for (const Event& e : rec.events)
+    if (is_recorder_restart(e)) restarts.push_back(e.t_unix_ns);
+  std::sort(restarts.begin(), restarts.end());
+  const std::vector<double> none(nc, std::nan(""));
+  for (std::size_t i = 1; i < n; ++i) {
+    const auto r = std::upper_bound(restarts.begin(), restarts.end(), rec.t_unix_ns[i - 1]);
+    const bool restarted = r != restarts.end() && *r <= rec.t_unix_ns[i];
+    rates_row(rec.channels, restarted ? std::span<const double>(none) : rec.values.row(i - 1), rec.values.row(i),
               double(rec.t_unix_ns[i] - rec.t_unix_ns[i - 1]) * 1e-9,  // exact Δt, as streaming
               s.values.row(i));
+  }
   return s;
 }
 

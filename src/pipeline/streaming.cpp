@@ -168,11 +168,15 @@ void StreamingDetector::prime(std::int64_t t_unix_ns, std::span<const double> ro
 std::size_t StreamingDetector::finish_priming() {
   if (primed_ == 0) return 0;
   if (!model_ && !opts_.baseline && rows_ >= opts_.warmup_samples) fit();
-  std::fill(prev_.begin(), prev_.end(), kNaN);  // no rate across the time nobody sampled
-  pushed_ = 0;                                  // the new process's start-up settles again
+  begin_segment();
   const std::size_t n = primed_;
   primed_ = 0;
   return n;
+}
+
+void StreamingDetector::begin_segment() {
+  std::fill(prev_.begin(), prev_.end(), kNaN);  // no rate across the time nobody sampled
+  pushed_ = 0;                                  // the new process's start-up settles again
 }
 
 void StreamingDetector::append_row(std::int64_t t_unix_ns, std::span<const double> row) {

@@ -40,9 +40,19 @@ DetectResult detect_streaming(const Recording& run, const StreamingOptions& opts
   std::size_t fits = 0;
   std::vector<Incident> anomalies, absent;
   TenantFeed tenants;  // as the agent: names tenants and withdraws new workloads' incidents as they go
+  // The agent restarted where the store says so (agent_restart events): as the restarted agent
+  // did, the detector starts a new segment there (no rate across it, a new start-up settle).
+  std::vector<std::int64_t> restarts;
+  for (const Event& e : run.events)
+    if (is_recorder_restart(e)) restarts.push_back(e.t_unix_ns);
+  std::sort(restarts.begin(), restarts.end());
+  auto next_restart = restarts.begin();
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t t = run.t_unix_ns[i];
     const auto row = run.values.row(i);
+    bool restarted = false;
+    for (; next_restart != restarts.end() && *next_restart <= t; ++next_restart) restarted = i > 0;
+    if (restarted) det.begin_segment();
     const StreamUpdate& u = det.push(t, row);
     tenants.after_push(det, u, run.tenants, t);
     const AbsenceUpdate& au = absences.push(t, row);

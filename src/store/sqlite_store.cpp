@@ -132,12 +132,12 @@ StoreWriter::StoreWriter(const std::filesystem::path& path, const RunMetadata& m
   start_writing();
 }
 
-void StoreWriter::open_db() {
+void StoreWriter::open_db(const char* what) {
   if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
     sqlite3_close(db_);
     db_ = nullptr;
-    fail(path_, "cannot open store: " + msg);
+    fail(path_, std::string(what) + ": " + msg);
   }
   // Held until this writer is destroyed: marks the store as being recorded (see above).
   // Readers (detect, info) do not look at it; SQLite's own locks are fcntl locks, independent.
@@ -153,7 +153,7 @@ void StoreWriter::open_db() {
 
 void StoreWriter::create(const RunMetadata& meta, const std::vector<ChannelInfo>& channels) {
   remove_store_files(path_);
-  open_db();
+  open_db("cannot create store");
   exec(db_, path_,
        "BEGIN;"
        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -218,7 +218,7 @@ void StoreWriter::insert_channels(const std::vector<ChannelInfo>& channels, std:
 }
 
 void StoreWriter::continue_store(const RunMetadata& meta, const std::vector<ChannelInfo>& channels) {
-  open_db();
+  open_db("cannot open store");
   // The store's channels (names, in id order) and where its samples end.
   std::vector<std::string> names;
   {

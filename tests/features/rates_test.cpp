@@ -49,6 +49,25 @@ TEST(Rates, ThirtyTwoBitWrapIsUnwrapped) {
   EXPECT_DOUBLE_EQ(s.values(1, 0), 30.0);
 }
 
+// A restart of the recorder between two samples (an agent continuing its store, maybe after a
+// reboot): no rate spans it, even where a narrow counter's reset would pass for a wrap.
+TEST(Rates, NoRateSpansARestartOfTheRecorder) {
+  const double max32 = 4294967295.0;
+  auto rec = make({counter("a", 32), {"g", "%", Kind::gauge, Subsystem::cpu}},
+                  {0, 1'000'000'000, 60'000'000'000, 61'000'000'000},
+                  {{max32 - 1000, 1}, {max32 - 900, 2}, {50, 3}, {150, 4}});
+  rec.events = {{59'000'000'000, "agent", "agent_restart", 58.0, "continuing the store"},
+                {30'000'000'000, "config", "config_change", 0, "not a restart"}};
+  Series s = to_rates(rec);
+  EXPECT_DOUBLE_EQ(s.values(1, 0), 100.0);
+  EXPECT_TRUE(std::isnan(s.values(2, 0)));  // not (max32 - 900 → 50) taken for a wrap
+  EXPECT_DOUBLE_EQ(s.values(2, 1), 3.0);    // gauges as read
+  EXPECT_DOUBLE_EQ(s.values(3, 0), 100.0);
+  rec.events.pop_back();
+  rec.events[0].kind = "incident_opened";   // other agent events change nothing
+  EXPECT_DOUBLE_EQ(to_rates(rec).values(2, 0), (50 + 900 + 1) / 59.0);
+}
+
 TEST(Rates, WrapRangeCounterIsUnwrapped) {
   ChannelInfo c = counter("energy_uj");
   c.wrap_range = 262143328850.0;  // a RAPL max_energy_range_uj

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "probe_test_util.h"
+#include "reveal/features.h"
 
 namespace reveal::telemetry {
 namespace {
@@ -80,6 +81,36 @@ TEST(ProcNetDevProbe, InterfaceGoneIsNanOthersKeepValues) {
   EXPECT_TRUE(std::isnan(value(p, v, "proc.net.dev:rx_bytes.lo")));
   root.remove("proc/net/dev");
   EXPECT_TRUE(all_nan(sample(p)));
+}
+
+// A 32-bit kernel's counters wrap at 2^32: their width is declared, so the rate across a wrap
+// is right; on a 64-bit kernel the same decrease is a reset (a gap).
+TEST(ProcNetDevProbe, ThirtyTwoBitKernelsCountersWrapAndTheirRateIsCorrected) {
+  const auto rate_across = [](const ChannelInfo& c) {
+    Recording rec;
+    rec.channels = {c};
+    rec.t_unix_ns = {0, 1'000'000'000};
+    rec.values = Matrix(2, 1);
+    rec.values(0, 0) = 4294967000.0;
+    rec.values(1, 0) = 200.0;
+    return to_rates(rec).values(1, 0);
+  };
+  for (const char* arch : {"armv7l", "i686", "mips"}) {
+    TempRoot root("edge-extra-columns");
+    root.write("proc/sys/kernel/arch", std::string(arch) + "\n");
+    ProcNetDevProbe p;
+    ASSERT_TRUE(p.open(root.path()).available);
+    EXPECT_EQ(info(p, "proc.net.dev:rx_bytes.eth0").counter_bits, 32) << arch;
+    EXPECT_EQ(rate_across(info(p, "proc.net.dev:rx_bytes.eth0")), 496.0) << arch;
+  }
+  for (const char* arch : {"x86_64", "aarch64", "armv8l", "ppc64le", "riscv64"}) {
+    TempRoot root("edge-extra-columns");
+    root.write("proc/sys/kernel/arch", std::string(arch) + "\n");
+    ProcNetDevProbe p;
+    ASSERT_TRUE(p.open(root.path()).available);
+    EXPECT_EQ(info(p, "proc.net.dev:rx_bytes.eth0").counter_bits, 64) << arch;
+    EXPECT_TRUE(std::isnan(rate_across(info(p, "proc.net.dev:rx_bytes.eth0")))) << arch;
+  }
 }
 
 TEST(ProcNetDevProbe, NoInterfacesIsUnavailable) {

@@ -1,7 +1,10 @@
 #include "telemetry/procfs/net_dev.h"
 
+#include <sys/utsname.h>
+
 #include <array>
 #include <cmath>
+#include <string>
 
 namespace reveal::telemetry {
 namespace {
@@ -26,6 +29,23 @@ bool split_iface(std::string_view line, std::string_view& iface, std::string_vie
   rest = line.substr(colon + 1);
   return !iface.empty() && iface.find('|') == std::string_view::npos;
 }
+// The counters' width: 32 on a 32-bit kernel (see net_dev.h), else 64.
+int counter_bits_of(const std::filesystem::path& root) {
+  std::string arch;
+  FileReader f;
+  if (f.open(root / "proc/sys/kernel/arch")) {
+    if (auto text = f.read()) arch = std::string(trim(*text));
+  } else if (root == "/") {
+    struct utsname u;
+    if (::uname(&u) == 0) arch = u.machine;
+  }
+  static constexpr std::array<std::string_view, 9> k32{"i386", "i486", "i586", "i686", "arm", "mips", "ppc", "sparc", "riscv32"};
+  // armv7l, armv6l, mips, mipsel, ppc (not ppc64), sparc (not sparc64), i?86, riscv32
+  for (std::string_view a : k32)
+    if (arch.starts_with(a) && arch.find("64") == std::string::npos && arch != "armv8l" && !arch.starts_with("aarch"))
+      return 32;
+  return 64;
+}
 }  // namespace
 
 ProbeStatus ProcNetDevProbe::open(const std::filesystem::path& root) {
@@ -33,6 +53,7 @@ ProbeStatus ProcNetDevProbe::open(const std::filesystem::path& root) {
   ifaces_ = {};
   std::string err;
   if (!file_.open(root / "proc/net/dev", &err)) return {false, err};
+  const int bits = counter_bits_of(root);
   auto text = file_.read();
   if (!text) return {false, file_.path().string() + ": unreadable or too large"};
   std::string_view rest = *text;
@@ -45,7 +66,7 @@ ProbeStatus ProcNetDevProbe::open(const std::filesystem::path& root) {
     ifaces_.add(std::string(iface), channels_.size(), n);
     for (std::size_t c = 0; c < n; ++c)
       channels_.push_back({channel_name(kSource, kColumns[c], iface),
-                           std::string(unit_of(kColumns[c])), Kind::counter, Subsystem::network, 64,
+                           std::string(unit_of(kColumns[c])), Kind::counter, Subsystem::network, bits,
                            "/proc/net/dev " + std::string(kColumns[c])});
   }
   if (channels_.empty()) return {false, file_.path().string() + ": no interfaces"};
