@@ -15,7 +15,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"  # fail, expect_exit
 
-for f in reveal-agent.service reveal-agent.toml reveal-alerts.yml reveal-alerts_test.yml prometheus-scrape.yml; do
+for f in reveal-agent.service reveal-agent.sysusers reveal-agent.toml reveal-alerts.yml reveal-alerts_test.yml prometheus-scrape.yml; do
   [[ -f $DEPLOY/$f ]] || fail "deploy/$f missing"
 done
 
@@ -49,6 +49,17 @@ for key in CPUQuota MemoryMax Nice ReadWritePaths CapabilityBoundingSet; do
   grep -qE "^$key=." "$UNIT" || fail "unit lacks $key="
 done
 grep -qE '^CapabilityBoundingSet=.*CAP_PERFMON' "$UNIT" || fail "unit's CapabilityBoundingSet lacks CAP_PERFMON (perf_event_open)"
+# Not root: a dedicated user with ambient capabilities, a device allow-list, an IP allow-list.
+grep -qx 'User=reveal' "$UNIT" || fail "unit does not run as the user reveal"
+grep -qE '^AmbientCapabilities=.*CAP_PERFMON' "$UNIT" || fail "unit lacks AmbientCapabilities=CAP_PERFMON (not root)"
+grep -qx 'DevicePolicy=closed' "$UNIT" || fail "unit lacks DevicePolicy=closed"
+grep -qx 'IPAddressDeny=any' "$UNIT" || fail "unit lacks IPAddressDeny=any"
+if command -v systemd-sysusers >/dev/null; then
+  mkdir -p "$T/sysroot/etc"
+  systemd-sysusers --root="$T/sysroot" "$(realpath "$DEPLOY/reveal-agent.sysusers")" >"$T/out" 2>&1 ||
+    fail "systemd-sysusers: $(cat "$T/out")"
+  grep -q '^reveal:x:[0-9]*:[0-9]*:' "$T/sysroot/etc/passwd" || fail "deploy/reveal-agent.sysusers creates no user reveal"
+fi
 grep -qE '^ReadWritePaths=.*/var/lib/reveal' "$UNIT" || fail "unit's ReadWritePaths lacks the state directory"
 # Settings that would hide what the agent reads: /dev (NVML), other processes' /proc, /proc/sys.
 grep -qE '^(PrivateDevices=yes|ProcSubset=pid|PrivateUsers=yes|DynamicUser=yes|InaccessiblePaths=.*(/proc|/sys))' "$UNIT" &&
