@@ -8,6 +8,7 @@
 // trimmed (THP files: the bracketed choice). Keys:
 //   kernel.osrelease        proc/sys/kernel/osrelease
 //   kernel.cmdline          proc/cmdline
+//   kernel.boot_id          proc/sys/kernel/random/boot_id (a new one: the host rebooted)
 //   kernel.numa_balancing   proc/sys/kernel/numa_balancing
 //   vm.swappiness           proc/sys/vm/swappiness
 //   vm.nr_hugepages         proc/sys/vm/nr_hugepages
@@ -16,6 +17,8 @@
 //   cpu.model, cpu.microcode       first "model name" / "microcode" of proc/cpuinfo
 //   cpu.governor            sys/devices/system/cpu/cpu<N>/cpufreq/scaling_governor when all CPUs
 //                           agree; otherwise one key per CPU, cpu.cpu<N>.governor
+//   cpu.online, cpu.offline sys/devices/system/cpu/{online,offline}: CPU lists ("0-3,5"); an
+//                           empty list (no CPU offline) is no key
 //   smt.control, smt.active sys/devices/system/cpu/smt/{control,active}
 //   net.<if>.{mtu,speed,duplex,operstate}          sys/class/net/<if>/ (not "lo")
 //   net.<if>.pcie.{current,max}_link_{speed,width} sys/class/net/<if>/device/ (PCI NICs only)

@@ -62,6 +62,27 @@ TEST_F(ConfigTest, CpuModelMicrocodeSmtAndCollapsedGovernor) {
   for (const auto& [k, v] : c) EXPECT_EQ(k.rfind("cpu.cpu", 0), std::string::npos) << k;  // collapsed
 }
 
+// Offline CPUs and the boot id: a CPU taken offline, or a reboot, shows as a changed key.
+TEST_F(ConfigTest, OfflineCpusAndTheBootId) {
+  TempRoot root("config-2socket");
+  root.write("sys/devices/system/cpu/online", "0-1,3\n");
+  root.write("sys/devices/system/cpu/offline", "2\n");
+  root.write("proc/sys/kernel/random/boot_id", "1c0e3a52-5d4e-4b43-9f0a-2f5a8c1d7e11\n");
+  ConfigSnapshot c = read_config(root.path());
+  EXPECT_EQ(get(c, "cpu.online"), "0-1,3");
+  EXPECT_EQ(get(c, "cpu.offline"), "2");
+  EXPECT_EQ(get(c, "kernel.boot_id"), "1c0e3a52-5d4e-4b43-9f0a-2f5a8c1d7e11");
+  root.write("sys/devices/system/cpu/online", "0-3\n");
+  root.write("sys/devices/system/cpu/offline", "\n");  // none offline: no key
+  const auto changes = diff_config(c, read_config(root.path()), 5);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].key, "cpu.offline");
+  EXPECT_EQ(changes[0].old_value, "2");
+  EXPECT_EQ(changes[0].value, "");
+  EXPECT_EQ(changes[1].key, "cpu.online");
+  EXPECT_EQ(changes[1].value, "0-3");
+}
+
 TEST_F(ConfigTest, MixedGovernorsArePerCpu) {
   TempRoot root("config-2socket");
   root.write("sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "powersave\n");

@@ -58,6 +58,10 @@ void read_cpu_config(const std::filesystem::path& root, ConfigSnapshot& out) {
   } else {
     for (auto& [n, g] : governors) out["cpu.cpu" + std::to_string(n) + ".governor"] = std::move(g);
   }
+  // CPUs taken offline (echo 0 > cpuN/online, or at boot): their per-CPU channels read
+  // nothing, and a CPU going offline or coming back is a configuration change.
+  put_value(out, "cpu.online", cpus / "online");
+  put_value(out, "cpu.offline", cpus / "offline");
   put_value(out, "smt.control", cpus / "smt/control");
   put_value(out, "smt.active", cpus / "smt/active");
 }

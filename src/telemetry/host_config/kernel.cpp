@@ -6,6 +6,8 @@ namespace reveal::telemetry::config {
 void read_kernel_config(const std::filesystem::path& root, ConfigSnapshot& out) {
   put_value(out, "kernel.osrelease", root / "proc/sys/kernel/osrelease");
   put_value(out, "kernel.cmdline", root / "proc/cmdline");
+  // A new value is a reboot (an agent continuing its store after one stores it as a change).
+  put_value(out, "kernel.boot_id", root / "proc/sys/kernel/random/boot_id");
   put_value(out, "kernel.numa_balancing", root / "proc/sys/kernel/numa_balancing");
   put_value(out, "vm.swappiness", root / "proc/sys/vm/swappiness");
   put_value(out, "vm.nr_hugepages", root / "proc/sys/vm/nr_hugepages");
