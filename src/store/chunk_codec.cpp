@@ -89,35 +89,11 @@ void ChunkCodec::encode_times(std::span<const std::int64_t> t, int level, std::v
   compress_into(static_cast<ZSTD_CCtx*>(cctx_), words_.data(), words_.size() * 8, level, out);
 }
 
-void ChunkCodec::check_sizes(std::span<const char> times, std::span<const char> columns, std::size_t n,
-                             std::size_t nc) {
-  const auto declares = [](std::span<const char> frame, std::size_t bytes, const char* what) {
-    const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
-    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
-      bad(std::string(what) + " is not a zstd frame with its size");
-    if (size != bytes)
-      bad(std::string(what) + " holds " + std::to_string(size) + " bytes, not the " + std::to_string(bytes) +
-          " of its samples");
-  };
-  declares(times, n * 8, "chunk times");
-  if (columns.size() < kHeaderWords * 4) bad("chunk header is truncated");
-  const std::size_t groups = (nc + kGroupChannels - 1) / kGroupChannels;
-  if (get_u32(columns, 0) != n || get_u32(columns, 4) != nc || get_u32(columns, 8) != kGroupChannels ||
-      get_u32(columns, 12) != groups)
-    bad("chunk header does not match its samples and channels");
-  if (columns.size() < (kHeaderWords + groups) * 4) bad("chunk header is truncated");
-  std::size_t at = (kHeaderWords + groups) * 4;
-  for (std::size_t g = 0; g < groups; ++g) {
-    const std::size_t bytes = get_u32(columns, (kHeaderWords + g) * 4);
-    if (bytes > columns.size() - at) bad("chunk frame runs past the end of its blob");
-    const std::size_t c0 = g * kGroupChannels, c1 = std::min(nc, c0 + kGroupChannels);
-    declares(columns.subspan(at, bytes), (c1 - c0) * n * 8, "chunk frame");
-    at += bytes;
-  }
-}
-
-void ChunkCodec::decode_columns(std::span<const char> blob, std::size_t n, std::size_t nc,
-                                std::span<const std::uint8_t> wanted, double* dest, std::size_t stride) {
+namespace {
+// Checks a columns blob's header against n samples of nc channels, then calls
+// fn(c0, c1, frame) for each channel group [c0, c1) and its zstd frame, in order.
+template <class Fn>
+void walk_frames(std::span<const char> blob, std::size_t n, std::size_t nc, Fn&& fn) {
   if (blob.size() < kHeaderWords * 4) bad("chunk header is truncated");
   const std::size_t groups = (nc + kGroupChannels - 1) / kGroupChannels;
   if (get_u32(blob, 0) != n || get_u32(blob, 4) != nc || get_u32(blob, 8) != kGroupChannels ||
@@ -129,12 +105,36 @@ void ChunkCodec::decode_columns(std::span<const char> blob, std::size_t n, std::
     const std::size_t bytes = get_u32(blob, (kHeaderWords + g) * 4);
     if (bytes > blob.size() - at) bad("chunk frame runs past the end of its blob");
     const std::size_t c0 = g * kGroupChannels, c1 = std::min(nc, c0 + kGroupChannels);
+    fn(c0, c1, blob.subspan(at, bytes));
+    at += bytes;
+  }
+}
+}  // namespace
+
+void ChunkCodec::check_sizes(std::span<const char> times, std::span<const char> columns, std::size_t n,
+                             std::size_t nc) {
+  const auto declares = [](std::span<const char> frame, std::size_t bytes, const char* what) {
+    const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN)
+      bad(std::string(what) + " is not a zstd frame with its size");
+    if (size != bytes)
+      bad(std::string(what) + " holds " + std::to_string(size) + " bytes, not the " + std::to_string(bytes) +
+          " of its samples");
+  };
+  declares(times, n * 8, "chunk times");
+  walk_frames(columns, n, nc, [&](std::size_t c0, std::size_t c1, std::span<const char> frame) {
+    declares(frame, (c1 - c0) * n * 8, "chunk frame");
+  });
+}
+
+void ChunkCodec::decode_columns(std::span<const char> blob, std::size_t n, std::size_t nc,
+                                std::span<const std::uint8_t> wanted, double* dest, std::size_t stride) {
+  walk_frames(blob, n, nc, [&](std::size_t c0, std::size_t c1, std::span<const char> frame) {
     const bool need = wanted.empty() || std::any_of(wanted.begin() + c0, wanted.begin() + c1, [](std::uint8_t w) { return w != 0; });
     if (need) {
       const std::size_t m = (c1 - c0) * n;
       planes_.resize(m * 8);
-      decompress_exact(static_cast<ZSTD_DCtx*>(dctx_), blob.subspan(at, bytes), planes_.data(), m * 8,
-                       "chunk frame");
+      decompress_exact(static_cast<ZSTD_DCtx*>(dctx_), frame, planes_.data(), m * 8, "chunk frame");
       // Un-shuffle plane by plane (sequential, vectorisable), then undo the XOR per channel.
       words_.assign(m, 0);
       for (std::size_t b = 0; b < 8; ++b) {
@@ -151,8 +151,7 @@ void ChunkCodec::decode_columns(std::span<const char> blob, std::size_t n, std::
         }
       }
     }
-    at += bytes;
-  }
+  });
 }
 
 std::size_t ChunkCodec::columns_in(std::span<const char> blob) {
