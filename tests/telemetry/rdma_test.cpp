@@ -251,6 +251,22 @@ TEST(RdmaProbe, HwCounterNamedLikeAPmaCounterGetsPrefix) {
   EXPECT_EQ(value(p, v, "rdma:hw_symbol_error.mlx5_0.1"), 55);
 }
 
+// Device-level hw_counters are read, one channel per file indexed by the device alone; file
+// names with spaces, commas or dots become one token.
+TEST(RdmaProbe, DeviceLevelCountersAndOddFileNames) {
+  TempRoot root("host-2hca");
+  root.write(kIb + "mlx5_0/hw_counters/cq_overflow", "3\n");
+  root.write(kIb + "mlx5_0/hw_counters/lifespan", "10\n");
+  root.write(kIb + "mlx5_0/ports/1/hw_counters/rx ecn, marked.v2", "8\n");
+  RdmaProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  auto v = sample(p);
+  EXPECT_EQ(value(p, v, "rdma:cq_overflow.mlx5_0"), 3);
+  EXPECT_EQ(value(p, v, "rdma:rx_ecn__marked_v2.mlx5_0.1"), 8);
+  for (const auto& n : names(p)) EXPECT_EQ(n.find("lifespan"), std::string::npos) << n;
+  expect_names_follow_rule(p, "rdma");
+}
+
 TEST(RdmaProbe, UnavailableWithoutDevices) {
   RdmaProbe p;
   auto st = p.open(fixture("vm-2cpu"));

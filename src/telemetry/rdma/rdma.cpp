@@ -37,6 +37,16 @@ bool natural_less(std::string_view a, std::string_view b) {
   return a.size() - i < b.size() - j;
 }
 
+// A file name as a channel field: characters other than letters, digits, '_' and '-' (spaces,
+// commas, dots some drivers put in counter names) become '_', so the name stays one token of
+// the channel naming rule and one CSV cell.
+std::string field_of(std::string_view file) {
+  std::string f(file);
+  for (char& c : f)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) c = '_';
+  return f;
+}
+
 // Entry names under `dir` (directories when `dirs`, else non-directories), sorted naturally.
 std::vector<std::string> list(const fs::path& dir, bool dirs) {
   std::vector<std::string> out;
@@ -96,7 +106,7 @@ ProbeStatus RdmaProbe::open(const fs::path& root) {
         std::string help = m.help.empty() ? name + " (IB port counter)" : std::string(m.help);
         pma.insert(name);
         const std::size_t before = fields_.size();
-        add(dir / "counters" / name, Format::counter, name, index, std::string(m.unit),
+        add(dir / "counters" / name, Format::counter, field_of(name), index, std::string(m.unit),
             Kind::counter, m.scale, std::move(help));
         if (const int bits = rdma::pma_counter_bits(name); bits > 0 && fields_.size() > before)
           sat.counters.emplace_back(before, std::ldexp(1.0, bits) - 1);
@@ -113,9 +123,18 @@ ProbeStatus RdmaProbe::open(const fs::path& root) {
         const auto m = rdma::counter_meta(name, true);
         std::string help =
             m.help.empty() ? name + " (driver hw counter)" : std::string(m.help);
-        add(dir / "hw_counters" / name, Format::counter, pma.count(name) ? "hw_" + name : name,
+        add(dir / "hw_counters" / name, Format::counter, field_of(pma.count(name) ? "hw_" + name : name),
             index, std::string(m.unit), Kind::counter, m.scale, std::move(help));
       }
+    }
+    // Device-level driver counters (<dev>/hw_counters/, not per port: e.g. mlx5's
+    // completion-queue and doorbell counters): channels rdma:<field>.<dev>.
+    for (const auto& name : list(base / dev / "hw_counters", false)) {
+      if (name == "lifespan") continue;
+      const auto m = rdma::counter_meta(name, true);
+      std::string help = m.help.empty() ? name + " (driver hw counter, whole device)" : std::string(m.help);
+      add(base / dev / "hw_counters" / name, Format::counter, field_of(name), dev, std::string(m.unit),
+          Kind::counter, m.scale, std::move(help));
     }
   }
   if (channels_.empty())

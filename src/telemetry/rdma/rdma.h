@@ -20,8 +20,12 @@
 //   hw_counters/* every numeric file except "lifespan" (a setting: the driver's cache time in
 //                ms, not a counter), by file name, ascending. Counters, unit "count" or
 //                "packets". A name that collides with a counters/ name gets the prefix "hw_".
-// Field names are the kernel's file names and contain no '.', so the index is everything
-// after the first '.' following ':' ("<dev>.<port>"). Subsystem::interconnect throughout.
+//   <dev>/hw_counters/* device-level driver counters (not per port), channels
+//                rdma:<field>.<dev>, after the device's ports; same rules as the port's.
+// Field names are the kernel's file names with every character other than letters, digits,
+// '_' and '-' replaced by '_' (a space, comma or '.' in a driver's counter name), so the
+// index is everything after the first '.' following ':' ("<dev>.<port>", or "<dev>").
+// Subsystem::interconnect throughout.
 //
 // Tolerance: a file unreadable at open or not numeric there ("N/A" on iWARP devices), a
 // device without counters/ (no PMA) or without hw_counters/ skips only those fields. A file
