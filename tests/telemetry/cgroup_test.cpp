@@ -70,13 +70,13 @@ TEST_F(CgroupProbeTest, DefaultRuleWatchesTopLevelAndKnownParentsChildren) {
   EXPECT_EQ(cgroups_of(p), (std::vector<std::string>{"kubepods.slice", "kubepods.slice/pod1",
                                                      "system.slice", kDocker,
                                                      "system.slice/ssh.service", "user.slice"}));
-  // 6 cpu.stat + 2 memory.current/max + 5 memory.events + 11 memory.stat + 6 io.stat
-  // + 3 × 4 pressure = 42 per full cgroup; ssh.service has no cpu "full" line (40), pod1 no
-  // io.stat (36).
-  EXPECT_EQ(count_for(p, kDocker), 42u);
-  EXPECT_EQ(count_for(p, "system.slice/ssh.service"), 40u);
-  EXPECT_EQ(count_for(p, "kubepods.slice/pod1"), 36u);
-  EXPECT_EQ(p.channels().size(), 4 * 42u + 40 + 36);
+  // 6 cpu.stat + cpu.max + 2 memory.current/max + 5 memory.events + 11 memory.stat + 6 io.stat
+  // + 3 × 4 pressure = 43 per full cgroup; ssh.service has no cpu "full" line (41), pod1 no
+  // io.stat (37).
+  EXPECT_EQ(count_for(p, kDocker), 43u);
+  EXPECT_EQ(count_for(p, "system.slice/ssh.service"), 41u);
+  EXPECT_EQ(count_for(p, "kubepods.slice/pod1"), 37u);
+  EXPECT_EQ(p.channels().size(), 4 * 43u + 41 + 37);
 }
 
 TEST_F(CgroupProbeTest, NamesUnitsKindsSubsystems) {
@@ -90,7 +90,7 @@ TEST_F(CgroupProbeTest, NamesUnitsKindsSubsystems) {
             (std::vector<std::string>{
                 "cgroup:cpu_stat_usage_usec", "cgroup:cpu_stat_user_usec",
                 "cgroup:cpu_stat_system_usec", "cgroup:cpu_stat_nr_periods",
-                "cgroup:cpu_stat_nr_throttled", "cgroup:cpu_stat_throttled_usec",
+                "cgroup:cpu_stat_nr_throttled", "cgroup:cpu_stat_throttled_usec", "cgroup:cpu_max",
                 "cgroup:memory_current", "cgroup:memory_max", "cgroup:memory_events_low",
                 "cgroup:memory_events_high", "cgroup:memory_events_max", "cgroup:memory_events_oom",
                 "cgroup:memory_events_oom_kill", "cgroup:memory_stat_anon",
@@ -117,6 +117,7 @@ TEST_F(CgroupProbeTest, NamesUnitsKindsSubsystems) {
   };
   check("cpu_stat_throttled_usec", "us", Kind::counter, Subsystem::cpu);
   check("cpu_stat_nr_throttled", "count", Kind::counter, Subsystem::cpu);
+  check("cpu_max", "cores", Kind::gauge, Subsystem::cpu);
   check("memory_current", "bytes", Kind::gauge, Subsystem::memory);
   check("memory_max", "bytes", Kind::gauge, Subsystem::memory);
   check("memory_events_oom_kill", "count", Kind::counter, Subsystem::memory);
@@ -188,7 +189,7 @@ TEST_F(CgroupProbeTest, OtherCgroupsMaxEmptyIoStatAndMissingFiles) {
   EXPECT_EQ(value(p, v, "cgroup:memory_max.kubepods.slice/pod1"), 4294967296.0);
   std::size_t nans = 0;
   for (double x : v) nans += std::isnan(x);
-  EXPECT_EQ(nans, 3u);
+  EXPECT_EQ(nans, 3u + 6);  // and the six cpu.max "max 100000": no CPU limit
   // Empty io.stat (no I/O yet) sums to 0.
   for (const char* f : {"rbytes", "wbytes", "rios", "wios", "dbytes", "dios"})
     EXPECT_EQ(value(p, v, std::string("cgroup:io_stat_") + f + ".system.slice/ssh.service"), 0);
@@ -205,6 +206,27 @@ TEST_F(CgroupProbeTest, OtherCgroupsMaxEmptyIoStatAndMissingFiles) {
     EXPECT_NE(n, "cgroup:io_stat_rbytes.kubepods.slice/pod1");  // io not enabled there
     EXPECT_NE(n, "cgroup:cpu_pressure_full_avg10.system.slice/ssh.service");
   }
+}
+
+// cpu.max: the CPU limit in cores (quota / period); NaN without a limit or when malformed.
+TEST_F(CgroupProbeTest, CpuMaxIsTheLimitInCores) {
+  TempRoot root("host-cgroup2");
+  const std::string cg = "sys/fs/cgroup/";
+  root.write(cg + "kubepods.slice/pod1/cpu.max", "250000 100000\n");
+  root.write(cg + "system.slice/cpu.max", "50000 100000\n");
+  CgroupProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  auto v = sample(p);
+  EXPECT_EQ(value(p, v, "cgroup:cpu_max.kubepods.slice/pod1"), 2.5);
+  EXPECT_EQ(value(p, v, "cgroup:cpu_max.system.slice"), 0.5);
+  EXPECT_TRUE(std::isnan(value(p, v, "cgroup:cpu_max." + std::string(kDocker))));
+  EXPECT_EQ(info(p, "cgroup:cpu_max.kubepods.slice/pod1").unit, "cores");
+  EXPECT_EQ(info(p, "cgroup:cpu_max.kubepods.slice/pod1").subsystem, Subsystem::cpu);
+  root.write(cg + "kubepods.slice/pod1/cpu.max", "max 100000\n");  // the limit lifted
+  root.write(cg + "system.slice/cpu.max", "50000 0\n");            // malformed
+  v = sample(p);
+  EXPECT_TRUE(std::isnan(value(p, v, "cgroup:cpu_max.kubepods.slice/pod1")));
+  EXPECT_TRUE(std::isnan(value(p, v, "cgroup:cpu_max.system.slice")));
 }
 
 TEST_F(CgroupProbeTest, RemovedCgroupIsNanOnlyForItsChannelsAndNewOnesAreIgnored) {

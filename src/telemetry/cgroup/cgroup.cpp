@@ -27,6 +27,7 @@ constexpr FieldDef kFields[] = {
     {"cpu.stat", "nr_throttled", "count", Kind::counter,
      "periods in which the cgroup was throttled by its cpu.max quota"},
     {"cpu.stat", "throttled_usec", "us", Kind::counter, "time throttled by the cpu.max quota"},
+    {"cpu.max", "", "cores", Kind::gauge, "CPU limit: quota / period in cores (NaN when unlimited: \"max\")"},
     {"memory.current", "", "bytes", Kind::gauge, "memory charged to the cgroup and descendants"},
     {"memory.max", "", "bytes", Kind::gauge, "hard memory limit (NaN when unlimited: \"max\")"},
     {"memory.events", "low", "count", Kind::counter, "reclaims despite usage under memory.low"},
@@ -86,6 +87,14 @@ std::string index_of(std::string_view rel) {
   return s;
 }
 
+// cpu.max, "<quota> <period>" in µs: the limit in cores; NaN for "max <period>" (no limit) and
+// anything else.
+double cpu_max_cores(std::string_view text) {
+  const auto quota = parse_u64(next_token(text));
+  const auto period = parse_u64(next_token(text));
+  return quota && period && *period > 0 ? static_cast<double>(*quota) / static_cast<double>(*period) : std::nan("");
+}
+
 // Value of a single-value file: a number, or NaN for "max" (no limit) and anything else.
 double single_value(std::string_view text) {
   auto v = parse_u64(trim(text));
@@ -114,8 +123,10 @@ void CgroupProbe::add_file(const fs::path& dir, std::string_view file, Format fo
                          std::move(help)});
   };
   switch (format) {
+    case Format::cpu_max:
     case Format::single: {
-      const auto t = trim(*text);
+      std::string_view t = trim(*text);
+      if (format == Format::cpu_max) t = next_token(t);  // "max" or the quota, then the period
       if (t != "max" && !parse_u64(t)) return;
       const FieldDef* f = find_field(file, "");
       r.first = channels_.size();
@@ -195,6 +206,7 @@ ProbeStatus CgroupProbe::open(const fs::path& root) {
     const fs::path dir = rel.empty() ? h->dir : h->dir / rel;
     const std::string index = index_of(rel);
     add_file(dir, "cpu.stat", Format::keyed, index);
+    add_file(dir, "cpu.max", Format::cpu_max, index);
     add_file(dir, "memory.current", Format::single, index);
     add_file(dir, "memory.max", Format::single, index);
     add_file(dir, "memory.events", Format::keyed, index);
@@ -217,6 +229,9 @@ void CgroupProbe::sample(std::span<double> out) {
     switch (r.format) {
       case Format::single:
         out[r.first] = single_value(rest);
+        break;
+      case Format::cpu_max:
+        out[r.first] = cpu_max_cores(rest);
         break;
       case Format::keyed:
         while (!rest.empty()) {

@@ -21,6 +21,9 @@
 // Fields, per cgroup, for every file readable at open and (keyed files) every key present:
 //   cpu.stat        usage_usec user_usec system_usec throttled_usec (counters, "us"),
 //                   nr_periods nr_throttled (counters, "count")              Subsystem::cpu
+//   cpu.max         gauge "cores": the CPU limit, quota / period ("200000 100000" -> 2);
+//                   NaN when unlimited ("max 100000"). What the cgroup's CPU time is judged
+//                   against: 1.9 cores used of 2 is saturation, of 64 it is not.
 //   memory.current  gauge, "bytes"                                           Subsystem::memory
 //   memory.max      gauge, "bytes"; the string "max" (no limit) reads NaN
 //   memory.events   low high max oom oom_kill (counters, "count")
@@ -39,7 +42,7 @@
 // v2 tree: cpu.stat usage and pressure only).
 //
 // Unavailable: "cgroup v2 not mounted (<root>/sys/fs/cgroup/cgroup.controllers missing)" on a
-// v1-only host; also when no cgroup is left to watch. Open file count: up to 9 per cgroup.
+// v1-only host; also when no cgroup is left to watch. Open file count: up to 10 per cgroup.
 #pragma once
 
 #include <optional>
@@ -63,7 +66,7 @@ class CgroupProbe final : public Probe {
   void sample(std::span<double> out) override;
 
  private:
-  enum class Format : std::uint8_t { keyed, single, io_stat, psi };
+  enum class Format : std::uint8_t { keyed, single, io_stat, psi, cpu_max };
   struct Reader {  // one interface file of one cgroup
     FileReader file;
     Format format = Format::keyed;
