@@ -235,6 +235,11 @@ std::size_t max_range_answer_bytes(std::size_t series, std::size_t steps) {
   return bytes >= double(kMaxAnswerBytes) ? kMaxAnswerBytes : std::size_t(bytes);
 }
 
+std::size_t series_allowed(std::size_t announced, std::size_t cap) {
+  const std::size_t more = announced / 4 + kNewSeriesSlack;
+  return std::min(cap, announced > SIZE_MAX - more ? SIZE_MAX : announced + more);
+}
+
 std::size_t max_series_answer_bytes(std::size_t max_series) {
   const double bytes = double(kAnswerBaseBytes) + (double(max_series) + 1) * double(kBytesPerSeries);
   return bytes >= double(kMaxAnswerBytes) ? kMaxAnswerBytes : std::size_t(bytes);
@@ -506,9 +511,9 @@ struct MatrixAssembler::RangeHandler {
       case Role::result:
         if (v != V::object) return stop(unexpected("a series is not an object").what());
         if (++n_series > m.max_series_)
-          return stop(fmt::format("{}: the query_range answer holds more than the {} series that /api/v1/series "
-                                  "announced",
-                                  where, m.max_series_));
+          return stop(fmt::format("{}: the query_range answer holds more than {} series ({} announced by "
+                                  "/api/v1/series, and room for series new since)",
+                                  where, m.max_series_, m.announced_));
         has_metric = has_values = false;
         channel.clear(), instance.clear(), unit.clear(), subsystem.clear(), name.clear();
         n_points = 0;
@@ -591,9 +596,9 @@ struct MatrixAssembler::RangeHandler {
     if (fresh) {
       if (m.series_.size() > m.max_series_) {
         m.series_.erase(it);
-        return stop(fmt::format("{}: the query_range answers hold more than the {} series that /api/v1/series "
-                                "announced",
-                                where, m.max_series_));
+        return stop(fmt::format("{}: the query_range answers hold more than {} series ({} announced by "
+                                "/api/v1/series, and room for series new since)",
+                                where, m.max_series_, m.announced_));
       }
       ser.info.name = channel;
       ser.info.unit = unit;
@@ -891,7 +896,9 @@ std::vector<Recording> read_prometheus(const PrometheusQuery& q) {
                                       "or the range, or widen the step",
                                       where, max_series, g.n, kMaxPrometheusPoints));
 
-  fleet::MatrixAssembler assembler(g, n_series);
+  // Series that began after /api/v1/series answered are read too, within a margin (the
+  // assembler's max_series()): with `--end now` a new pod's first scrape lands in between.
+  fleet::MatrixAssembler assembler(g, n_series, max_series);
   for (auto [a, b] : fleet::split_grid(g, fleet::steps_per_request(n_series))) {
     const std::size_t steps = b - a + 1;
     const std::string body = fetch.get("/api/v1/query_range",
@@ -899,8 +906,8 @@ std::vector<Recording> read_prometheus(const PrometheusQuery& q) {
                                         {"start", api_time(first_ms + std::int64_t(a) * step_ms)},
                                         {"end", api_time(first_ms + std::int64_t(b) * step_ms)},
                                         {"step", api_time(step_ms)}},
-                                       fleet::max_range_answer_bytes(n_series, steps),
-                                       fmt::format("{} series × {} steps", n_series, steps));
+                                       fleet::max_range_answer_bytes(assembler.max_series(), steps),
+                                       fmt::format("{} series × {} steps", assembler.max_series(), steps));
     assembler.add(body, where, steps);
   }
   std::vector<Recording> hosts = assembler.finish("prometheus " + q.url + " " + q.selector);

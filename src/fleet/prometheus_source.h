@@ -77,18 +77,28 @@ std::string redirect_target(std::string_view origin, std::string_view path, std:
 // naming `where` for malformed JSON, a "status":"error" answer or data that is not an array.
 std::size_t count_series(std::string_view body, const std::string& where, std::size_t max_series);
 
+// How many series the query_range answers may hold when /api/v1/series announced `announced`:
+// those plus the series that began between that answer and the last query_range answer (a new
+// pod's agent scraped for the first time while `detect --prometheus --end now` reads up to the
+// present), a quarter more plus 16, and never more than `cap` (the point budget:
+// kMaxPrometheusPoints / grid steps). A server sending more than that is refused.
+inline constexpr std::size_t kNewSeriesSlack = 16;
+std::size_t series_allowed(std::size_t announced, std::size_t cap);
+
 // Collects the series of query_range answers on a grid and builds one Recording per instance.
-// `max_series`: the number of series /api/v1/series announced; no answer, and not all answers
-// together, may hold more (distinct (instance, channel) pairs), so that the grid arrays stay
-// within max_series × grid steps.
+// `announced`: the number of series /api/v1/series announced; no answer, and not all answers
+// together, may hold more distinct (instance, channel) pairs than series_allowed(announced,
+// cap), so that the grid arrays stay within that many × grid steps.
 class MatrixAssembler {
  public:
-  MatrixAssembler(Grid g, std::size_t max_series) : grid_(g), max_series_(max_series) {}
+  MatrixAssembler(Grid g, std::size_t announced, std::size_t cap = SIZE_MAX)
+      : grid_(g), announced_(announced), max_series_(series_allowed(announced, cap)) {}
+  std::size_t max_series() const { return max_series_; }
   // Parses one /api/v1/query_range answer (HTTP 200 body) for a request of `steps` steps and
   // stores its points, streaming (no document is built: memory is the grid arrays plus one
   // series' points). Throws PrometheusError naming `where` for malformed JSON, a
   // "status":"error" answer, a result that is not a matrix of [time, "value"] pairs, more
-  // series than max_series, or a series with more than `steps` points.
+  // series than max_series(), or a series with more than `steps` points.
   void add(std::string_view body, const std::string& where, std::size_t steps);
   std::size_t series() const { return series_.size(); }
   // One Recording per instance, in instance order (see the public header for the shape).
@@ -102,7 +112,7 @@ class MatrixAssembler {
     std::vector<double> v;  // one per grid step, NaN = no point
   };
   Grid grid_;
-  std::size_t max_series_;
+  std::size_t announced_, max_series_;
   std::map<std::pair<std::string, std::string>, Series> series_;  // (instance, channel)
 };
 

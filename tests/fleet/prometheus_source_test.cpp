@@ -521,6 +521,9 @@ TEST(PrometheusSource, AnswerBounds) {
   EXPECT_LT(biggest, fleet::max_range_answer_bytes(1, 11) / 4);
 }
 
+// One series announced: the answers are bounded for it and the margin for new ones, 1 + 16.
+static_assert(fleet::kNewSeriesSlack == 16);
+
 TEST(PrometheusSource, EndlessAnswerFailsFastInLittleMemory) {
   // query_range answers with a valid start and then points without end (2 GB, chunked).
   RawServer srv([](RawServer& s, int fd, const std::string& head) {
@@ -538,7 +541,7 @@ TEST(PrometheusSource, EndlessAnswerFailsFastInLittleMemory) {
   const std::string msg = error_of(raw_query(srv.url()));
   EXPECT_LT(seconds_since(t0), 3.0);
   EXPECT_NE(msg.find("Prometheus at " + srv.url() + ": the answer to /api/v1/query_range is over " +
-                     std::to_string(fleet::max_range_answer_bytes(1, 11)) + " bytes, more than 1 series × 11 steps can take"),
+                     std::to_string(fleet::max_range_answer_bytes(fleet::series_allowed(1, SIZE_MAX), 11)) + " bytes, more than 17 series × 11 steps can take"),
             std::string::npos)
       << msg;
   EXPECT_LT(srv.sent(), std::size_t(64) << 20);  // the client stopped reading early
@@ -557,7 +560,7 @@ TEST(PrometheusSource, AnnouncedHugeAnswerIsNotRead) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string msg = error_of(raw_query(srv.url()));
   EXPECT_LT(seconds_since(t0), 1.0);
-  EXPECT_NE(msg.find(": the answer to /api/v1/query_range announces 2000000000 bytes, more than 1 series × 11 steps "
+  EXPECT_NE(msg.find(": the answer to /api/v1/query_range announces 2000000000 bytes, more than 17 series × 11 steps "
                      "can take"),
             std::string::npos)
       << msg;
@@ -617,30 +620,50 @@ TEST(PrometheusSource, GzipAnswersAreReadAndABombIsBounded) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string msg = error_of(raw_query(srv.url()));
   EXPECT_LT(seconds_since(t0), 3.0);
-  EXPECT_NE(msg.find(": the answer to /api/v1/query_range is over " + std::to_string(fleet::max_range_answer_bytes(1, 11)) +
+  EXPECT_NE(msg.find(": the answer to /api/v1/query_range is over " + std::to_string(fleet::max_range_answer_bytes(fleet::series_allowed(1, SIZE_MAX), 11)) +
                      " bytes"),
             std::string::npos)
       << msg;
   EXPECT_LT(rss.growth_mib(), 100.0);
 }
 
-TEST(PrometheusSource, AnswersHoldingMoreThanAnnouncedFail) {
+TEST(PrometheusSource, SeriesNewSinceTheListingAreReadWithinAMargin) {
   FakePrometheus p;
   p.series.push_back({labels("reveal_x", "h", "t:x", "count", "system"),
                       [](std::int64_t) -> std::optional<std::string> { return std::string("1"); }});
-  // /api/v1/series says one series; query_range brings three.
+  // /api/v1/series says one series; query_range brings n: a new pod's agent began between the two
+  // requests (`--end now`). The margin is a quarter more plus kNewSeriesSlack.
+  std::size_t n = 0;
   p.range_override = [&](const httplib::Request&, httplib::Response& res) {
     json result = json::array();
-    for (const char* ch : {"t:x", "t:y", "t:z"})
-      result.push_back({{"metric", labels("reveal_x", "h", ch, "count", "system")}, {"values", {{kT0, "1"}}}});
+    for (std::size_t i = 0; i < n; ++i)
+      result.push_back({{"metric", labels("reveal_x", "h" + std::to_string(i), "t:x", "count", "system")},
+                        {"values", {{kT0, "1"}}}});
     res.set_content(json{{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}}.dump(),
                     "application/json");
   };
-  std::string msg = error_of(query(p, kT0, kT0 + 10));
-  EXPECT_NE(msg.find("Prometheus at " + p.url() +
-                     ": the query_range answer holds more than the 1 series that /api/v1/series announced"),
+  EXPECT_EQ(fleet::series_allowed(1, SIZE_MAX), 1 + fleet::kNewSeriesSlack);
+  EXPECT_EQ(fleet::series_allowed(400, SIZE_MAX), 500 + fleet::kNewSeriesSlack);
+  EXPECT_EQ(fleet::series_allowed(400, 450), 450u);  // never past the point budget
+  EXPECT_EQ(fleet::series_allowed(SIZE_MAX - 1, SIZE_MAX), SIZE_MAX);
+  n = 3;
+  EXPECT_EQ(read_prometheus(query(p, kT0, kT0 + 10)).size(), 3u);
+  n = 1 + fleet::kNewSeriesSlack;
+  EXPECT_EQ(read_prometheus(query(p, kT0, kT0 + 10)).size(), n);
+  // One more is a server that lies about its series.
+  n = 2 + fleet::kNewSeriesSlack;
+  const std::string msg = error_of(query(p, kT0, kT0 + 10));
+  EXPECT_NE(msg.find("Prometheus at " + p.url() + ": the query_range answer holds more than " +
+                     std::to_string(1 + fleet::kNewSeriesSlack) +
+                     " series (1 announced by /api/v1/series, and room for series new since)"),
             std::string::npos)
       << msg;
+}
+
+TEST(PrometheusSource, AnswersHoldingMoreThanAllowedFail) {
+  FakePrometheus p;
+  p.series.push_back({labels("reveal_x", "h", "t:x", "count", "system"),
+                      [](std::int64_t) -> std::optional<std::string> { return std::string("1"); }});
   // More points in a series than steps requested.
   p.range_override = [&](const httplib::Request&, httplib::Response& res) {
     json values = json::array();
@@ -650,12 +673,13 @@ TEST(PrometheusSource, AnswersHoldingMoreThanAnnouncedFail) {
                         .dump(),
                     "application/json");
   };
-  msg = error_of(query(p, kT0, kT0 + 10));
+  std::string msg = error_of(query(p, kT0, kT0 + 10));
   EXPECT_NE(msg.find(": a series of the query_range answer holds more than the 11 points requested"), std::string::npos)
       << msg;
   // Answers that each hold one series, but different ones: more than announced together.
   const fleet::Grid g = fleet::make_grid(kT0 * kS, (kT0 + 1) * kS, kS);
-  fleet::MatrixAssembler m(g, 1);
+  fleet::MatrixAssembler m(g, 1, 2);  // announced 1, a point budget of 2 series
+  EXPECT_EQ(m.max_series(), 2u);
   const auto answer = [](const char* channel) {
     return json{{"status", "success"},
                 {"data",
@@ -665,13 +689,16 @@ TEST(PrometheusSource, AnswersHoldingMoreThanAnnouncedFail) {
   };
   m.add(answer("t:x"), "here", 1);
   m.add(answer("t:x"), "here", 1);
+  m.add(answer("t:y"), "here", 1);
   try {
-    m.add(answer("t:y"), "here", 1);
+    m.add(answer("t:z"), "here", 1);
     ADD_FAILURE() << "no error";
   } catch (const PrometheusError& e) {
-    EXPECT_STREQ(e.what(), "here: the query_range answers hold more than the 1 series that /api/v1/series announced");
+    EXPECT_STREQ(e.what(),
+                 "here: the query_range answers hold more than 2 series (1 announced by /api/v1/series, and room for "
+                 "series new since)");
   }
-  EXPECT_EQ(m.series(), 1u);
+  EXPECT_EQ(m.series(), 2u);
   EXPECT_EQ(fleet::count_series(R"({"status":"success","data":[{},{"a":[1,{}]},{}]})", "here", 3), 3u);
   EXPECT_EQ(fleet::count_series(R"({"data":[{},{},{},{}],"status":"success"})", "here", 2), 3u);  // stops at 2 + 1
   EXPECT_THROW(fleet::count_series(R"({"status":"success","data":{}})", "here", 3), PrometheusError);
