@@ -25,9 +25,11 @@
 // (`regimes_kept`, least recently used dropped). A change turns into an incident when symptoms
 // rise during it (the incident starts at the symptomatic windows) or when it keeps drifting for
 // 3 × relearn_samples rows (a leak: the incident is the whole episode). An incident whose symptoms are gone for
-// `relearn_samples` rows while the load stays different and settled ends there (at its last
-// symptomatic window), and those rows become the new regime: a fault that ended during a job
-// change does not hold an incident open forever. An incident older than 2 × relearn_samples
+// pipeline::kSymptomGoneWindows windows (10 s) ends there (dated at its last symptomatic window);
+// the load that still differs is a workload change from the row after it, re-learned once it
+// settles: a fault that ended during a job change, or left the page cache to refill, does not
+// hold an incident open. One that never had a symptom (a drift) ends once `relearn_samples` rows
+// past its transition settled, and those rows become the new regime. An incident older than 2 × relearn_samples
 // whose last relearn_samples rows settled, symptoms and all, ends too and that state becomes
 // the reference (another tenant's job contending for the CPU for good, a fault nobody fixed).
 // An incident the caller's tenant scans show to be a new workload starting is withdrawn into a
@@ -228,6 +230,9 @@ class StreamingDetector {
   bool switch_to_known_regime();
   void end_change(const char* how, std::uint64_t end_row);
   void after_window(bool symptomatic);
+  // Ends the open incident: `how` joins its action; dated at its last symptom when
+  // `at_last_symptom` and it had one.
+  void close_incident(const char* how, bool at_last_symptom);
   void install(Regime r);
   std::size_t slot(std::uint64_t row) const { return std::size_t(row % capacity_); }
 

@@ -609,6 +609,21 @@ void StreamingDetector::after_window(bool symptomatic) {
     had_symptom_ = true;
     last_symptom_row_ = rows_ - 1;
   }
+  // Its symptoms gone for kSymptomGoneWindows windows: the fault is over, at its last symptom,
+  // whether or not the load settled; what still differs is a workload change from the row after
+  // it (as detect(): pipeline::episodes()).
+  if (had_symptom_ && rows_ >= last_symptom_row_ + 1 + pipeline::kSymptomGoneWindows * stride) {
+    close_incident(pipeline::kEndedQuietFixed, true);
+    const std::size_t gw = std::size_t((rows_ - L) / stride);
+    if (tracker_.open() && tracker_.last() == gw) {
+      tracker_.restart(gw, gw);
+      episode_from_row_ = last_symptom_row_ + 1;
+      open_from_rings(gw, gw, true);
+    } else {
+      tracker_.reset();
+    }
+    return;
+  }
   // Symptoms gone (or never there) for relearn_samples rows while the load stays different and
   // settled: the fault is over and the host runs something else now. Or the incident has lasted
   // kPersistRelearns × relearn_samples rows and its last relearn_samples rows are settled,
@@ -621,21 +636,10 @@ void StreamingDetector::after_window(bool symptomatic) {
   if (!quiet && !lasting) return;
   const std::uint64_t r0 = quiet ? std::max(quiet_from, oldest) : rows_ - relearn;
   if (!pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) return;
-  Incident inc = std::move(*active_);
-  active_.reset();
-  if (quiet && had_symptom_ && last_symptom_row_ < rows_) {
-    inc.end_unix_ns = std::max(inc.start_unix_ns, hist_t_[slot(last_symptom_row_)]);
-    inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
-  }
-  inc.action += inc.action.empty() ? "" : " ";
-  inc.action += opts_.baseline ? pipeline::kEndedQuietFixed
-                : quiet        ? "(ended: its symptoms are gone and the host settled into a new regime, now the reference)"
-                               : "(ended: the state lasted and settled; it is the reference now)";
-  closed_.push_back(std::move(inc));
-  if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
-  update_.closed = true;
-  episode_ = Episode::none;
-  episode_from_row_ = kNoRow;
+  close_incident(opts_.baseline ? pipeline::kEndedQuietFixed
+                 : quiet        ? "(ended: the host settled into a new regime, now the reference)"
+                                : "(ended: the state lasted and settled; it is the reference now)",
+                 quiet);
   const std::size_t gw = std::size_t((rows_ - L) / stride);
   if (opts_.baseline && tracker_.open() && tracker_.last() == gw) {
     // Nothing is re-learned: the load that stays is a workload change from now on, dated from
@@ -648,6 +652,22 @@ void StreamingDetector::after_window(bool symptomatic) {
   }
   tracker_.reset();
   if (!opts_.baseline && fit_rows(r0, true)) regime_row0_ = r0;
+}
+
+void StreamingDetector::close_incident(const char* how, bool at_last_symptom) {
+  Incident inc = std::move(*active_);
+  active_.reset();
+  if (at_last_symptom && had_symptom_ && last_symptom_row_ < rows_) {
+    inc.end_unix_ns = std::max(inc.start_unix_ns, hist_t_[slot(last_symptom_row_)]);
+    inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
+  }
+  inc.action += inc.action.empty() ? "" : " ";
+  inc.action += how;
+  closed_.push_back(std::move(inc));
+  if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
+  update_.closed = true;
+  episode_ = Episode::none;
+  episode_from_row_ = kNoRow;
 }
 
 bool StreamingDetector::tells_workload_changes() const {

@@ -272,9 +272,11 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
         had_symptom = true;
         last_symptom_row = rows - 1;
       }
-      // No symptom for `relearn` rows while the load stayed different and settled: it ended.
+      // Its symptoms gone for kSymptomGoneWindows windows, or, without a symptom ever, `relearn`
+      // rows that settled while the load stayed different: it ended.
+      const bool gone = had_symptom && rows >= last_symptom_row + 1 + kSymptomGoneWindows * stride;
       const std::uint64_t quiet_from = had_symptom ? last_symptom_row + 1 : row0 + L;
-      if (rows < quiet_from + relearn || !settled(quiet_from, rows, mean_z())) continue;
+      if (!gone && (rows < quiet_from + relearn || !settled(quiet_from, rows, mean_z()))) continue;
       out.push_back({true, first, t.last(), had_symptom ? std::int64_t(last_symptom_row) : -1, true, from_row});
       from_row = -1;
       if (t.open() && t.last() == w) {  // the load that stays: a workload change from here on

@@ -331,22 +331,35 @@ TEST(Episodes, SymptomsAtTheOpeningMakeAnIncidentLaterOnesCutTheChange) {
   auto parts = walk();
   ASSERT_EQ(parts.size(), 2u);
   EXPECT_TRUE(parts[0].incident) << "a symptom in the opening windows";
-  // No symptom for 30 rows after its last (window 11, rows 11–13) and settled: the incident ends
-  // at window 41 (rows 41–43), dated at its last symptomatic row; the load that stays is a
-  // change from that window on, dated from the row after the symptom.
-  EXPECT_EQ(parts[0].first, 10u);
-  EXPECT_EQ(parts[0].last, 41u);
-  EXPECT_EQ(parts[0].end_row, 13);
-  EXPECT_TRUE(parts[0].ended_quiet);
-  EXPECT_FALSE(parts[1].incident);
-  EXPECT_EQ(parts[1].first, 41u);
-  EXPECT_EQ(parts[1].last, 60u);
-  EXPECT_EQ(parts[1].start_row, 14);
-  walk.settles = false;  // a load still moving: the incident goes on
+  // No symptom for kSymptomGoneWindows (10) windows after its last (window 11, rows 11–13): the
+  // incident ends at window 21 (rows 21–23), dated at its last symptomatic row; the load that
+  // stays is a change from that window on, dated from the row after the symptom.
+  static_assert(pipeline::kSymptomGoneWindows == 10);
+  const auto ends_at_its_symptom = [&] {
+    ASSERT_EQ(parts.size(), 2u);
+    EXPECT_EQ(parts[0].first, 10u);
+    EXPECT_EQ(parts[0].last, 21u);
+    EXPECT_EQ(parts[0].end_row, 13);
+    EXPECT_TRUE(parts[0].ended_quiet);
+    EXPECT_FALSE(parts[1].incident);
+    EXPECT_EQ(parts[1].first, 21u);
+    EXPECT_EQ(parts[1].last, 60u);
+    EXPECT_EQ(parts[1].start_row, 14);
+  };
+  ends_at_its_symptom();
+  walk.settles = false;  // a load still moving: the incident ends all the same, the change goes on
   parts = walk();
-  ASSERT_EQ(parts.size(), 1u);
+  ends_at_its_symptom();
+  // A symptom that pauses for fewer windows keeps it one incident.
+  Walk pause;
+  pause.set(pause.anomalous, 10, 60);
+  pause.set(pause.symptomatic, 10, 12);
+  pause.set(pause.symptomatic, 21, 30);
+  parts = pause();
+  ASSERT_EQ(parts.size(), 2u);
   EXPECT_TRUE(parts[0].incident);
-  EXPECT_FALSE(parts[0].ended_quiet);
+  EXPECT_EQ(parts[0].last, 40u);
+  EXPECT_EQ(parts[0].end_row, 32);
   Walk late;
   late.set(late.anomalous, 10, 60);
   late.set(late.symptomatic, 30, 60);
@@ -639,6 +652,34 @@ TEST(WorkloadChange, AnIncidentEndsWhenItsSymptomsAreGoneAndTheLoadSettled) {
   const Episodes e = run(d, h, 260, 400, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
   EXPECT_EQ(e.incidents, 0u);
   EXPECT_EQ(e.changes_opened, 0u);
+}
+
+// Caches dropped: the jobs stall on re-reads for 30 s, then the page cache refills for a
+// minute with no stall left. The incident ends with its symptoms; the refill is a workload
+// change (issue #17: no incident may outlast its fault by more than 30 s).
+TEST(WorkloadChange, AnIncidentEndsWithItsSymptomsWhileTheLoadStillMoves) {
+  Host h(11);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 60, 0.5); });
+  ASSERT_TRUE(d.model_ready());
+  const Episodes fault = run(d, h, 150, 180, [](Host& x, std::size_t) { return x.row(60, 20, 30.0); });
+  EXPECT_EQ(fault.incidents, 1u);
+  ASSERT_TRUE(d.active());
+  // The stall is over at 180; memory refills to its level over 60 s.
+  const auto refill = [](Host& x, std::size_t i) { return x.row(20, 20 + 40 * std::min(1.0, double(i - 180) / 60.0), 0.5); };
+  run(d, h, 180, 200, refill);
+  EXPECT_FALSE(d.active()) << "the incident outlived its symptoms by more than 10 windows";
+  ASSERT_EQ(d.closed().size(), 1u);
+  EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 180.0, 3.0);
+  EXPECT_NE(d.closed()[0].action.find(pipeline::kEndedQuietFixed), std::string::npos) << d.closed()[0].action;
+  ASSERT_TRUE(d.active_change()) << "the refill is a workload change";
+  EXPECT_NEAR(double(d.active_change()->start_unix_ns - kT0) * 1e-9, 181.0, 3.0);
+  const Episodes after = run(d, h, 200, 400, [&](Host& x, std::size_t i) { return refill(x, i); });
+  EXPECT_EQ(after.incidents, 0u) << "the refill that settles is no incident";
+  EXPECT_EQ(d.closed().size(), 1u);
+  EXPECT_FALSE(d.active());
+  EXPECT_FALSE(d.active_change());
+  ASSERT_FALSE(d.workload_changes().empty());
 }
 
 TEST(WorkloadChange, ALastingStallBecomesTheReferenceAndItsEndIsAKnownRegime) {
