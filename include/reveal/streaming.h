@@ -233,6 +233,9 @@ class StreamingDetector {
   // Ends the open incident: `how` joins its action; dated at its last symptom when
   // `at_last_symptom` and it had one.
   void close_incident(const char* how, bool at_last_symptom);
+  // After an incident closed: when the current window is still anomalous, the episode goes on
+  // as a workload change dated from `from_row` (true); else nothing (false).
+  bool change_follows(std::uint64_t from_row);
   void install(Regime r);
   std::size_t slot(std::uint64_t row) const { return std::size_t(row % capacity_); }
 

@@ -614,14 +614,7 @@ void StreamingDetector::after_window(bool symptomatic) {
   // it (as detect(): pipeline::episodes()).
   if (had_symptom_ && rows_ >= last_symptom_row_ + 1 + pipeline::kSymptomGoneWindows * stride) {
     close_incident(pipeline::kEndedQuietFixed, true);
-    const std::size_t gw = std::size_t((rows_ - L) / stride);
-    if (tracker_.open() && tracker_.last() == gw) {
-      tracker_.restart(gw, gw);
-      episode_from_row_ = last_symptom_row_ + 1;
-      open_from_rings(gw, gw, true);
-    } else {
-      tracker_.reset();
-    }
+    if (!change_follows(last_symptom_row_ + 1)) tracker_.reset();
     return;
   }
   // Symptoms gone (or never there) for relearn_samples rows while the load stays different and
@@ -640,16 +633,9 @@ void StreamingDetector::after_window(bool symptomatic) {
                  : quiet        ? "(ended: the host settled into a new regime, now the reference)"
                                 : "(ended: the state lasted and settled; it is the reference now)",
                  quiet);
-  const std::size_t gw = std::size_t((rows_ - L) / stride);
-  if (opts_.baseline && tracker_.open() && tracker_.last() == gw) {
-    // Nothing is re-learned: the load that stays is a workload change from now on, dated from
-    // the row after the last symptom (as detect(): pipeline::episodes()).
-    const std::uint64_t from = had_symptom_ ? last_symptom_row_ + 1 : rows_ - L;
-    tracker_.restart(gw, gw);
-    episode_from_row_ = from;
-    open_from_rings(gw, gw, true);
-    return;
-  }
+  // A baseline model re-learns nothing: the load that stays is a workload change from now on,
+  // dated from the row after the last symptom (as detect(): pipeline::episodes()).
+  if (opts_.baseline && change_follows(had_symptom_ ? last_symptom_row_ + 1 : rows_ - L)) return;
   tracker_.reset();
   if (!opts_.baseline && fit_rows(r0, true)) regime_row0_ = r0;
 }
@@ -668,6 +654,15 @@ void StreamingDetector::close_incident(const char* how, bool at_last_symptom) {
   update_.closed = true;
   episode_ = Episode::none;
   episode_from_row_ = kNoRow;
+}
+
+bool StreamingDetector::change_follows(std::uint64_t from_row) {
+  const std::size_t gw = std::size_t((rows_ - opts_.detect.window.length) / opts_.detect.window.stride);
+  if (!tracker_.open() || tracker_.last() != gw) return false;
+  tracker_.restart(gw, gw);
+  episode_from_row_ = from_row;
+  open_from_rings(gw, gw, true);
+  return true;
 }
 
 bool StreamingDetector::tells_workload_changes() const {
