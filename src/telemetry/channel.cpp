@@ -1,7 +1,9 @@
 #include "reveal/channel.h"
 
 #include <array>
+#include <functional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 namespace reveal {
@@ -64,7 +66,30 @@ constexpr std::array<std::string_view, 9> kVmstatSymptoms{
 
 }  // namespace
 
+namespace {
+ChannelRole classify_role(std::string_view name);
+
+// channel_role() is asked for the same few hundred names at every attribution (each window of
+// an open incident): the answers are kept per thread, by name, up to kMaxRolesKept names (then
+// forgotten all at once: a host's channel names are far fewer).
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+constexpr std::size_t kMaxRolesKept = 1 << 16;
+}  // namespace
+
 ChannelRole channel_role(std::string_view name) {
+  thread_local std::unordered_map<std::string, ChannelRole, NameHash, std::equal_to<>> kept;
+  if (const auto it = kept.find(name); it != kept.end()) return it->second;
+  if (kept.size() >= kMaxRolesKept) kept.clear();
+  const ChannelRole role = classify_role(name);
+  kept.emplace(std::string(name), role);
+  return role;
+}
+
+namespace {
+ChannelRole classify_role(std::string_view name) {
   const std::size_t colon = name.find(':');
   if (colon == std::string_view::npos) return ChannelRole::load;
   const std::string source = lower(name.substr(0, colon));
@@ -112,6 +137,7 @@ ChannelRole channel_role(std::string_view name) {
     if (contains(field, f)) return ChannelRole::symptom;
   return ChannelRole::load;
 }
+}  // namespace
 
 bool failure_counter(std::string_view name, std::string_view unit) {
   if (unit.size() < 2 || unit.substr(unit.size() - 2) != "/s") return false;
