@@ -28,6 +28,12 @@ class Matrix {
     data_.insert(data_.end(), values.begin(), values.end());
     ++rows_;
   }
+  // No rows, `cols` columns; the storage keeps its capacity (a reader's block, reused).
+  void reset(std::size_t cols) {
+    rows_ = 0;
+    cols_ = cols;
+    data_.clear();
+  }
   std::vector<double>& data() { return data_; }
   const std::vector<double>& data() const { return data_; }
 

@@ -55,6 +55,7 @@
 #include "reveal/offline.h"
 #include "reveal/features.h"
 #include "reveal/recording.h"
+#include "reveal/recording_feed.h"
 #include "reveal/tenants.h"
 
 namespace reveal {
@@ -371,5 +372,14 @@ class TenantFeed {
 // sample. Memory: the detector's history ring and the results, not a copy of the run.
 // Throws DetectError for fewer than 2 samples or options out of range.
 DetectResult detect_streaming(const Recording& run, const StreamingOptions& opts, Progress* progress = nullptr);
+// The same from a recording read in pieces (reveal/recording_feed.h; the overload above is this
+// one over a MemoryFeed): memory is the detector's, the feed's current block, the tenant scans
+// near the sample pushed (from 300 s before the open incident's or workload change's onset, or
+// before the sample, to 120 s after it: every scan naming tenants looks at, reveal/tenants.h)
+// and the results (per scored window: 4 numbers and 2 channel names). Each episode's tenants
+// are named as it is taken (closed, or open at the end), over those scans, where the overload
+// above named them over the whole run: the same scans, so the same names. A feed's StoreError
+// passes through; DetectError for fewer than 2 samples, found at the end.
+DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts, Progress* progress = nullptr);
 
 }  // namespace reveal

@@ -31,6 +31,7 @@
 #include "reveal/peers_report.h"
 #include "reveal/report.h"
 #include "reveal/store.h"
+#include "reveal/recording_feed.h"
 #include "reveal/streaming.h"
 #include "reveal/units.h"
 #include "file_args.h"
@@ -377,12 +378,12 @@ struct Run {
   const CLI::App& sub;
 
   DetectResult detect_host(const Recording& h) const {
-    if (o.streaming) return detect_streaming(h, agent_options(h), o.d.progress);
+    if (o.streaming) return detect_streaming(h, agent_options(h.meta), o.d.progress);
     return model ? detect(h, *model, o.d) : detect(h, {}, o.d);
   }
   // --streaming: the agent's detector options (its defaults or --agent-config), at the
   // recording's interval, with the detector flags given here on top.
-  StreamingOptions agent_options(const Recording& h) const {
+  StreamingOptions agent_options(const RunMetadata& meta) const {
 #ifdef REVEAL_WITH_HTTP
     AgentConfig cfg;
     if (!o.agent_config.empty()) {
@@ -392,7 +393,7 @@ struct Run {
         throw std::runtime_error(std::string("--agent-config: ") + e.what());
       }
     }
-    cfg.interval = std::chrono::nanoseconds(std::int64_t(std::max(h.meta.interval_s, 1e-3) * 1e9));
+    cfg.interval = std::chrono::nanoseconds(std::int64_t(std::max(meta.interval_s, 1e-3) * 1e9));
     if (sub.count("--window")) cfg.window = o.window;
     if (sub.count("--stride")) cfg.stride = o.stride;
     if (sub.count("--trail")) cfg.trail = o.trail;
@@ -449,6 +450,18 @@ int report_store(const Run& run, const Hosts& hosts) {
   return run.exit_code(!r.incidents.empty());
 }
 
+// --streaming on one store: read a chunk at a time (reveal/recording_feed.h), so memory does
+// not grow with the recording's length (issue #19).
+int report_store_streaming(const Run& run) {
+  const Opts& o = run.o;
+  StoreFeed feed(o.runs.front());
+  DetectResult r = detect_streaming(feed, run.agent_options(feed.meta()), o.d.progress);
+  run.bar.finish();
+  if (!run.report)
+    write_stdout(o.json ? json_of(r, o.runs.front(), run.user_window_z) : render_text(r, o.runs.front()));
+  return run.exit_code(!r.incidents.empty());
+}
+
 // One report per host read from Prometheus.
 int report_each_host(const Run& run, const Hosts& hosts) {
   const Opts& o = run.o;
@@ -496,6 +509,10 @@ Action add_detect_like(CLI::App& app, bool report) {
     const auto bar = stderr_progress(report ? "reveal report" : "reveal detect", !o->no_progress);
     o->d.progress = bar.get();
     const bool prom = !o->prometheus.empty();
+    if (o->streaming && !prom && !o->peers) {
+      const std::optional<BaselineModel> model = reference_model(*o, *sub, 1, *bar);
+      return report_store_streaming(Run{*o, report, user_window_z, html, *bar, model, *sub});
+    }
     const Hosts hosts = prom ? read_prometheus_hosts(*o) : load_stores(*o, *bar);
     const std::optional<BaselineModel> model = reference_model(*o, *sub, hosts.recordings.size(), *bar);
     const Run run{*o, report, user_window_z, html, *bar, model, *sub};

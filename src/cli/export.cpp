@@ -10,6 +10,7 @@
 // store, an OUT that is a directory or another store, or a failed write.
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "commands.h"
 #include "reveal/glob.h"
 #include "reveal/store.h"
+#include "reveal/store_reader.h"
 #include "file_args.h"
 #include "output_file.h"
 #include "progress_bar.h"
@@ -40,10 +42,11 @@ std::string csv_field(const std::string& s) {
 }
 
 int run_export(const Opts& o) {
-  // Only the matching channels are decoded (the store keeps channel groups apart).
-  LoadOptions load;
+  // Only the matching channels are decoded (the store keeps channel groups apart), one chunk at a
+  // time (reveal/store_reader.h): memory does not grow with the store's length (issue #19).
+  std::function<bool(const ChannelInfo&)> keep;
   if (!o.globs.empty())
-    load.keep_channel = [&](const ChannelInfo& ch) {
+    keep = [&](const ChannelInfo& ch) {
       for (const auto& g : o.globs)
         if (glob_match(g, ch.name)) return true;
       return false;
@@ -51,12 +54,23 @@ int run_export(const Opts& o) {
   const auto bar = stderr_progress("reveal export", !o.no_progress && o.out != "-");
   bar->update("load", 0, 1);
   check_input_path("store", o.store);
-  const Recording rec = load_recording(o.store, load);
-  std::vector<std::size_t> cols(rec.channels.size());
-  for (std::size_t c = 0; c < cols.size(); ++c) cols[c] = c;
-  if (cols.empty()) throw UsageError("--channels: no channel of " + o.store + " matches");
-  const std::int64_t t0 = rec.t_unix_ns.empty() ? 0 : rec.t_unix_ns.front();
-  const std::int64_t t1 = rec.t_unix_ns.empty() ? 0 : rec.t_unix_ns.back();
+  StoreReader reader(o.store, keep);
+  const std::vector<ChannelInfo>& channels = reader.channels();
+  if (channels.empty()) throw UsageError("--channels: no channel of " + o.store + " matches");
+  // First pass, times only (no channel decoded): the first and last sample, which --start and
+  // --end count from, and the rows they keep.
+  std::int64_t t0 = 0, t1 = 0;
+  std::size_t samples = 0;
+  SampleBlock block;
+  {
+    StoreReader times(o.store, [](const ChannelInfo&) { return false; });
+    times.begin_samples();
+    while (times.next_samples(block)) {
+      if (samples == 0) t0 = block.t_unix_ns.front();
+      t1 = block.t_unix_ns.back();
+      samples += block.t_unix_ns.size();
+    }
+  }
   const std::int64_t from = o.start.empty() ? INT64_MIN : parse_run_time("--start", o.start, t0, t1);
   const std::int64_t to = o.end.empty() ? INT64_MAX : parse_run_time("--end", o.end, t0, t1);
   if (from > to) throw UsageError("--start is after --end");
@@ -74,28 +88,38 @@ int run_export(const Opts& o) {
   };
 
   std::size_t rows = 0;
-  for (const std::int64_t t : rec.t_unix_ns) rows += wanted(t);
+  {
+    StoreReader times(o.store, [](const ChannelInfo&) { return false; });
+    times.begin_samples();
+    while (times.next_samples(block))
+      for (const std::int64_t t : block.t_unix_ns) rows += wanted(t);
+  }
   if (rows == 0) throw UsageError("no sample between --start and --end");
 
   OutputFile out(o.out, {o.store}, "-o");
   std::string line = "t_unix_ns,t_s";
-  for (std::size_t c : cols) line += "," + csv_field(rec.channels[c].name);
+  for (const auto& ch : channels) line += "," + csv_field(ch.name);
   line += "\n";
   out.write(line);
-  for (std::size_t r = 0; r < rec.t_unix_ns.size(); ++r) {
-    report_progress(bar.get(), "write", r, rec.t_unix_ns.size(), 64);
-    if (!wanted(rec.t_unix_ns[r])) continue;
-    line = fmt::format("{},{:.3f}", rec.t_unix_ns[r], double(rec.t_unix_ns[r] - t0) * 1e-9);
-    for (std::size_t c : cols) {
-      const double v = rec.values(r, c);
-      line += std::isfinite(v) ? fmt::format(",{}", v) : std::string(",");
+  std::size_t done = 0;
+  reader.begin_samples();
+  while (reader.next_samples(block)) {
+    for (std::size_t r = 0; r < block.t_unix_ns.size(); ++r, ++done) {
+      report_progress(bar.get(), "write", done, samples, 64);
+      const std::int64_t t = block.t_unix_ns[r];
+      if (!wanted(t)) continue;
+      line = fmt::format("{},{:.3f}", t, double(t - t0) * 1e-9);
+      for (std::size_t c = 0; c < channels.size(); ++c) {
+        const double v = block.values(r, c);
+        line += std::isfinite(v) ? fmt::format(",{}", v) : std::string(",");
+      }
+      line += "\n";
+      out.write(line);
     }
-    line += "\n";
-    out.write(line);
   }
   bar->finish();
   out.commit();
-  if (!out.is_stdout()) std::fprintf(stderr, "reveal: wrote %zu rows × %zu channels to %s\n", rows, cols.size(), o.out.c_str());
+  if (!out.is_stdout()) std::fprintf(stderr, "reveal: wrote %zu rows × %zu channels to %s\n", rows, channels.size(), o.out.c_str());
   return kExitOk;
 }
 

@@ -5,12 +5,31 @@
 
 #include "reveal/absence_tracker.h"
 #include "reveal/baseline_model.h"
+#include "reveal/recording_feed.h"
 #include "reveal/streaming.h"
 #include "reveal/tenants.h"
 #include "window_model.h"
 
 namespace reveal {
 namespace {
+
+constexpr std::int64_t kTenantAheadNs = 120'000'000'000;
+constexpr std::int64_t kTenantKeepNs = 300'000'000'000;
+
+std::string too_short(std::size_t n) {
+  return "the recording holds " + std::to_string(n) + " sample" + (n == 1 ? "" : "s") +
+         "; streaming detection needs at least 2";
+}
+
+// Drops the scans stamped before `t` from the front of `scans` (in time order), a batch at a
+// time so the vector is not shifted at every sample.
+void drop_scans_before(std::vector<TenantScan>& scans, std::int64_t t) {
+  constexpr std::size_t kBatch = 64;
+  if (scans.size() < kBatch || scans[kBatch - 1].t_unix_ns >= t) return;
+  const auto first_kept = std::lower_bound(scans.begin(), scans.end(), t,
+                                           [](const TenantScan& s, std::int64_t v) { return s.t_unix_ns < v; });
+  scans.erase(scans.begin(), first_kept);
+}
 
 // Seconds since `origin` for an incident the detector timed from its own first row.
 void retime(Incident& inc, std::int64_t origin_ns) {
@@ -22,77 +41,114 @@ void retime(Incident& inc, std::int64_t origin_ns) {
 
 DetectResult detect_streaming(const Recording& run, const StreamingOptions& opts, Progress* progress) {
   const std::size_t n = run.t_unix_ns.size();
-  if (n < 2) throw DetectError("the recording holds " + std::to_string(n) + " sample" + (n == 1 ? "" : "s") +
-                               "; streaming detection needs at least 2");
-  StreamingDetector det(run.meta, run.channels, opts);
+  if (n < 2) throw DetectError(too_short(n));
+  MemoryFeed feed(run);
+  return detect_streaming(feed, opts, progress);
+}
+
+DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts, Progress* progress) {
+  const RunMetadata& meta = feed.meta();
+  StreamingDetector det(meta, feed.channels(), opts);
   const std::size_t window = opts.detect.window.length;
-  AbsenceTracker absences(run.channels, window, run.meta.interval_s, opts.detect.top_channels);
+  AbsenceTracker absences(feed.channels(), window, meta.interval_s, opts.detect.top_channels);
 
   DetectResult r;
   r.mode = opts.baseline ? "baseline" : "streaming";
-  r.meta = run.meta;
-  r.origin_unix_ns = run.t_unix_ns.front();
-  r.n_samples = n;
-  r.n_channels_recorded = run.channels.size();
+  r.n_channels_recorded = feed.channels().size();
   r.n_channels_used = det.n_derived_channels();
-  r.settle_s = double(opts.settle_samples) * run.meta.interval_s;
+  r.settle_s = double(opts.settle_samples) * meta.interval_s;
   r.false_per_day = opts.detect.false_per_day;
   std::size_t fits = 0;
   std::vector<Incident> anomalies, absent;
   TenantFeed tenants;  // as the agent: names tenants and withdraws new workloads' incidents as they go
+  // The tenant scans near the samples pushed (from kTenantKeepS before the oldest open
+  // episode's onset, or before the sample, to kTenantAheadS after it): all that naming an
+  // incident's tenants looks at (reveal/tenants.h), in memory that does not grow with the run.
+  TenantTimeline scans;
+  scans.paths = feed.tenant_paths();
+  const bool has_scans = feed.has_tenant_scans();
+  // An episode is named once more as it is taken (closed, or open at the end), from the same
+  // scans: what attach_tenants(DetectResult&) does over the whole run at the end.
+  const auto name_tenants = [&](Incident& inc) {
+    if (has_scans && inc.kind != "absence") attach_tenants(inc, scans);
+  };
   // The agent restarted where the store says so (agent_restart events): as the restarted agent
   // did, the detector starts a new segment there (no rate across it, a new start-up settle).
   std::vector<std::int64_t> restarts;
-  for (const Event& e : run.events)
+  for (const Event& e : feed.events())
     if (is_recorder_restart(e)) restarts.push_back(e.t_unix_ns);
   std::sort(restarts.begin(), restarts.end());
   auto next_restart = restarts.begin();
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t t = run.t_unix_ns[i];
-    const auto row = run.values.row(i);
-    bool restarted = false;
-    for (; next_restart != restarts.end() && *next_restart <= t; ++next_restart) restarted = i > 0;
-    if (restarted) det.begin_segment();
-    const StreamUpdate& u = det.push(t, row);
-    tenants.after_push(det, u, run.tenants, t);
-    const AbsenceUpdate& au = absences.push(t, row);
-    fits += u.refitted;
-    if (u.scored) {
-      const double end_s = double(t - r.origin_unix_ns) * 1e-9;
-      r.window_end_s.push_back(end_s);
-      r.window_start_s.push_back(end_s - double(window - 1) * run.meta.interval_s);
-      r.fused.push_back(u.fused);
-      r.window_top_channel.emplace_back(u.top_channel);
-      r.window_top_z.push_back(u.top_z);
-      r.window_symptom.emplace_back(u.symptom_led);
+  SampleBlock block;
+  std::size_t i = 0;
+  while (feed.next_samples(block)) {
+    for (std::size_t b = 0; b < block.t_unix_ns.size(); ++b, ++i) {
+      const std::int64_t t = block.t_unix_ns[b];
+      const auto row = block.values.row(b);
+      if (i == 0) r.origin_unix_ns = t;
+      bool restarted = false;
+      for (; next_restart != restarts.end() && *next_restart <= t; ++next_restart) restarted = i > 0;
+      if (restarted) det.begin_segment();
+      if (has_scans) {
+        feed.tenant_scans_until(t + kTenantAheadNs, scans.scans);
+        std::int64_t keep_from = t - kTenantKeepNs;
+        if (const auto& a = det.active()) keep_from = std::min(keep_from, a->start_unix_ns - kTenantKeepNs);
+        if (const auto& c = det.active_change()) keep_from = std::min(keep_from, c->start_unix_ns - kTenantKeepNs);
+        drop_scans_before(scans.scans, keep_from);
+      }
+      const StreamUpdate& u = det.push(t, row);
+      tenants.after_push(det, u, scans, t);
+      const AbsenceUpdate& au = absences.push(t, row);
+      fits += u.refitted;
+      if (u.scored) {
+        const double end_s = double(t - r.origin_unix_ns) * 1e-9;
+        r.window_end_s.push_back(end_s);
+        r.window_start_s.push_back(end_s - double(window - 1) * meta.interval_s);
+        r.fused.push_back(u.fused);
+        r.window_top_channel.emplace_back(u.top_channel);
+        r.window_top_z.push_back(u.top_z);
+        r.window_symptom.emplace_back(u.symptom_led);
+      }
+      // The detectors keep only their last 100 closed episodes: take each as it closes.
+      if (u.closed && !det.closed().empty()) {
+        anomalies.push_back(det.closed().back());
+        name_tenants(anomalies.back());
+      }
+      if (u.change_closed && !det.workload_changes().empty()) {
+        r.workload_changes.push_back(det.workload_changes().back());
+        name_tenants(r.workload_changes.back());
+      }
+      for (std::size_t k = absences.closed().size() - au.closed; k < absences.closed().size(); ++k)
+        absent.push_back(absences.closed()[k]);
+      report_progress(progress, "score", i + 1, std::max(feed.samples_hint(), i + 1), 1024);
     }
-    // The detectors keep only their last 100 closed episodes: take each as it closes.
-    if (u.closed && !det.closed().empty()) anomalies.push_back(det.closed().back());
-    if (u.change_closed && !det.workload_changes().empty()) r.workload_changes.push_back(det.workload_changes().back());
-    for (std::size_t k = absences.closed().size() - au.closed; k < absences.closed().size(); ++k)
-      absent.push_back(absences.closed()[k]);
-    report_progress(progress, "score", i + 1, n, 1024);
   }
+  if (i < 2) throw DetectError(too_short(i));
+  r.meta = feed.meta();
+  r.n_samples = i;
   // What is still open at the end of the recording, as it stood at the last sample.
   if (det.active()) {
     anomalies.push_back(*det.active());
+    name_tenants(anomalies.back());
     r.notes.push_back("the last incident was still open at the end of the recording");
   }
-  if (det.active_change()) r.workload_changes.push_back(*det.active_change());
+  if (det.active_change()) {
+    r.workload_changes.push_back(*det.active_change());
+    name_tenants(r.workload_changes.back());
+  }
   for (const auto& a : absences.active()) absent.push_back(a);
 
   r.incidents = std::move(anomalies);
   r.incidents.insert(r.incidents.end(), absent.begin(), absent.end());
   std::stable_sort(r.incidents.begin(), r.incidents.end(),
                    [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
-  attach_tenants(r, run.tenants);
   for (auto& inc : r.incidents) retime(inc, r.origin_unix_ns);
   for (auto& c : r.workload_changes) retime(c, r.origin_unix_ns);
   r.reference_windows = det.reference_windows();
   // Self mode fuses robust_z and the Isolation Forest (the stream fits no PCA model); a
   // baseline model fuses its PCA residual too when it was trained to.
   r.fused_detectors = opts.baseline && opts.baseline->options().pca == PcaUse::fuse ? 3 : 2;
-  r.window_false_rate = opts.detect.false_per_day * double(opts.detect.window.stride) * run.meta.interval_s / 86400.0;
+  r.window_false_rate = opts.detect.false_per_day * double(opts.detect.window.stride) * meta.interval_s / 86400.0;
   if (!det.model_ready())
     r.notes.push_back("no reference model was fitted (" + det.not_ready_reason() + "): nothing was scored");
   else if (opts.workload_changes && !det.tells_workload_changes())

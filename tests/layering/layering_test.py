@@ -44,7 +44,7 @@ PUBLIC_HEADERS = {
     "registry.h": "telemetry", "sampler.h": "telemetry", "host_info.h": "telemetry",
     "host_config.h": "telemetry",
     # store
-    "store.h": "store", "ingest.h": "store", "recorder.h": "store",
+    "store.h": "store", "store_reader.h": "store", "recording_feed.h": "store", "ingest.h": "store", "recorder.h": "store",
     # features
     "features.h": "features",
     # detectors
