@@ -284,6 +284,12 @@ class StreamingDetector {
   std::optional<Incident> active_;
   std::unique_ptr<explain::IncidentEvidence> evidence_;  // the open incident's
   std::vector<double> mean_;        // its channels' mean values (attribution)
+  // Running sums of mean_ over history rows [means_from_, means_to_) (episode_means()).
+  static constexpr std::uint64_t kNoMeans = ~std::uint64_t{0};
+  std::uint64_t means_from_ = kNoMeans, means_to_ = 0;
+  std::vector<double> msum_;
+  std::vector<std::size_t> mcount_;
+  void episode_means(std::uint64_t r0, std::uint64_t r1);
   std::vector<ChannelInfo> baseline_channels_;  // the baseline model's channels (chans_ point here)
   std::vector<Incident> closed_;
   // Workload changes and regimes (self mode).

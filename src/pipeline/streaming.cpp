@@ -96,6 +96,7 @@ void StreamingDetector::use_baseline() {
   reference_windows_ = model->reference_windows();
   model_ = std::move(model);
   cols_ = std::move(cols);
+  means_from_ = kNoMeans;
   chans_ = std::move(chans);
   z_.assign(cols_.size(), 0.0);
   low_.assign(cols_.size(), 0.0);
@@ -192,6 +193,16 @@ void StreamingDetector::append_row(std::int64_t t_unix_ns, std::span<const doubl
   std::copy(row.begin(), row.end(), prev_.begin());
   prev_t_ns_ = t_unix_ns;
   const std::uint64_t g = rows_++;
+  // The row this one overwrites leaves the episode's running means first (episode_means()).
+  if (g >= capacity_ && means_from_ == g - capacity_ && means_from_ < means_to_) {
+    const auto old = hist_.row(slot(means_from_));
+    for (std::size_t j = 0; j < cols_.size() && j < msum_.size(); ++j)
+      if (const double x = old[std::size_t(cols_[j])]; std::isfinite(x)) {
+        msum_[j] -= x;
+        --mcount_[j];
+      }
+    ++means_from_;
+  }
   derived_->compute(double(t_unix_ns - t0_ns_) * 1e-9, rates_, hist_.row(slot(g)));
   hist_t_[slot(g)] = t_unix_ns;
 }
@@ -283,6 +294,7 @@ void StreamingDetector::install(Regime r) {
   }
   model_ = std::move(r.model);
   cols_ = std::move(r.cols);
+  means_from_ = kNoMeans;
   chans_ = std::move(r.chans);
   z_.assign(cols_.size(), 0.0);
   low_.assign(cols_.size(), 0.0);
@@ -672,6 +684,32 @@ bool StreamingDetector::tells_workload_changes() const {
 void StreamingDetector::update_incident() { describe(*active_); }
 void StreamingDetector::update_change() { describe(*change_); }
 
+// The model channels' means over history rows [r0, r1) into mean_ (explain::channel_means'
+// values), kept as running sums while an episode grows: each call adds only the rows pushed
+// since the last one, a row at a time (the history is row-major), in the same order as a
+// recount, so the means are the same bits. A row the ring overwrites leaves the sums as it is
+// overwritten (push()): an episode older than the history keeps the mean of the rows still in
+// it, as a recount would, to rounding. Anything else — another episode, new model columns, a
+// history resized — counts again from r0.
+void StreamingDetector::episode_means(std::uint64_t r0, std::uint64_t r1) {
+  const std::size_t nc = cols_.size();
+  if (means_from_ == kNoMeans || r0 != means_from_ || r1 < means_to_ || msum_.size() != nc) {
+    msum_.assign(nc, 0.0);
+    mcount_.assign(nc, 0);
+    means_from_ = means_to_ = r0;
+  }
+  for (; means_to_ < r1; ++means_to_) {
+    const auto row = hist_.row(slot(means_to_));
+    for (std::size_t j = 0; j < nc; ++j)
+      if (const double x = row[std::size_t(cols_[j])]; std::isfinite(x)) {
+        msum_[j] += x;
+        ++mcount_[j];
+      }
+  }
+  mean_.resize(nc);
+  for (std::size_t j = 0; j < nc; ++j) mean_[j] = mcount_[j] ? msum_[j] / double(mcount_[j]) : __builtin_nan("");
+}
+
 void StreamingDetector::describe(Incident& inc) {
   const std::size_t L = opts_.detect.window.length, stride = opts_.detect.window.stride;
   inc.first_window = tracker_.first();
@@ -685,7 +723,7 @@ void StreamingDetector::describe(Incident& inc) {
   inc.end_unix_ns = hist_t_[slot(r1 - 1)];
   inc.start_s = double(inc.start_unix_ns - t0_ns_) * 1e-9;
   inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
-  explain::channel_means(r0, r1, cols_, [&](std::uint64_t r) { return hist_.row(slot(r)); }, mean_);
+  episode_means(r0, r1);
   inc.peak_score = evidence_->peak_score();
   explain::attribute(inc, evidence_->zbar(), mean_, {model_->robust_z().median(), model_->floors()}, chans_,
                      meta_.cores, opts_.detect.top_channels, evidence_->detectors());
