@@ -51,7 +51,7 @@ _reveal() {
       ;;
     'detect')
       subs=''
-      flags='-h --help --html --baseline --peers --streaming --agent-config --prometheus --match --start --end --step --timeout --json --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --all-anomalies --no-symptom-windows --top'
+      flags='-h --help --html --baseline --peers --streaming --whole-run --agent-config --prometheus --match --start --end --step --timeout --json --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --all-anomalies --no-symptom-windows --top'
       positional=stores
       case $prev in
         --html) COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -4,7 +4,7 @@ seeded scheduler starts, stops and overlaps real training/serving jobs and injec
 into them; the agent's live incidents and `reveal detect` on its store are then scored.
 
   hostday.py run --out DIR --duration 2h [--seed N] [--reveal PATH] [--port P] [--plan-only]
-                 [--agent-warmup 120s] [--poll 15s]
+                 [--agent-warmup 120s] [--poll 15s] [--no-faults]
   hostday.py score DIR [--reveal PATH] [--reuse]
 
 run: writes DIR/plan.json first (the whole day, seeded: same seed, duration and workload/fault
@@ -1264,6 +1264,9 @@ def cmd_run(a):
     a.out = os.path.abspath(a.out)
     caps = capabilities()
     plan = make_plan(a.duration, a.seed, caps, a.warmup)
+    if a.no_faults:  # the same jobs, phases and second tenants, nothing injected: false incidents alone
+        plan["faults"] = []
+        plan["no_faults"] = True
     cg, why = cgroup_plan()  # where each job's and fault's leaf cgroup goes (relative to the v2 root)
     plan["cgroups"] = cg or {"none": why}
     for x in plan["jobs"] + plan["faults"]:
@@ -1545,8 +1548,12 @@ def cmd_score(a):
     db = os.path.join(out, "agent.db")
     agent_toml = os.path.join(out, "agent.toml")
     streaming = ["--streaming"] + (["--agent-config", agent_toml] if os.path.isfile(agent_toml) else [])
+    # The offline column is the whole-run analysis: a reveal that analyses long stores as
+    # --streaming does (issue #19) is asked for it (older ones have no --whole-run and always do it).
+    helptext = subprocess.run([a.reveal, "detect", "--help"], capture_output=True, text=True).stdout
+    whole = ["--whole-run"] if "--whole-run" in helptext else []
     detect_s = {}
-    for name, extra in (("detect.json", []), ("detect_streaming.json", streaming)):
+    for name, extra in (("detect.json", whole), ("detect_streaming.json", streaming)):
         rep_path = os.path.join(out, name)
         if a.reuse and os.path.exists(rep_path) and os.path.getmtime(rep_path) >= os.path.getmtime(db):
             continue
@@ -1823,6 +1830,9 @@ def main():
     r.add_argument("--agent-warmup", default="120s", help="the agent's [detect] warmup (no faults before it ends)")
     r.add_argument("--poll", default="15s", help="how often /incidents is polled")
     r.add_argument("--plan-only", action="store_true", help="write DIR/plan.json, print it and exit")
+    r.add_argument("--no-faults", action="store_true",
+                   help="inject nothing: the seed's jobs, phases and second tenants alone (every incident is false; "
+                        "a clean recording for calibration)")
     s = sub.add_parser("score", help="score a finished run directory")
     s.add_argument("dir")
     s.add_argument("--reveal", default=os.environ.get("REVEAL", os.path.join(REPO, "build", "reveal")))

@@ -31,6 +31,7 @@
 #include "reveal/peers_report.h"
 #include "reveal/report.h"
 #include "reveal/store.h"
+#include "reveal/store_reader.h"
 #include "reveal/recording_feed.h"
 #include "reveal/streaming.h"
 #include "reveal/units.h"
@@ -46,6 +47,13 @@
 
 namespace reveal::cli {
 namespace {
+
+// A store of more samples × channels than this is analysed as with --streaming unless the
+// whole-run analysis is asked for (long_recording below): 4 Mi values, about 1.4 h at 800
+// channels, which the whole-run analysis holds in some 400 MB (about 95 bytes a value measured:
+// the samples, their rates and derived channels, the windows and the detectors' matrices; 550
+// MB for 2 h of 807 channels, 816 MB for 3 h).
+constexpr std::uint64_t kWholeRunMaxValues = std::uint64_t{1} << 22;
 
 // Display names of several stores: their hostnames when those differ, else the paths.
 std::vector<std::string> store_names(const std::vector<Recording>& runs, const std::vector<std::string>& paths) {
@@ -81,6 +89,7 @@ struct Opts {
   std::vector<std::string> baselines;
   std::string html;
   bool json = false, peers = false, fail_on_incident = false, no_progress = false, streaming = false;
+  bool whole_run = false;
   bool all_anomalies = false;
   bool no_symptom_windows = false;
   std::string agent_config;
@@ -141,6 +150,11 @@ void add_input_options(CLI::App* sub, Opts& o, bool report) {
                   "Analyse the store as `reveal agent` would have live: a reference that moves with time (fitted "
                   "after the warm-up, refitted, re-learned at workload changes), workload changes told apart from "
                   "incidents (text and JSON; not --html)");
+    sub->add_flag("--whole-run", o.whole_run,
+                  "Fit one reference on the whole recording even when it is long (over " +
+                      std::to_string(kWholeRunMaxValues >> 20) +
+                      " Mi samples x channels, about 1.4 h at 800 channels, which is otherwise analysed as with "
+                      "--streaming, in bounded memory); it is then held in memory whole (some 95 bytes a value)");
     sub->add_option("--agent-config", o.agent_config,
                     "With --streaming: the agent's configuration file (its [detect] keys; default: the agent's "
                     "defaults)");
@@ -319,6 +333,25 @@ Hosts read_prometheus_hosts(const Opts& o) {
 #endif
 }
 
+// Why a single store is analysed as with --streaming although it was not asked for, or "": it
+// holds more than kWholeRunMaxValues samples × channels, and nothing asked for the whole-run
+// analysis (--whole-run, or an option only it has: --html, --window-z, --settle, --pca,
+// --pearson-cut, --all-anomalies).
+std::string long_recording(const Opts& o, const CLI::App& sub) {
+  if (o.whole_run || o.runs.size() != 1 || !o.html.empty() || o.d.window_z) return "";
+  for (const char* flag : {"--settle", "--pca", "--pearson-cut", "--all-anomalies"})
+    if (sub.count(flag)) return "";
+  check_input_path("run", o.runs.front());
+  StoreReader reader(o.runs.front());
+  const std::uint64_t samples = reader.claimed_samples(INT64_MIN, INT64_MAX);
+  const std::uint64_t values = samples * reader.store_channels();
+  if (values <= kWholeRunMaxValues) return "";
+  return fmt::format(
+      "a long recording ({} samples × {} channels, {:.1f} h): analysed as --streaming does, with a reference that "
+      "moves with time, in bounded memory; --whole-run fits one reference on all of it, held in memory",
+      samples, reader.store_channels(), double(samples) * reader.meta().interval_s / 3600.0);
+}
+
 // The stores given as runs.
 Hosts load_stores(const Opts& o, Progress& bar) {
   Hosts h;
@@ -450,12 +483,13 @@ int report_store(const Run& run, const Hosts& hosts) {
   return run.exit_code(!r.incidents.empty());
 }
 
-// --streaming on one store: read a chunk at a time (reveal/recording_feed.h), so memory does
-// not grow with the recording's length (issue #19).
-int report_store_streaming(const Run& run) {
+// --streaming on one store, or a long store without --whole-run: read a chunk at a time
+// (reveal/recording_feed.h), so memory does not grow with the recording's length (issue #19).
+int report_store_streaming(const Run& run, const std::string& long_note) {
   const Opts& o = run.o;
   StoreFeed feed(o.runs.front());
   DetectResult r = detect_streaming(feed, run.agent_options(feed.meta()), o.d.progress);
+  if (!long_note.empty()) r.notes.insert(r.notes.begin(), long_note);
   run.bar.finish();
   if (!run.report)
     write_stdout(o.json ? json_of(r, o.runs.front(), run.user_window_z) : render_text(r, o.runs.front()));
@@ -509,9 +543,10 @@ Action add_detect_like(CLI::App& app, bool report) {
     const auto bar = stderr_progress(report ? "reveal report" : "reveal detect", !o->no_progress);
     o->d.progress = bar.get();
     const bool prom = !o->prometheus.empty();
-    if (o->streaming && !prom && !o->peers) {
+    const std::string long_note = prom || o->peers || o->streaming || report ? "" : long_recording(*o, *sub);
+    if ((o->streaming || !long_note.empty()) && !prom && !o->peers) {
       const std::optional<BaselineModel> model = reference_model(*o, *sub, 1, *bar);
-      return report_store_streaming(Run{*o, report, user_window_z, html, *bar, model, *sub});
+      return report_store_streaming(Run{*o, report, user_window_z, html, *bar, model, *sub}, long_note);
     }
     const Hosts hosts = prom ? read_prometheus_hosts(*o) : load_stores(*o, *bar);
     const std::optional<BaselineModel> model = reference_model(*o, *sub, hosts.recordings.size(), *bar);
