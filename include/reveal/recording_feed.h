@@ -35,8 +35,9 @@ class RecordingFeed {
   // empty, at the end. Never an empty block with true.
   virtual bool next_samples(SampleBlock& out) = 0;
   // Tenant scans (reveal/tenants.h): whether the recording holds any, their paths by id, and
-  // those stamped at or before `until` not given yet, appended to `out` in time order (the
-  // caller's window; a scan out of order — a clock stepped back — is inserted in place).
+  // those stamped at or before `until` not given yet, inserted into `out` (the caller's window)
+  // in time order. After a clock step back inside a stored row, a scan stamped at or before
+  // `until` may wait behind a later-stamped one of its row until `until` passes that one.
   virtual bool has_tenant_scans() const = 0;
   virtual const std::vector<std::string>& tenant_paths() const = 0;
   virtual void tenant_scans_until(std::int64_t until, std::vector<TenantScan>& out) = 0;
@@ -62,8 +63,11 @@ class MemoryFeed final : public RecordingFeed {
 };
 
 // A store read a chunk at a time (StoreReader): events and tenant paths are read whole at open
-// (a store holds few), samples and tenant scans as they are asked for. Throws StoreError as
-// StoreReader does (at open, or from next_samples() on a corrupt chunk).
+// (a store holds few), samples and tenant scans as they are asked for; the configuration table
+// is not read (streaming detection does not use it; load_recording() fails on a corrupt one
+// where this does not). Throws StoreError as StoreReader does: at open, from next_samples() on
+// a corrupt chunk, from tenant_scans_until() on a failed read (a row that does not decode is
+// skipped).
 class StoreFeed final : public RecordingFeed {
  public:
   explicit StoreFeed(const std::filesystem::path& path);

@@ -283,7 +283,7 @@ struct LoadOptions {
 
 // Reads a recording (all of it by default). Throws StoreError for a missing, empty, truncated,
 // corrupt or foreign file, or a newer schema version.
-// Untrusted files: a store may be anyone's, so the reader (src/store/sqlite_store.cpp) opens it
+// Untrusted files: a store may be anyone's, so the reader (src/store/store_reader.cpp) opens it
 // read-only with SQLite's hardening (SQLITE_DBCONFIG_DEFENSIVE, trusted_schema off, triggers,
 // views and extensions disabled, query_only, cell_size_check, small limits: at most
 // kStoreMaxValueBytes per value read) and checks, before it reads anything else, that each of

@@ -52,6 +52,11 @@ class StoreReader {
   // samples in range (reusing its capacity), then once with those of the head log (a store being
   // written, or whose writer was killed); false, `out` empty, when there are no more. A chunk
   // with no sample in range is skipped, so a call never returns an empty block with true.
+  // The chunks are those of one snapshot, taken at begin_samples() together with the head log
+  // (read then: at most one chunk's samples), so a store being written reads without a gap or
+  // an overlap; the snapshot is held until the last chunk is read (a live writer's WAL grows
+  // meanwhile). A schema-1 store (pre-release, one frame per sample) comes as one block: its
+  // memory grows with its length, and claimed_samples() is 0 for it.
   void begin_samples(std::int64_t start_unix_ns = std::numeric_limits<std::int64_t>::min(),
                      std::int64_t end_unix_ns = std::numeric_limits<std::int64_t>::max());
   bool next_samples(SampleBlock& out);

@@ -286,7 +286,7 @@ class StreamingDetector {
   std::vector<double> mean_;        // its channels' mean values (attribution)
   // Running sums of mean_ over history rows [means_from_, means_to_) (episode_means()).
   static constexpr std::uint64_t kNoMeans = ~std::uint64_t{0};
-  std::uint64_t means_from_ = kNoMeans, means_to_ = 0;
+  std::uint64_t means_from_ = kNoMeans, means_to_ = 0, means_evicted_ = 0;
   std::vector<double> msum_;
   std::vector<std::size_t> mcount_;
   void episode_means(std::uint64_t r0, std::uint64_t r1);
@@ -380,12 +380,14 @@ class TenantFeed {
 DetectResult detect_streaming(const Recording& run, const StreamingOptions& opts, Progress* progress = nullptr);
 // The same from a recording read in pieces (reveal/recording_feed.h; the overload above is this
 // one over a MemoryFeed): memory is the detector's, the feed's current block, the tenant scans
-// near the sample pushed (from 300 s before the open incident's or workload change's onset, or
-// before the sample, to 120 s after it: every scan naming tenants looks at, reveal/tenants.h)
-// and the results (per scored window: 4 numbers and 2 channel names). Each episode's tenants
-// are named as it is taken (closed, or open at the end), over those scans, where the overload
-// above named them over the whole run: the same scans, so the same names. A feed's StoreError
-// passes through; DetectError for fewer than 2 samples, found at the end.
+// near the sample pushed (from 300 s before the history ring's span, or before the open
+// incident's or workload change's onset, and the 2 scans before that, to 120 s after the
+// sample: every scan naming tenants looks at, reveal/tenants.h — an episode starts at a row
+// still in the ring) and the results (per scored window: 4 numbers and 2 channel names, some
+// 150 bytes: 90 MB a week at 1 Hz). Each episode's tenants are named as it is taken (closed,
+// or open at the end), over those scans, where the overload above named them over the whole
+// run: the same scans, so the same names. A feed's StoreError passes through; DetectError for
+// fewer than 2 samples, found at the end.
 DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts, Progress* progress = nullptr);
 
 }  // namespace reveal

@@ -338,6 +338,11 @@ Hosts read_prometheus_hosts(const Opts& o) {
 // analysis (--whole-run, or an option only it has: --html, --window-z, --settle, --pca,
 // --pearson-cut, --all-anomalies).
 std::string long_recording(const Opts& o, const CLI::App& sub) {
+#ifndef REVEAL_WITH_HTTP
+  (void)o;
+  (void)sub;
+  return "";  // built without the agent (REVEAL_STATIC_DEPS=ON): the whole-run analysis, whatever the length
+#else
   if (o.whole_run || o.runs.size() != 1 || !o.html.empty() || o.d.window_z) return "";
   for (const char* flag : {"--settle", "--pca", "--pearson-cut", "--all-anomalies"})
     if (sub.count(flag)) return "";
@@ -350,6 +355,7 @@ std::string long_recording(const Opts& o, const CLI::App& sub) {
       "a long recording ({} samples × {} channels, {:.1f} h): analysed as --streaming does, with a reference that "
       "moves with time, in bounded memory; --whole-run fits one reference on all of it, held in memory",
       samples, reader.store_channels(), double(samples) * reader.meta().interval_s / 3600.0);
+#endif
 }
 
 // The stores given as runs.

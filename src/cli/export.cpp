@@ -101,13 +101,20 @@ int run_export(const Opts& o) {
   for (const auto& ch : channels) line += "," + csv_field(ch.name);
   line += "\n";
   out.write(line);
-  std::size_t done = 0;
-  reader.begin_samples();
+  std::size_t done = 0, written = 0;
+  // Only the chunks that can hold wanted rows are decoded (a millisecond of slack each side:
+  // wanted() compares rounded milliseconds).
+  const auto widen = [](std::int64_t t, std::int64_t d) {
+    std::int64_t r = 0;
+    return __builtin_add_overflow(t, d, &r) ? (d < 0 ? INT64_MIN : INT64_MAX) : r;
+  };
+  reader.begin_samples(widen(from, -1'000'000), widen(to, 1'000'000));
   while (reader.next_samples(block)) {
     for (std::size_t r = 0; r < block.t_unix_ns.size(); ++r, ++done) {
       report_progress(bar.get(), "write", done, samples, 64);
       const std::int64_t t = block.t_unix_ns[r];
       if (!wanted(t)) continue;
+      ++written;
       line = fmt::format("{},{:.3f}", t, double(t - t0) * 1e-9);
       for (std::size_t c = 0; c < channels.size(); ++c) {
         const double v = block.values(r, c);
@@ -119,7 +126,7 @@ int run_export(const Opts& o) {
   }
   bar->finish();
   out.commit();
-  if (!out.is_stdout()) std::fprintf(stderr, "reveal: wrote %zu rows × %zu channels to %s\n", rows, channels.size(), o.out.c_str());
+  if (!out.is_stdout()) std::fprintf(stderr, "reveal: wrote %zu rows × %zu channels to %s\n", written, channels.size(), o.out.c_str());
   return kExitOk;
 }
 

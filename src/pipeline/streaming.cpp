@@ -202,6 +202,9 @@ void StreamingDetector::append_row(std::int64_t t_unix_ns, std::span<const doubl
         --mcount_[j];
       }
     ++means_from_;
+    // Subtracting loses precision against a large value that left (a spike): count afresh once
+    // a whole ring has been taken out.
+    if (++means_evicted_ >= capacity_) means_from_ = kNoMeans;
   }
   derived_->compute(double(t_unix_ns - t0_ns_) * 1e-9, rates_, hist_.row(slot(g)));
   hist_t_[slot(g)] = t_unix_ns;
@@ -689,7 +692,8 @@ void StreamingDetector::update_change() { describe(*change_); }
 // since the last one, a row at a time (the history is row-major), in the same order as a
 // recount, so the means are the same bits. A row the ring overwrites leaves the sums as it is
 // overwritten (push()): an episode older than the history keeps the mean of the rows still in
-// it, as a recount would, to rounding. Anything else — another episode, new model columns, a
+// it, as a recount would, to rounding (recounted once a whole ring has left, so the rounding
+// of a large value that left does not stay). Anything else — another episode, new model columns, a
 // history resized — counts again from r0.
 void StreamingDetector::episode_means(std::uint64_t r0, std::uint64_t r1) {
   const std::size_t nc = cols_.size();
@@ -697,6 +701,7 @@ void StreamingDetector::episode_means(std::uint64_t r0, std::uint64_t r1) {
     msum_.assign(nc, 0.0);
     mcount_.assign(nc, 0);
     means_from_ = means_to_ = r0;
+    means_evicted_ = 0;
   }
   for (; means_to_ < r1; ++means_to_) {
     const auto row = hist_.row(slot(means_to_));

@@ -21,13 +21,23 @@ std::string too_short(std::size_t n) {
          "; streaming detection needs at least 2";
 }
 
-// Drops the scans stamped before `t` from the front of `scans` (in time order), a batch at a
-// time so the vector is not shifted at every sample.
+// t + d without overflow (an untrusted store's stamps may lie anywhere).
+std::int64_t plus(std::int64_t t, std::int64_t d) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(t, d, &r)) return d > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+// Drops the scans stamped before `t` from the front of `scans` (in time order) but the last
+// kScansBefore of them (the judgement looks at the scan before its spans' first one, which a
+// gap in the scans may put far back), a batch at a time so the vector is not shifted at every
+// sample.
 void drop_scans_before(std::vector<TenantScan>& scans, std::int64_t t) {
-  constexpr std::size_t kBatch = 64;
-  if (scans.size() < kBatch || scans[kBatch - 1].t_unix_ns >= t) return;
-  const auto first_kept = std::lower_bound(scans.begin(), scans.end(), t,
-                                           [](const TenantScan& s, std::int64_t v) { return s.t_unix_ns < v; });
+  constexpr std::size_t kBatch = 64, kScansBefore = 2;
+  if (scans.size() < kBatch + kScansBefore || scans[kBatch + kScansBefore - 1].t_unix_ns >= t) return;
+  auto first_kept = std::lower_bound(scans.begin(), scans.end(), t,
+                                     [](const TenantScan& s, std::int64_t v) { return s.t_unix_ns < v; });
+  first_kept -= std::min<std::ptrdiff_t>(first_kept - scans.begin(), kScansBefore);
   scans.erase(scans.begin(), first_kept);
 }
 
@@ -67,6 +77,8 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
   TenantTimeline scans;
   scans.paths = feed.tenant_paths();
   const bool has_scans = feed.has_tenant_scans();
+  const std::int64_t history_ns = std::int64_t(std::min(
+      double(std::max(opts.history_samples, opts.warmup_samples)) * std::max(meta.interval_s, 1e-3) * 1e9, 1e18));
   // An episode is named once more as it is taken (closed, or open at the end), from the same
   // scans: what attach_tenants(DetectResult&) does over the whole run at the end.
   const auto name_tenants = [&](Incident& inc) {
@@ -90,10 +102,12 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
       for (; next_restart != restarts.end() && *next_restart <= t; ++next_restart) restarted = i > 0;
       if (restarted) det.begin_segment();
       if (has_scans) {
-        feed.tenant_scans_until(t + kTenantAheadNs, scans.scans);
-        std::int64_t keep_from = t - kTenantKeepNs;
-        if (const auto& a = det.active()) keep_from = std::min(keep_from, a->start_unix_ns - kTenantKeepNs);
-        if (const auto& c = det.active_change()) keep_from = std::min(keep_from, c->start_unix_ns - kTenantKeepNs);
+        feed.tenant_scans_until(plus(t, kTenantAheadNs), scans.scans);
+        // An episode that opens at this sample is dated back to a row still in the history
+        // ring: the scans are kept from kTenantKeepNs before the ring's span.
+        std::int64_t keep_from = plus(t, -plus(history_ns, kTenantKeepNs));
+        if (const auto& a = det.active()) keep_from = std::min(keep_from, plus(a->start_unix_ns, -kTenantKeepNs));
+        if (const auto& c = det.active_change()) keep_from = std::min(keep_from, plus(c->start_unix_ns, -kTenantKeepNs));
         drop_scans_before(scans.scans, keep_from);
       }
       const StreamUpdate& u = det.push(t, row);

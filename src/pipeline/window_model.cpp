@@ -23,7 +23,7 @@ constexpr double kInf = __builtin_inf();
 
 // Pearson r of two columns held contiguously (n values each; pairs with a non-finite value are
 // left out); `degenerate` when fewer than 3 pairs or a column without spread.
-double pearson(const double* x, const double* y, std::size_t n_rows, double degenerate = 0) {
+double pearson(const double* x, const double* y, std::size_t n_rows, double degenerate = 0, std::size_t min_pairs = 3) {
   double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
   std::size_t n = 0;
   for (std::size_t r = 0; r < n_rows; ++r) {
@@ -31,7 +31,7 @@ double pearson(const double* x, const double* y, std::size_t n_rows, double dege
     if (!std::isfinite(a) || !std::isfinite(b)) continue;
     ++n; sa += a; sb += b; saa += a * a; sbb += b * b; sab += a * b;
   }
-  if (n < 3) return degenerate;
+  if (n < min_pairs) return degenerate;
   const double cov = sab - sa * sb / n, va = saa - sa * sa / n, vb = sbb - sb * sb / n;
   if (va <= 0 || vb <= 0) return degenerate;
   return cov / std::sqrt(va * vb);
@@ -41,38 +41,51 @@ double pearson(const double* x, const double* y, std::size_t n_rows, double dege
 // Columns with varies[c] == 0 are left out. The columns are copied out of the row-major matrix
 // once: r of every pair then reads two contiguous arrays, with the same sums in the same order.
 // Screening: with more than 4 × kScreenRows rows, r is first taken over every k-th row
-// (kScreenRows of them), and a pair whose |r| there is under cut − kScreenMargin is taken as
-// under the cut without the full count (a sample without spread in either column is no screen:
-// the full count decides). For pairs that co-move throughout, the screen's standard error is
+// (kScreenRows of them, each at a pseudo-random offset within its stretch of k, so no period
+// of the data lines up with the sample), and a pair whose |r| there is under cut − kScreenMargin
+// is taken as under the cut without the full count (a sample of fewer than kScreenPairs finite
+// pairs, or without spread in either column, is no screen: the full count decides). For pairs that co-move throughout, the screen's standard error is
 // about 1/√256 ≈ 0.06, so a pair at the cut passes it with a margin of 3 or more errors; a pair
 // that co-moves only in a few rare spikes the sample misses can be screened out, and both are
 // then kept (one more forest input, never one fewer). A host of hundreds of independent
 // channels (per-CPU shares, noise) then costs 1/14 of the full count at an hour of history.
 constexpr std::size_t kScreenRows = 256;
+constexpr std::size_t kScreenPairs = 200;
 constexpr double kScreenMargin = 0.2;
 
 std::vector<std::size_t> prune_correlated(const Matrix& ref, double cut, const std::vector<char>& varies) {
   const std::size_t n = ref.rows(), nc = ref.cols();
-  std::vector<double> cols(n * nc);
+  std::vector<std::size_t> at(nc, 0);  // a varying column's place in `cols`
+  std::size_t nv = 0;
+  for (std::size_t c = 0; c < nc; ++c)
+    if (varies[c]) at[c] = nv++;
+  std::vector<double> cols(n * nv);
   for (std::size_t r = 0; r < n; ++r) {
     const auto row = ref.row(r);
-    for (std::size_t c = 0; c < nc; ++c) cols[c * n + r] = row[c];
+    for (std::size_t c = 0; c < nc; ++c)
+      if (varies[c]) cols[at[c] * n + r] = row[c];
   }
   const bool screen = n > 4 * kScreenRows && cut - kScreenMargin > 0.05;
   const std::size_t step = screen ? n / kScreenRows : 1, ns = screen ? kScreenRows : 0;
-  std::vector<double> sub(ns * nc);  // every step-th row of each column
-  for (std::size_t c = 0; c < nc && screen; ++c)
-    for (std::size_t i = 0; i < ns; ++i) sub[c * ns + i] = cols[c * n + i * step];
+  std::vector<std::size_t> rows(ns);  // one row in each stretch of `step`, at a fixed pseudo-random offset
+  std::uint64_t lcg = 0x9E3779B97F4A7C15ull;
+  for (std::size_t i = 0; i < ns; ++i) {
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    rows[i] = i * step + std::size_t((lcg >> 33) % step);
+  }
+  std::vector<double> sub(ns * nv);
+  for (std::size_t v = 0; v < nv && screen; ++v)
+    for (std::size_t i = 0; i < ns; ++i) sub[v * ns + i] = cols[v * n + rows[i]];
   std::vector<std::size_t> kept;
   for (std::size_t c = 0; c < nc; ++c) {
     if (!varies[c]) continue;
     bool dup = false;
     for (std::size_t k : kept) {
       if (screen) {
-        const double rs = pearson(sub.data() + c * ns, sub.data() + k * ns, ns, kNaN);
+        const double rs = pearson(sub.data() + at[c] * ns, sub.data() + at[k] * ns, ns, kNaN, kScreenPairs);
         if (std::isfinite(rs) && std::fabs(rs) < cut - kScreenMargin) continue;
       }
-      if (std::fabs(pearson(cols.data() + c * n, cols.data() + k * n, n)) >= cut) {
+      if (std::fabs(pearson(cols.data() + at[c] * n, cols.data() + at[k] * n, n)) >= cut) {
         dup = true;
         break;
       }

@@ -171,6 +171,8 @@ struct StoreReader::Impl {
 
   // Samples (begin_samples / next_samples).
   std::unique_ptr<Stmt> samples;
+  bool in_read = false;        // a read transaction is open (begin_samples .. the last chunk)
+  store::HeadSamples head;     // the head log's samples, read by begin_samples()
   std::int64_t start = 0, end = 0;
   std::int64_t expect_seq = -1;
   std::uint64_t next_seq = 0;  // the first sample not in a chunk (the head log's first)
@@ -192,7 +194,14 @@ struct StoreReader::Impl {
   ~Impl() {
     samples.reset();
     scans.reset();
+    if (in_read) sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
     sqlite3_close(db);
+  }
+  // Ends the read transaction of begin_samples() (the chunk statement is done or reset).
+  void end_read() {
+    samples.reset();
+    if (in_read) sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    in_read = false;
   }
   [[noreturn]] void corrupt() { fail(path, "corrupt store: " + step_error(db, budget)); }
   bool in_range(std::int64_t t) const { return t >= start && t <= end; }
@@ -407,11 +416,13 @@ bool StoreReader::Impl::next_chunk(SampleBlock& out) {
     if (rc != SQLITE_DONE) corrupt();
     samples.reset();
   }
-  // Samples of a recorder still running, or killed, are in the head log after the chunks.
+  end_read();
+  // Samples of a recorder still running, or killed, are in the head log after the chunks (read
+  // by begin_samples()).
   if (head_done) return false;
   head_done = true;
-  auto head = store::read_head_log(store::head_path(path), nc, next_seq);
   for (std::size_t i = 0; i < head.t_unix_ns.size(); ++i) take(out, head.t_unix_ns[i], head.values.row(i).data());
+  head = {};
   return !out.t_unix_ns.empty();
 }
 
@@ -430,7 +441,7 @@ std::size_t StoreReader::store_channels() const { return impl_->nc; }
 
 void StoreReader::begin_samples(std::int64_t start_unix_ns, std::int64_t end_unix_ns) {
   Impl& m = *impl_;
-  m.samples.reset();
+  m.end_read();
   m.start = start_unix_ns;
   m.end = end_unix_ns;
   m.expect_seq = -1;
@@ -439,15 +450,23 @@ void StoreReader::begin_samples(std::int64_t start_unix_ns, std::int64_t end_uni
     m.samples = std::make_unique<Stmt>(m.db, m.path, "SELECT seq, t_unix_ns, data FROM samples ORDER BY seq");
     return;
   }
-  {
-    Stmt end(m.db, m.path, "SELECT COALESCE(MAX(first_seq + n_samples), 0) FROM chunks");
-    if (sqlite3_step(end.s) == SQLITE_ROW) m.next_seq = static_cast<std::uint64_t>(sqlite3_column_int64(end.s, 0));
-  }
+  // The chunks are read within one read transaction (the statement's snapshot, held until the
+  // last chunk: a live writer's WAL is not checkpointed meanwhile), and the head log with it,
+  // now: it holds the samples after the snapshot's last chunk (at most one chunk's), which a
+  // live writer would have committed and cleared by the time the last chunk is read.
   m.samples = std::make_unique<Stmt>(m.db, m.path,
                                      "SELECT first_seq, n_samples, times, columns FROM chunks"
                                      " WHERE t_last_ns >= ? AND t_first_ns <= ? ORDER BY first_seq");
   sqlite3_bind_int64(m.samples->s, 1, start_unix_ns);
   sqlite3_bind_int64(m.samples->s, 2, end_unix_ns);
+  if (sqlite3_exec(m.db, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) m.corrupt();
+  m.in_read = true;
+  m.next_seq = 0;
+  {
+    Stmt end(m.db, m.path, "SELECT COALESCE(MAX(first_seq + n_samples), 0) FROM chunks");
+    if (sqlite3_step(end.s) == SQLITE_ROW) m.next_seq = static_cast<std::uint64_t>(sqlite3_column_int64(end.s, 0));
+  }
+  m.head = store::read_head_log(store::head_path(m.path), m.nc, m.next_seq);
 }
 
 bool StoreReader::next_samples(SampleBlock& out) {
@@ -520,8 +539,10 @@ void StoreReader::config(ConfigSnapshot& at_start, std::vector<ConfigChange>& ch
 const std::vector<std::string>& StoreReader::tenant_paths() {
   Impl& m = *impl_;
   if (m.paths_read) return m.tenant_paths;
-  m.paths_read = true;
-  if (!m.tables.count("tenant_paths") || !m.tables.count("tenant_scans")) return m.tenant_paths;
+  if (!m.tables.count("tenant_paths") || !m.tables.count("tenant_scans")) {
+    m.paths_read = true;
+    return m.tenant_paths;
+  }
   // The writer numbers paths 0, 1, ... and never deletes one: ids past the rows' count (and a
   // slack) would only size the list by the file's claim, and are ignored.
   std::int64_t id_end = 0;
@@ -545,7 +566,12 @@ const std::vector<std::string>& StoreReader::tenant_paths() {
     m.tenant_paths[i] = st.text(1);
     m.known[i] = 1;
   }
-  if (rc != SQLITE_DONE) m.corrupt();
+  if (rc != SQLITE_DONE) {
+    m.tenant_paths.clear();
+    m.known.clear();
+    m.corrupt();
+  }
+  m.paths_read = true;
   return m.tenant_paths;
 }
 
@@ -565,7 +591,9 @@ void StoreReader::begin_tenant_scans(std::int64_t start_unix_ns, std::int64_t en
   m.scan_end = end_unix_ns;
   if (!m.tables.count("tenant_paths") || !m.tables.count("tenant_scans")) return;
   // Rows overlapping the range (stores with version 1 rows only have no t_last_ns: one scan a
-  // row), expanded and clipped per scan.
+  // row), expanded and clipped per scan, in the order they were written (rowid: the writer's
+  // time order; ordering by time would sort every row of the store, blobs and all, before the
+  // first came back).
   bool has_last = false;
   {
     Stmt cols(m.db, m.path, "PRAGMA table_info(tenant_scans)");
@@ -573,9 +601,9 @@ void StoreReader::begin_tenant_scans(std::int64_t start_unix_ns, std::int64_t en
   }
   m.scans = std::make_unique<Stmt>(m.db, m.path,
                                    has_last ? "SELECT t_unix_ns, data FROM tenant_scans WHERE t_last_ns >= ? AND t_unix_ns <= ?"
-                                              " ORDER BY t_unix_ns, rowid"
+                                              " ORDER BY rowid"
                                             : "SELECT t_unix_ns, data FROM tenant_scans WHERE t_unix_ns >= ? AND t_unix_ns <= ?"
-                                              " ORDER BY t_unix_ns, rowid");
+                                              " ORDER BY rowid");
   sqlite3_bind_int64(m.scans->s, 1, start_unix_ns);
   sqlite3_bind_int64(m.scans->s, 2, end_unix_ns);
 }
