@@ -71,9 +71,9 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
   std::size_t fits = 0;
   std::vector<Incident> anomalies, absent;
   TenantFeed tenants;  // as the agent: names tenants and withdraws new workloads' incidents as they go
-  // The tenant scans near the samples pushed (from kTenantKeepS before the oldest open
-  // episode's onset, or before the sample, to kTenantAheadS after it): all that naming an
-  // incident's tenants looks at (reveal/tenants.h), in memory that does not grow with the run.
+  // The tenant scans near the samples pushed (from kTenantKeepNs before the history ring's span,
+  // to kTenantAheadNs after the sample): all that naming an incident's tenants looks at
+  // (reveal/tenants.h), in memory that does not grow with the run.
   TenantTimeline scans;
   scans.paths = feed.tenant_paths();
   const bool has_scans = feed.has_tenant_scans();
@@ -103,12 +103,10 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
       if (restarted) det.begin_segment();
       if (has_scans) {
         feed.tenant_scans_until(plus(t, kTenantAheadNs), scans.scans);
-        // An episode that opens at this sample is dated back to a row still in the history
-        // ring: the scans are kept from kTenantKeepNs before the ring's span.
-        std::int64_t keep_from = plus(t, -plus(history_ns, kTenantKeepNs));
-        if (const auto& a = det.active()) keep_from = std::min(keep_from, plus(a->start_unix_ns, -kTenantKeepNs));
-        if (const auto& c = det.active_change()) keep_from = std::min(keep_from, plus(c->start_unix_ns, -kTenantKeepNs));
-        drop_scans_before(scans.scans, keep_from);
+        // Every episode, open or opening at this sample, starts at a row still in the history
+        // ring (StreamingDetector::describe): keeping the scans from kTenantKeepNs before the
+        // ring's span covers the 60 s before any onset.
+        drop_scans_before(scans.scans, plus(t, -plus(history_ns, kTenantKeepNs)));
       }
       const StreamUpdate& u = det.push(t, row);
       tenants.after_push(det, u, scans, t);
