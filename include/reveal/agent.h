@@ -85,6 +85,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -177,6 +178,14 @@ std::string prometheus_metric_name(const ChannelInfo& c);
 // Factor from a channel's stored value to its exported value: 1e-3 for unit "ms", 1e-6 for
 // "us", 1e-9 for "ns", else 1.
 double prometheus_unit_scale(const ChannelInfo& c);
+
+// A raw channel's series as /metrics exposes it: prometheus_metric_name(c), then
+// {channel="..",subsystem="..",unit=".."[,entity=".."]} and `labels` after them in the order given
+// (label values escaped; names must be valid label names), e.g.
+//   reveal_proc_stat_user_total{channel="proc.stat:user.cpu3",subsystem="cpu",unit="ticks",entity="cpu3",instance="a"}
+// `reveal export --format openmetrics` writes these, so a recording backfilled into Prometheus
+// reads back through `reveal detect --prometheus` as the agent's scrapes would.
+std::string prometheus_series(const ChannelInfo& c, std::span<const std::pair<std::string, std::string>> labels = {});
 
 // Text exposition format 0.0.4: one # HELP and # TYPE per metric family, families in a fixed
 // order, label values escaped (\\, \", \n). NaN values are written as NaN.

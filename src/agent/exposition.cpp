@@ -93,10 +93,10 @@ void sample(std::string& out, std::string_view name, double v, const L&... label
   out.push_back('\n');
 }
 
-// A raw channel's sample: channel, subsystem, unit and (when the name has an index) entity
-// labels, then `extra` (AgentSnapshot::channel_labels: pod_uid, namespace, ...).
-void raw_sample(std::string& out, std::string_view name, double v, const ChannelInfo& c, std::string_view entity,
-                std::span<const std::pair<std::string, std::string>> extra) {
+// A raw channel's series: `name{channel,subsystem,unit[,entity]` then `extra`
+// (AgentSnapshot::channel_labels: pod_uid, namespace, ...) and the closing brace.
+void append_raw_series(std::string& out, std::string_view name, const ChannelInfo& c, std::string_view entity,
+                       std::span<const std::pair<std::string, std::string>> extra) {
   out += name;
   out += "{channel=\"";
   append_label_value(out, c.name);
@@ -117,7 +117,14 @@ void raw_sample(std::string& out, std::string_view name, double v, const Channel
     append_label_value(out, value);
     out.push_back('"');
   }
-  out += "} ";
+  out.push_back('}');
+}
+
+// A raw channel's sample: its series (append_raw_series) and value.
+void raw_sample(std::string& out, std::string_view name, double v, const ChannelInfo& c, std::string_view entity,
+                std::span<const std::pair<std::string, std::string>> extra) {
+  append_raw_series(out, name, c, entity, extra);
+  out.push_back(' ');
   append_value(out, v);
   out.push_back('\n');
 }
@@ -192,6 +199,12 @@ std::string prometheus_metric_name(const ChannelInfo& c) {
     // becomes reveal_nvml_memory_total_value.
     if (out.size() >= 6 && out.compare(out.size() - 6, 6, "_total") == 0) out += "_value";
   }
+  return out;
+}
+
+std::string prometheus_series(const ChannelInfo& c, std::span<const std::pair<std::string, std::string>> labels) {
+  std::string out;
+  append_raw_series(out, prometheus_metric_name(c), c, split_channel(c.name).second, labels);
   return out;
 }
 

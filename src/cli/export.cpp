@@ -1,13 +1,27 @@
-// `reveal export RUN -o OUT [--channels GLOB...] [--start T] [--end T]`: a store as a wide
-// CSV, one row per sample: t_unix_ns, t_s (seconds since the first sample), then one column per
-// channel in store order with the raw recorded value (counters as counted; an empty field is a
-// gap). GLOB is a wildcard pattern (reveal/glob.h, fnmatch(3) syntax) on channel names ("nvml:*", "*.eth0"); --start/--end are
+// `reveal export RUN -o OUT [--format csv|openmetrics] [--channels GLOB...] [--start T] [--end T]
+//  [--step D] [--label NAME=VALUE...]`.
+//   csv (the default): a wide CSV, one row per sample: t_unix_ns, t_s (seconds since the first
+//     sample), then one column per channel in store order with the raw recorded value (counters
+//     as counted; an empty field is a gap).
+//   openmetrics: the OpenMetrics text that `promtool tsdb create-blocks-from openmetrics` backfills
+//     into Prometheus: one line per sample and channel, `series value timestamp`, where series is
+//     what the agent's /metrics exposes for the channel (reveal/agent.h prometheus_series(): the
+//     metric name, channel, subsystem, unit[, entity]) plus the --label pairs (default
+//     job="reveal" and instance=<the store's hostname>, as a scrape adds them), value in the
+//     exposed unit (seconds for ms/us/ns channels), timestamp in Unix seconds to the millisecond;
+//     a gap writes no line; ends with "# EOF". Lines go in time order, every channel of a sample
+//     together (no # TYPE lines: families interleave), so a store of any length streams; what
+//     comes back through `reveal detect --prometheus` is the store's channels and values.
+//   --step D keeps one sample per D: the first at or after each multiple of D in Unix time, as an
+//     agent scraped every D would be seen (a store sampled at 1 s exported as a 15-s scrape). GLOB is a wildcard pattern (reveal/glob.h, fnmatch(3) syntax) on channel names ("nvml:*", "*.eth0"); --start/--end are
 // times in the run (time_arg.h parse_run_time: "30s"/"+2m" from the first sample, "-30s" from
 // the last, or ISO 8601), compared at the CSV's millisecond resolution. OUT "-" is standard
 // output; --csv is the old spelling of -o. OUT is written whole or not at all (output_file.h); it
 // may not be the input store or any other store.
-// Exit 2 when no channel matches, the range is empty or malformed, or OUT is the input; 3 on a bad
+// Exit 2 when no channel matches, the range is empty or malformed, a label is malformed or
+// reserved, or OUT is the input; 3 on a bad
 // store, an OUT that is a directory or another store, or a failed write.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -17,6 +31,9 @@
 
 #include "commands.h"
 #include "reveal/glob.h"
+#ifdef REVEAL_WITH_HTTP
+#include "reveal/agent.h"
+#endif
 #include "reveal/store.h"
 #include "reveal/store_reader.h"
 #include "file_args.h"
@@ -28,11 +45,39 @@ namespace reveal::cli {
 namespace {
 
 struct Opts {
-  std::string store, out;
-  std::vector<std::string> globs;
+  std::string store, out, format = "csv", step;
+  std::vector<std::string> globs, labels;
   std::string start, end;
   bool no_progress = false;
 };
+
+// --label NAME=VALUE pairs, checked: a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not
+// __reserved), not one the channel's series has already, each once. Defaults job="reveal" and
+// instance=`hostname` when not given.
+std::vector<std::pair<std::string, std::string>> series_labels(const std::vector<std::string>& given,
+                                                               const std::string& hostname) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& l : given) {
+    const std::size_t eq = l.find('=');
+    if (eq == std::string::npos) throw UsageError("--label " + l + ": expected NAME=VALUE");
+    const std::string name = l.substr(0, eq);
+    bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+    for (char c : name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+    if (!ok) throw UsageError("--label " + l + ": " + name + " is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)");
+    if (name.rfind("__", 0) == 0) throw UsageError("--label " + l + ": names starting with __ are Prometheus's own");
+    for (const char* own : {"channel", "subsystem", "unit", "entity"})
+      if (name == own) throw UsageError("--label " + l + ": " + name + " is a label of every channel's series already");
+    for (const auto& [n, v] : out)
+      if (n == name) throw UsageError("--label: " + name + " given twice");
+    out.emplace_back(name, l.substr(eq + 1));
+  }
+  const auto has = [&](const char* n) {
+    return std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.first == n; });
+  };
+  if (!has("instance")) out.emplace(out.begin(), "instance", hostname);
+  if (!has("job")) out.emplace(out.begin(), "job", "reveal");
+  return out;
+}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -96,11 +141,36 @@ int run_export(const Opts& o) {
   }
   if (rows == 0) throw UsageError("no sample between --start and --end");
 
+  // --step: the first sample at or after each multiple of the step, in Unix time.
+  const std::int64_t step = o.step.empty() ? 0 : parse_duration_arg("--step", o.step, 1'000'000);
+  std::int64_t last_bucket = INT64_MIN;
+  const auto stepped = [&](std::int64_t t) {
+    if (step == 0) return true;
+    const std::int64_t b = t / step - (t % step < 0);  // floor
+    if (b == last_bucket) return false;
+    last_bucket = b;
+    return true;
+  };
+
   OutputFile out(o.out, {o.store}, "-o");
-  std::string line = "t_unix_ns,t_s";
-  for (const auto& ch : channels) line += "," + csv_field(ch.name);
-  line += "\n";
-  out.write(line);
+  const bool om = o.format == "openmetrics";
+  std::vector<std::string> series;  // openmetrics: each channel's series text, with a space
+  std::vector<double> scale;
+  std::string line;
+  if (om) {
+#ifdef REVEAL_WITH_HTTP
+    const auto labels = series_labels(o.labels, reader.meta().hostname);
+    for (const auto& ch : channels) {
+      series.push_back(prometheus_series(ch, labels) + " ");
+      scale.push_back(prometheus_unit_scale(ch));
+    }
+#endif
+  } else {
+    line = "t_unix_ns,t_s";
+    for (const auto& ch : channels) line += "," + csv_field(ch.name);
+    line += "\n";
+    out.write(line);
+  }
   std::size_t done = 0, written = 0;
   // Only the chunks that can hold wanted rows are decoded (a millisecond of slack each side:
   // wanted() compares rounded milliseconds).
@@ -109,24 +179,46 @@ int run_export(const Opts& o) {
     return __builtin_add_overflow(t, d, &r) ? (d < 0 ? INT64_MIN : INT64_MAX) : r;
   };
   reader.begin_samples(widen(from, -1'000'000), widen(to, 1'000'000));
+  std::string text;  // written in pieces of about 1 MiB
   while (reader.next_samples(block)) {
     for (std::size_t r = 0; r < block.t_unix_ns.size(); ++r, ++done) {
       report_progress(bar.get(), "write", done, samples, 64);
       const std::int64_t t = block.t_unix_ns[r];
-      if (!wanted(t)) continue;
+      if (!wanted(t) || !stepped(t)) continue;
       ++written;
-      line = fmt::format("{},{:.3f}", t, double(t - t0) * 1e-9);
-      for (std::size_t c = 0; c < channels.size(); ++c) {
-        const double v = block.values(r, c);
-        line += std::isfinite(v) ? fmt::format(",{}", v) : std::string(",");
+      if (om) {
+        // Unix seconds to the millisecond, as Prometheus stores them.
+        const std::int64_t ms = t / 1'000'000 - (t % 1'000'000 < 0);
+        const std::string ts = fmt::format(" {}.{:03d}\n", ms / 1000 - (ms % 1000 < 0), int((ms % 1000 + 1000) % 1000));
+        for (std::size_t c = 0; c < channels.size(); ++c) {
+          const double v = block.values(r, c);
+          if (!std::isfinite(v)) continue;
+          text += series[c];
+          fmt::format_to(std::back_inserter(text), "{}", v * scale[c]);
+          text += ts;
+        }
+      } else {
+        fmt::format_to(std::back_inserter(text), "{},{:.3f}", t, double(t - t0) * 1e-9);
+        for (std::size_t c = 0; c < channels.size(); ++c) {
+          const double v = block.values(r, c);
+          if (std::isfinite(v)) fmt::format_to(std::back_inserter(text), ",{}", v);
+          else text += ',';
+        }
+        text += '\n';
       }
-      line += "\n";
-      out.write(line);
+      if (text.size() >= (1u << 20)) {
+        out.write(text);
+        text.clear();
+      }
     }
   }
+  if (om) text += "# EOF\n";
+  out.write(text);
   bar->finish();
   out.commit();
-  if (!out.is_stdout()) std::fprintf(stderr, "reveal: wrote %zu rows × %zu channels to %s\n", written, channels.size(), o.out.c_str());
+  if (!out.is_stdout())
+    std::fprintf(stderr, "reveal: wrote %zu %s × %zu channels to %s\n", written, om ? "samples" : "rows",
+                 channels.size(), o.out.c_str());
   return kExitOk;
 }
 
@@ -134,13 +226,27 @@ int run_export(const Opts& o) {
 
 Action add_export(CLI::App& app) {
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("export", "Write a store's samples as wide CSV (one row per sample)");
+  auto* sub = app.add_subcommand(
+      "export", "Write a store's samples as wide CSV (one row per sample), or as OpenMetrics text to backfill Prometheus");
   set_help_footer(sub, {"reveal export run.db -o run.csv", "reveal export run.db -o - --channels 'nvml:*' --start 30s --end 2m",
                         "reveal export run.db -o last-minute.csv --start -60s",
-                        "reveal export run.db -o window.csv --start 2026-11-30T21:00:00Z --end 2026-11-30T21:05:00Z"});
+                        "reveal export run.db -o window.csv --start 2026-11-30T21:00:00Z --end 2026-11-30T21:05:00Z",
+                        "reveal export run.db --format openmetrics --step 15s --label instance=node-7 -o run.om && "
+                        "promtool tsdb create-blocks-from openmetrics run.om /var/lib/prometheus/metrics2"});
   sub->add_option("store", o->store, "Store written by `reveal record`")->required();
-  sub->add_option("-o,--output,--csv", o->out, "Output CSV file, or - for standard output (--csv: the old spelling)")
+  sub->add_option("-o,--output,--csv", o->out, "Output file, or - for standard output (--csv: the old spelling)")
       ->required();
+  sub->add_option("--format", o->format,
+                  "csv (one row per sample), or openmetrics (one line per sample and channel, named and labelled as "
+                  "the agent's /metrics, with timestamps: for promtool tsdb create-blocks-from openmetrics)")
+      ->check(CLI::IsMember({"csv", "openmetrics"}))
+      ->capture_default_str();
+  sub->add_option("--step", o->step,
+                  "Keep one sample per step: the first at or after each multiple of it in Unix time (e.g. 15s, "
+                  "as a Prometheus scraping every 15 s would keep)");
+  sub->add_option("--label", o->labels,
+                  "With --format openmetrics: NAME=VALUE added to every series (repeatable; default job=reveal and "
+                  "instance=<the store's hostname>)");
   sub->add_option("--channels", o->globs, "Only channels matching these fnmatch patterns, e.g. 'nvml:*'")
       ->delimiter(',');
   sub->add_option("--start", o->start,
@@ -151,6 +257,12 @@ Action add_export(CLI::App& app) {
   return [o, sub]() {
     if (sub->count("--start") && o->start.empty()) throw UsageError("--start: empty time");
     if (sub->count("--end") && o->end.empty()) throw UsageError("--end: empty time");
+    if (!o->labels.empty() && o->format != "openmetrics") throw UsageError("--label needs --format openmetrics");
+    series_labels(o->labels, "");  // a malformed label: exit 2 before any work
+#ifndef REVEAL_WITH_HTTP
+    if (o->format == "openmetrics")
+      throw UsageError("--format openmetrics: this reveal was built without the agent (REVEAL_STATIC_DEPS=ON)");
+#endif
     return run_export(*o);
   };
 }

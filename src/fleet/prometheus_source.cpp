@@ -671,14 +671,23 @@ std::vector<Recording> MatrixAssembler::finish(const std::string& command) {
       // Repeated scrapes: a step whose every value equals the previous kept step's is the same
       // sample seen again (the server fills a step with the last sample up to 5 minutes old;
       // a scrape can land twice between two agent samples). Only when some channel changes at
-      // most steps (a tick counter), so that identical steps cannot be genuine.
+      // most of the steps at which anything changes (a tick counter), so that identical steps
+      // cannot be genuine. Steps at which nothing changes do not count: a host that stopped
+      // reporting minutes before the range's end is filled with its last sample for up to 5
+      // minutes, longer than it may have been read live.
+      std::vector<char> moving(last + 1, 0);
+      for (auto c = it; c != end; ++c)
+        for (std::size_t k = first + 1; k <= last; ++k) {
+          const double x = c->second.v[k], y = c->second.v[k - 1];
+          moving[k] |= std::isfinite(x) && std::isfinite(y) && x != y;
+        }
       std::vector<std::size_t> keep;
       keep.reserve(last - first + 1);
       std::vector<char> ticks;  // per channel of this host
       for (auto c = it; c != end; ++c) {
         std::size_t pairs = 0, moves = 0;
         for (std::size_t k = first + 1; k <= last; ++k)
-          if (std::isfinite(c->second.v[k]) && std::isfinite(c->second.v[k - 1])) {
+          if (moving[k] && std::isfinite(c->second.v[k]) && std::isfinite(c->second.v[k - 1])) {
             ++pairs;
             moves += c->second.v[k] != c->second.v[k - 1];
           }

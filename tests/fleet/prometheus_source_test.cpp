@@ -269,6 +269,26 @@ TEST(PrometheusSource, RepeatedScrapesAreDropped) {
   EXPECT_EQ(h.meta.end_unix_ns, (kT0 + 20) * kS);
 }
 
+// A host that stopped reporting long before the range's end: the server fills its steps with
+// the last sample for up to 5 minutes, more steps than the host was read live; those steps are
+// still the same sample seen again, and the host ends where it stopped.
+TEST(PrometheusSource, AHostThatStoppedLongBeforeTheEndEndsWhereItStopped) {
+  FakePrometheus p;
+  const auto frozen = [](std::int64_t t) { return std::min(t, kT0 + 20); };
+  p.series.push_back({labels("reveal_proc_stat_idle_total", "h", "proc.stat:idle", "ticks", "cpu"),
+                      [&](std::int64_t t) -> std::optional<std::string> {
+                        return std::to_string(100 * (frozen(t) - kT0));
+                      }});
+  p.series.push_back({labels("reveal_proc_meminfo_MemFree", "h", "proc.meminfo:MemFree", "kB", "memory"),
+                      [&](std::int64_t t) -> std::optional<std::string> {
+                        return std::to_string(5000 + (frozen(t) - kT0) % 3);
+                      }});
+  const auto hosts = read_prometheus(query(p, kT0, kT0 + 200));
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0].t_unix_ns.size(), 21u);
+  EXPECT_EQ(hosts[0].meta.end_unix_ns, (kT0 + 20) * kS);
+}
+
 TEST(PrometheusSource, LongRangesAreSplitBelowTheServersLimit) {
   FakePrometheus p;
   p.series.push_back({labels("reveal_proc_stat_user_total", "h", "proc.stat:user", "ticks", "cpu"),
