@@ -59,6 +59,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -88,6 +89,33 @@ inline constexpr std::size_t kMaxPrometheusPoints = 200'000'000;
 
 // Reads the raw channels of every host matching q.selector. Throws PrometheusError.
 std::vector<Recording> read_prometheus(const PrometheusQuery& q);
+
+// --- A fleet a host at a time (issue #19: memory bounded per host, hosts read in parallel) ---
+//
+// The hosts whose raw channels match q.selector in q's range (from 5 minutes before the start,
+// as above): the values of their `instance` label, sorted, from GET
+// <url>/api/v1/label/instance/values?match[]=<selector,channel!="">; then "" when some matching
+// series has no instance label (counted with /api/v1/series; read as the host "(no instance)").
+// The answer may take at most 16 MiB and hold at most kMaxPrometheusHosts names. Throws
+// PrometheusError (as read_prometheus: one line naming the server), and when no series matches.
+inline constexpr std::size_t kMaxPrometheusHosts = 100'000;
+std::vector<std::string> prometheus_instances(const PrometheusQuery& q);
+
+// q restricted to one host: q.selector with instance="<instance>" added (the value escaped as
+// PromQL strings are; "" selects the series without an instance label).
+PrometheusQuery host_query(const PrometheusQuery& q, const std::string& instance);
+
+// Reads each of `instances` with read_prometheus(host_query(q, instance)) — every bound above
+// applies per host — on `jobs` threads at once (at least 1; each with its own connection), in
+// list order, and hands each host's Recording to `use(index into instances, recording)` on the
+// thread that read it; `use` must be safe to call from several threads at once. Memory: at most
+// `jobs` hosts' recordings at a time, plus whatever `use` keeps. After each host is used,
+// `done(hosts done so far)` is called, one call at a time. The first exception (a read's
+// PrometheusError, prefixed "host <instance>: ", or whatever `use` throws) stops handing out
+// hosts; the hosts being read are finished, and it is rethrown.
+void for_each_prometheus_host(const PrometheusQuery& q, const std::vector<std::string>& instances, unsigned jobs,
+                              const std::function<void(std::size_t, Recording&&)>& use,
+                              const std::function<void(std::size_t)>& done = {});
 
 // `selector` with `matcher` (e.g. channel!="") added to its label matchers:
 //   {job="x"} -> {job="x",channel!=""};  up -> up{channel!=""};  "" or {} -> {channel!=""}.

@@ -98,6 +98,7 @@ struct Opts {
   std::string settle = "10s", pca = "report";
   std::string prometheus, match = "{__name__=~\"reveal_.+\"}", start, end = "now", step = "1s";
   double timeout_s = 60;
+  unsigned jobs = 2;
 };
 
 // Declares the subcommand (`report`: true for `reveal report`) with its HTML output option and
@@ -167,6 +168,10 @@ void add_input_options(CLI::App* sub, Opts& o, bool report) {
                   "With --prometheus: start of the range (Unix seconds, 2026-11-30T21:00:00Z, -10m)");
   sub->add_option("--end", o.end, "With --prometheus: end of the range (same forms, or now)")->capture_default_str();
   sub->add_option("--step", o.step, "With --prometheus: sample spacing, e.g. 1s, 15s")->capture_default_str();
+  sub->add_option("--jobs", o.jobs,
+                  "With --prometheus: hosts read and analysed at once (each holds one host's recording in memory)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
   sub->add_option("--timeout", o.timeout_s, "With --prometheus: seconds each request may take in all, from connecting to the last byte of "
                   "the answer")
       ->capture_default_str()->check(CLI::Range(0.1, 3600.0));
@@ -239,7 +244,7 @@ std::vector<std::string> check_options(Opts& o, const CLI::App& sub, bool report
   if (sub.count(report ? "--output" : "--html") && o.html.empty())
     throw UsageError(std::string(html_flag) + ": empty path (use - for standard output)");
   const bool prom = !o.prometheus.empty();
-  for (const char* flag : {"--match", "--start", "--end", "--step", "--timeout"})
+  for (const char* flag : {"--match", "--start", "--end", "--step", "--timeout", "--jobs"})
     if (!prom && sub.count(flag)) throw UsageError(std::string(flag) + " needs --prometheus");
   if (prom && !o.runs.empty()) throw UsageError("give either stores or --prometheus, not both");
   if (!prom && o.runs.empty()) throw UsageError("a store to analyse is required (or --prometheus URL)");
@@ -250,7 +255,7 @@ std::vector<std::string> check_options(Opts& o, const CLI::App& sub, bool report
   if (o.peers && !prom && o.runs.size() < 2) throw UsageError("--peers needs at least two stores");
   if (!report && sub.count("--agent-config") && !o.streaming) throw UsageError("--agent-config needs --streaming");
   if (o.streaming) {
-    if (prom || o.peers) throw UsageError("--streaming analyses one store (not --peers or --prometheus)");
+    if (o.peers) throw UsageError("--streaming analyses each host alone (not --peers)");
     if (!o.html.empty()) throw UsageError("--html needs the whole-run analysis; it does not combine with --streaming");
     if (o.d.window_z) throw UsageError("--window-z needs the whole-run analysis; it does not combine with --streaming");
     for (const char* flag : {"--settle", "--pca", "--pearson-cut", "--all-anomalies"})
@@ -299,8 +304,8 @@ struct Hosts {
   std::string source;
 };
 
-// The hosts' raw channels from Prometheus (--prometheus, --match, --start, --end, --step).
-Hosts read_prometheus_hosts(const Opts& o) {
+// The range and selector of --prometheus (--match, --start, --end, --step, --timeout), checked.
+PrometheusQuery prometheus_query(const Opts& o) {
 #ifdef REVEAL_WITH_HTTP
   if (o.start.empty()) throw UsageError("--prometheus needs --start (e.g. --start -10m)");
   const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -323,14 +328,28 @@ Hosts read_prometheus_hosts(const Opts& o) {
   } catch (const PrometheusError& e) {
     throw UsageError(std::string("--match: ") + e.what());
   }
-  Hosts h;
-  h.recordings = read_prometheus(q);
-  for (const auto& r : h.recordings) h.names.push_back(r.meta.hostname);
-  h.source = "prometheus " + q.url + " " + q.selector;
-  return h;
+  return q;
 #else
+  (void)o;
   throw UsageError("--prometheus: this reveal was built without HTTP support (REVEAL_STATIC_DEPS=ON)");
 #endif
+}
+
+// Whether the whole-run analysis was asked for, whatever the length: --whole-run, or an option
+// only it has (--html, --window-z, --settle, --pca, --pearson-cut, --all-anomalies).
+bool whole_run_asked(const Opts& o, const CLI::App& sub) {
+  if (o.whole_run || !o.html.empty() || o.d.window_z) return true;
+  for (const char* flag : {"--settle", "--pca", "--pearson-cut", "--all-anomalies"})
+    if (sub.count(flag)) return true;
+  return false;
+}
+
+// The note of a recording analysed as with --streaming because it is long.
+std::string long_note(std::uint64_t samples, std::size_t channels, double interval_s) {
+  return fmt::format(
+      "a long recording ({} samples × {} channels, {:.1f} h): analysed as --streaming does, with a reference that "
+      "moves with time, in bounded memory; --whole-run fits one reference on all of it, held in memory",
+      samples, channels, double(samples) * interval_s / 3600.0);
 }
 
 // Why a single store is analysed as with --streaming although it was not asked for, or "": it
@@ -343,18 +362,12 @@ std::string long_recording(const Opts& o, const CLI::App& sub) {
   (void)sub;
   return "";  // built without the agent (REVEAL_STATIC_DEPS=ON): the whole-run analysis, whatever the length
 #else
-  if (o.whole_run || o.runs.size() != 1 || !o.html.empty() || o.d.window_z) return "";
-  for (const char* flag : {"--settle", "--pca", "--pearson-cut", "--all-anomalies"})
-    if (sub.count(flag)) return "";
+  if (o.runs.size() != 1 || whole_run_asked(o, sub)) return "";
   check_input_path("run", o.runs.front());
   StoreReader reader(o.runs.front());
   const std::uint64_t samples = reader.claimed_samples(INT64_MIN, INT64_MAX);
-  const std::uint64_t values = samples * reader.store_channels();
-  if (values <= kWholeRunMaxValues) return "";
-  return fmt::format(
-      "a long recording ({} samples × {} channels, {:.1f} h): analysed as --streaming does, with a reference that "
-      "moves with time, in bounded memory; --whole-run fits one reference on all of it, held in memory",
-      samples, reader.store_channels(), double(samples) * reader.meta().interval_s / 3600.0);
+  if (samples * reader.store_channels() <= kWholeRunMaxValues) return "";
+  return long_note(samples, reader.store_channels(), reader.meta().interval_s);
 #endif
 }
 
@@ -416,9 +429,24 @@ struct Run {
 
   const CLI::App& sub;
 
-  DetectResult detect_host(const Recording& h) const {
-    if (o.streaming) return detect_streaming(h, agent_options(h.meta), o.d.progress);
-    return model ? detect(h, *model, o.d) : detect(h, {}, o.d);
+  // One host's recording, reporting to `progress`: --streaming, or a host from Prometheus longer
+  // than kWholeRunMaxValues without the whole-run analysis asked for (with a note), is analysed
+  // as the agent would have; else the whole run.
+  DetectResult detect_host(const Recording& h, Progress* progress) const {
+    DetectOptions d = o.d;
+    d.progress = progress;
+    const std::uint64_t values = std::uint64_t(h.t_unix_ns.size()) * h.channels.size();
+    const bool long_host = !o.prometheus.empty() && values > kWholeRunMaxValues && !whole_run_asked(o, sub);
+#ifndef REVEAL_WITH_HTTP
+    if (long_host) return model ? detect(h, *model, d) : detect(h, {}, d);
+#endif
+    if (o.streaming || long_host) {
+      DetectResult r = detect_streaming(h, agent_options(h.meta), progress);
+      if (long_host && !o.streaming)
+        r.notes.insert(r.notes.begin(), long_note(h.t_unix_ns.size(), h.channels.size(), h.meta.interval_s));
+      return r;
+    }
+    return model ? detect(h, *model, d) : detect(h, {}, d);
   }
   // --streaming: the agent's detector options (its defaults or --agent-config), at the
   // recording's interval, with the detector flags given here on top.
@@ -479,7 +507,7 @@ int report_peers(const Run& run, const Hosts& hosts) {
 // One store.
 int report_store(const Run& run, const Hosts& hosts) {
   const Opts& o = run.o;
-  DetectResult r = run.detect_host(hosts.recordings.front());
+  DetectResult r = run.detect_host(hosts.recordings.front(), o.d.progress);
   run.bar.finish();
   if (run.html.wanted())
     run.html.write(render_html({{hosts.names.front(), &hosts.recordings.front(), &r}}, o.runs.front()), 1,
@@ -502,35 +530,65 @@ int report_store_streaming(const Run& run, const std::string& long_note) {
   return run.exit_code(!r.incidents.empty());
 }
 
-// One report per host read from Prometheus.
-int report_each_host(const Run& run, const Hosts& hosts) {
+// The hosts read from Prometheus (--prometheus): listed, then read and analysed --jobs at a time
+// (reveal/prometheus_source.h for_each_prometheus_host), one report per host in host order, or
+// with --peers compared with each other. Only each host's result is kept, so memory is that of
+// --jobs hosts at a time; the HTML report and --peers keep every host's recording.
+int report_prometheus(const Run& run) {
+#ifdef REVEAL_WITH_HTTP
   const Opts& o = run.o;
+  const PrometheusQuery q = prometheus_query(o);
+  run.bar.update("hosts", 0, 0);
+  const std::vector<std::string> instances = prometheus_instances(q);
+  Hosts hosts;
+  hosts.source = "prometheus " + q.url + " " + q.selector;
+  for (const auto& i : instances) hosts.names.push_back(i.empty() ? "(no instance)" : i);
+  const std::size_t n = instances.size();
+  if (o.peers && n < 2)
+    throw PeersError("--peers: only one host (" + hosts.names.front() + ") in " + hosts.source +
+                     "; nothing to compare with");
+  const bool keep = o.peers || run.html.wanted();
+  if (keep) hosts.recordings.resize(n);
+  std::vector<DetectResult> results(o.peers ? 0 : n);
+  run.bar.update("hosts", 0, n);
+  for_each_prometheus_host(
+      q, instances, o.jobs,
+      [&](std::size_t i, Recording&& r) {
+        if (!o.peers) {
+          try {
+            results[i] = run.detect_host(r, nullptr);
+          } catch (const DetectError& e) {
+            throw DetectError("host " + hosts.names[i] + ": " + e.what());
+          }
+        }
+        if (keep) hosts.recordings[i] = std::move(r);
+      },
+      [&](std::size_t done) { run.bar.update("hosts", done, n); });
+  if (o.peers) return report_peers(run, hosts);
+
   std::string out;
   nlohmann::json docs = nlohmann::json::array();
-  std::vector<DetectResult> results(hosts.recordings.size());
   std::size_t incidents = 0;
-  for (std::size_t i = 0; i < hosts.recordings.size(); ++i) {
-    const std::string src = hosts.source + " instance=" + hosts.names[i];
+  for (std::size_t i = 0; i < n; ++i) {
     DetectResult& r = results[i];
-    try {
-      r = run.detect_host(hosts.recordings[i]);
-    } catch (const DetectError& e) {
-      throw DetectError("host " + hosts.names[i] + ": " + e.what());
-    }
     incidents += r.incidents.size();
     if (run.report) continue;
+    const std::string src = hosts.source + " instance=" + hosts.names[i];
     if (o.json) docs.push_back(nlohmann::json::parse(json_of(r, src, run.user_window_z)));
     else out += (i ? "\n" : "") + render_text(r, src);
   }
   run.bar.finish();
   if (run.html.wanted()) {
     std::vector<HtmlHost> hh;
-    for (std::size_t i = 0; i < hosts.recordings.size(); ++i)
-      hh.push_back({hosts.names[i], &hosts.recordings[i], &results[i]});
+    for (std::size_t i = 0; i < n; ++i) hh.push_back({hosts.names[i], &hosts.recordings[i], &results[i]});
     run.html.write(render_html(hh, hosts.source), hh.size(), incidents);
   }
   if (!run.report) write_stdout(o.json ? docs.dump(2) + "\n" : out);
   return run.exit_code(incidents > 0);
+#else
+  (void)run;
+  throw UsageError("--prometheus: this reveal was built without HTTP support (REVEAL_STATIC_DEPS=ON)");
+#endif
 }
 
 // `reveal detect` and `reveal report` share their options and their pipeline; `report` writes
@@ -549,17 +607,20 @@ Action add_detect_like(CLI::App& app, bool report) {
     const auto bar = stderr_progress(report ? "reveal report" : "reveal detect", !o->no_progress);
     o->d.progress = bar.get();
     const bool prom = !o->prometheus.empty();
-    const std::string long_note = prom || o->peers || o->streaming || report ? "" : long_recording(*o, *sub);
-    if ((o->streaming || !long_note.empty()) && !prom && !o->peers) {
+    const std::string note = prom || o->peers || o->streaming || report ? "" : long_recording(*o, *sub);
+    if ((o->streaming || !note.empty()) && !prom && !o->peers) {
       const std::optional<BaselineModel> model = reference_model(*o, *sub, 1, *bar);
-      return report_store_streaming(Run{*o, report, user_window_z, html, *bar, model, *sub}, long_note);
+      return report_store_streaming(Run{*o, report, user_window_z, html, *bar, model, *sub}, note);
     }
-    const Hosts hosts = prom ? read_prometheus_hosts(*o) : load_stores(*o, *bar);
+    if (prom) {
+      const std::optional<BaselineModel> model = reference_model(*o, *sub, 0, *bar);
+      return report_prometheus(Run{*o, report, user_window_z, html, *bar, model, *sub});
+    }
+    const Hosts hosts = load_stores(*o, *bar);
     const std::optional<BaselineModel> model = reference_model(*o, *sub, hosts.recordings.size(), *bar);
     const Run run{*o, report, user_window_z, html, *bar, model, *sub};
     if (o->peers) return report_peers(run, hosts);
-    if (!prom) return report_store(run, hosts);
-    return report_each_host(run, hosts);
+    return report_store(run, hosts);
   };
 }
 

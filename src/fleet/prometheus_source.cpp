@@ -5,8 +5,10 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <iterator>
 #include <limits>
 #include <mutex>
@@ -922,6 +924,121 @@ std::vector<Recording> read_prometheus(const PrometheusQuery& q) {
   std::vector<Recording> hosts = assembler.finish("prometheus " + q.url + " " + q.selector);
   if (hosts.empty()) throw none();
   return hosts;
+}
+
+namespace {
+
+// A PromQL string literal: "..." with backslash, double quote and line feed escaped.
+std::string promql_string(std::string_view v) {
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + '"';
+}
+
+}  // namespace
+
+PrometheusQuery host_query(const PrometheusQuery& q, const std::string& instance) {
+  PrometheusQuery h = q;
+  h.selector = add_matcher(q.selector, "instance=" + promql_string(instance));
+  return h;
+}
+
+std::vector<std::string> prometheus_instances(const PrometheusQuery& q) {
+  const fleet::Endpoint ep = fleet::parse_url(q.url);
+  const std::string selector = add_matcher(q.selector, "channel!=\"\"");
+  const fleet::Grid g = fleet::make_grid(q.start_unix_ns, q.end_unix_ns, q.step_ns);
+  const std::string where = "Prometheus at " + q.url;
+  Fetcher fetch(ep, where, q.timeout_s > 0 ? q.timeout_s : 60);
+  const std::int64_t first_ms = g.start_ns / kMs, step_ms = g.step_ns / kMs;
+  const std::string from = api_time(first_ms - fleet::kLookbackMs);
+  const std::string end = api_time(first_ms + std::int64_t(g.n - 1) * step_ms);
+
+  constexpr std::size_t kMaxAnswer = 16u << 20;
+  const std::string body = fetch.get("/api/v1/label/instance/values",
+                                     {{"match[]", selector}, {"start", from}, {"end", end}}, kMaxAnswer,
+                                     fmt::format("{} host names", kMaxPrometheusHosts));
+  std::vector<std::string> hosts;
+  {
+    json doc = json::parse(body, nullptr, false);
+    if (doc.is_discarded()) throw PrometheusError(where + ": malformed JSON in the answer to /api/v1/label/instance/values");
+    if (const std::string api = fleet::prometheus_error_text(body); !api.empty())
+      throw PrometheusError(where + ": " + api);
+    const auto data = doc.is_object() ? doc.find("data") : doc.end();
+    if (!doc.is_object() || doc.value("status", "") != "success" || data == doc.end() || !data->is_array())
+      throw PrometheusError(where + ": the answer to /api/v1/label/instance/values is not a success with a list");
+    if (data->size() > kMaxPrometheusHosts)
+      throw PrometheusError(fmt::format("{}: more than {} hosts match {}; narrow the selector", where,
+                                        kMaxPrometheusHosts, selector));
+    for (const auto& v : *data) {
+      if (!v.is_string()) throw PrometheusError(where + ": a host name in /api/v1/label/instance/values is not a string");
+      if (!v.get_ref<const std::string&>().empty()) hosts.push_back(v.get<std::string>());
+    }
+  }
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  // Series without an instance label: one more host, "(no instance)".
+  const std::size_t max_series = kMaxPrometheusPoints / g.n;
+  const std::size_t unlabelled = fleet::count_series(
+      fetch.get("/api/v1/series",
+                {{"match[]", add_matcher(selector, "instance=\"\"")}, {"start", from}, {"end", end}},
+                fleet::max_series_answer_bytes(max_series), fmt::format("{} series", max_series)),
+      where, max_series);
+  if (unlabelled > 0) hosts.emplace_back();
+  if (hosts.empty())
+    throw PrometheusError(fmt::format("{}: no series matches {} (raw Reveal channels) between {} and {}", where,
+                                      selector, format_utc(g.start_ns),
+                                      format_utc(g.start_ns + std::int64_t(g.n - 1) * g.step_ns)));
+  return hosts;
+}
+
+void for_each_prometheus_host(const PrometheusQuery& q, const std::vector<std::string>& instances, unsigned jobs,
+                              const std::function<void(std::size_t, Recording&&)>& use,
+                              const std::function<void(std::size_t)>& done) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::exception_ptr error;
+  std::size_t finished = 0;
+  const auto work = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= instances.size() || stop.load()) return;
+      try {
+        std::vector<Recording> got;
+        try {
+          got = read_prometheus(host_query(q, instances[i]));
+        } catch (const PrometheusError& e) {
+          throw PrometheusError("host " + (instances[i].empty() ? std::string("(no instance)") : instances[i]) +
+                                ": " + e.what());
+        }
+        // One host's selector matches one instance; series of another (the selector's own
+        // instance matcher cannot widen it) are not expected, but are not this host's.
+        for (auto& r : got)
+          if (r.meta.hostname == (instances[i].empty() ? "(no instance)" : instances[i])) use(i, std::move(r));
+        std::lock_guard lock(mu);
+        ++finished;
+        if (done) done(finished);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!error) error = std::current_exception();
+        stop = true;
+        return;
+      }
+    }
+  };
+  const unsigned n = std::max(1u, std::min<unsigned>(jobs, unsigned(std::max<std::size_t>(instances.size(), 1))));
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace reveal

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # `reveal detect --prometheus` against a broken or hostile server (issue #18), the real binary
-# under /usr/bin/time -v: a Python fake Prometheus on 127.0.0.1 announces one series and then
-# answers query_range with
+# under /usr/bin/time -v: a Python fake Prometheus on 127.0.0.1 lists one host, announces one
+# series and then answers query_range with
 #   stream  a valid start and then 2 GB of points (chunked),
 #   bomb    a gzip answer (Content-Encoding: gzip) that inflates to 1 GiB of JSON white space,
 #   drip    a valid answer sent one byte every 100 ms (--timeout 1),
-#   away    a redirect to another port,
+#   away    a redirect to another port (of every request, the host list's first),
+#   hosts   the host list (/api/v1/label/instance/values): a valid start and then 2 GB of names,
 # and each must end in exit 3 with one error line naming the server, within a few seconds, with
 # a peak RSS (Maximum resident set size) under 200 MB. Prints the RSS of each next to that of a
 # run against a closed port (the binary's own floor).
@@ -28,8 +29,9 @@ if grep -q "built without HTTP support" "$T/err"; then
 fi
 
 cat >"$T/fake.py" <<'PY'
-import http.server, socketserver, sys, time, zlib
+import http.server, socketserver, sys, time, urllib.parse, zlib
 MODE = {}
+HOSTS = b'{"status":"success","data":["h"]}'
 SERIES = b'{"status":"success","data":[{"__name__":"reveal_x","instance":"h","channel":"t:x","unit":"count"}]}'
 HEAD = (b'{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"reveal_x",'
         b'"instance":"h","channel":"t:x","unit":"count"},"values":[')
@@ -47,12 +49,30 @@ class H(http.server.BaseHTTPRequestHandler):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            if self.path.startswith("/api/v1/series"):
+            if self.path.startswith("/api/v1/label/"):
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(SERIES)))
+                if mode == "hosts":
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self.chunk(b'{"status":"success","data":[')
+                    names = b'"host-0000000000",' * 60000
+                    for _ in range((2 << 30) // len(names)):
+                        self.chunk(names)
+                    return
+                self.send_header("Content-Length", str(len(HOSTS)))
                 self.end_headers()
-                self.wfile.write(SERIES)
+                self.wfile.write(HOSTS)
+                return
+            if self.path.startswith("/api/v1/series"):
+                # Every series has an instance label: none matches instance="".
+                unlabelled = 'instance=""' in urllib.parse.unquote_plus(self.path)
+                body = b'{"status":"success","data":[]}' if unlabelled else SERIES
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
                 return
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -122,6 +142,8 @@ run bomb "Prometheus at $URL: the answer to /api/v1/query_range is over" --prome
 echo drip >"$T/mode"
 run drip "Prometheus at $URL: no complete answer to /api/v1/query_range within 1 s" --prometheus "$URL" --timeout 1
 echo away >"$T/mode"
-run away "Prometheus at $URL: refusing the redirect to 'http://127.0.0.1:9/api/v1/series?" --prometheus "$URL"
+run away "Prometheus at $URL: refusing the redirect to 'http://127.0.0.1:9/api/v1/label/instance/values?" --prometheus "$URL"
+echo hosts >"$T/mode"
+run hosts "Prometheus at $URL: the answer to /api/v1/label/instance/values is over" --prometheus "$URL"
 
 ((fails == 0)) && echo "PASS: fleet hostile prometheus" || { echo "$fails failure(s)"; exit 1; }

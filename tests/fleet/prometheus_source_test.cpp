@@ -19,6 +19,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -48,18 +49,48 @@ class FakePrometheus {
   std::function<void(const httplib::Request&, httplib::Response&)> range_override;
   std::vector<std::map<std::string, std::string>> range_calls;
   std::string last_series_match, last_series_start;
+  // query_range requests being answered now, and the most at once (each answer takes
+  // range_delay): the fleet reader's parallelism.
+  std::atomic<int> ranges_in_flight{0}, most_ranges_in_flight{0};
+  std::chrono::milliseconds range_delay{0};
+
+  // A selector's instance="..." matcher (the fake's only filter), if any: nullopt for none.
+  static std::optional<std::string> instance_of(const std::string& selector) {
+    const std::size_t at = selector.find("instance=\"");
+    if (at == std::string::npos) return std::nullopt;
+    const std::size_t from = at + 10, to = selector.find('"', from);
+    return selector.substr(from, to - from);
+  }
+  static bool selected(const json& metric, const std::optional<std::string>& instance) {
+    return !instance || metric.value("instance", std::string()) == *instance;
+  }
 
   FakePrometheus() {
+    srv_.Get("/api/v1/label/instance/values", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      std::set<std::string> names;
+      for (const auto& s : series)
+        if (s.metric.contains("instance")) names.insert(s.metric["instance"].get<std::string>());
+      res.set_content(json{{"status", "success"}, {"data", names}}.dump(), "application/json");
+    });
     srv_.Get("/api/v1/series", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu_);
       last_series_match = req.get_param_value("match[]");
       last_series_start = req.get_param_value("start");
+      const auto instance = instance_of(last_series_match);
       json data = json::array();
       const std::size_t n = series_count_override ? series_count_override : series.size();
-      for (std::size_t i = 0; i < n; ++i) data.push_back(i < series.size() ? series[i].metric : json{{"i", i}});
+      for (std::size_t i = 0; i < n; ++i)
+        if (i >= series.size() || selected(series[i].metric, instance))
+          data.push_back(i < series.size() ? series[i].metric : json{{"i", i}});
       res.set_content(json{{"status", "success"}, {"data", data}}.dump(), "application/json");
     });
     srv_.Get("/api/v1/query_range", [this](const httplib::Request& req, httplib::Response& res) {
+      const int now = ++ranges_in_flight;
+      for (int most = most_ranges_in_flight; now > most && !most_ranges_in_flight.compare_exchange_weak(most, now);) {
+      }
+      std::this_thread::sleep_for(range_delay);
+      --ranges_in_flight;
       std::lock_guard lock(mu_);
       range_calls.push_back({{"query", req.get_param_value("query")},
                              {"start", req.get_param_value("start")},
@@ -76,7 +107,9 @@ class FakePrometheus {
         return;
       }
       json result = json::array();
+      const auto instance = instance_of(req.get_param_value("query"));
       for (const auto& s : series) {
+        if (!selected(s.metric, instance)) continue;
         json values = json::array();
         for (std::size_t k = 0; k < points; ++k) {
           const double t = a + double(k) * step;
@@ -287,6 +320,67 @@ TEST(PrometheusSource, AHostThatStoppedLongBeforeTheEndEndsWhereItStopped) {
   ASSERT_EQ(hosts.size(), 1u);
   EXPECT_EQ(hosts[0].t_unix_ns.size(), 21u);
   EXPECT_EQ(hosts[0].meta.end_unix_ns, (kT0 + 20) * kS);
+}
+
+// The fleet a host at a time (issue #19): the hosts listed by their instance label, series
+// without one as one more host, each read with its own query, at most `jobs` at once.
+TEST(PrometheusSource, HostsAreListedAndReadOneQueryEachAtMostJobsAtOnce) {
+  FakePrometheus p;
+  p.range_delay = std::chrono::milliseconds(100);
+  const auto counter = [](std::int64_t t) -> std::optional<std::string> { return std::to_string(100 * (t - kT0)); };
+  for (const char* h : {"node-3", "node-1", "node-2", "node-5", "node-4"})
+    p.series.push_back({labels("reveal_proc_stat_idle_total", h, "proc.stat:idle", "ticks", "cpu"), counter});
+  p.series.push_back({{{"__name__", "reveal_proc_stat_idle_total"}, {"channel", "proc.stat:idle"}, {"unit", "ticks"},
+                       {"subsystem", "cpu"}},
+                      counter});
+  const PrometheusQuery q = query(p, kT0, kT0 + 9);
+  const std::vector<std::string> hosts = prometheus_instances(q);
+  EXPECT_EQ(hosts, (std::vector<std::string>{"node-1", "node-2", "node-3", "node-4", "node-5", ""}));
+  std::mutex mu;
+  std::vector<std::string> got(hosts.size());
+  std::vector<std::size_t> done;
+  for_each_prometheus_host(
+      q, hosts, 2,
+      [&](std::size_t i, Recording&& r) {
+        std::lock_guard lock(mu);
+        EXPECT_EQ(r.t_unix_ns.size(), 10u);
+        got[i] = r.meta.hostname;
+      },
+      [&](std::size_t k) { done.push_back(k); });
+  EXPECT_EQ(got, (std::vector<std::string>{"node-1", "node-2", "node-3", "node-4", "node-5", "(no instance)"}));
+  EXPECT_EQ(done, (std::vector<std::size_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(p.range_calls.size(), 6u);  // one query per host
+  for (auto& call : p.range_calls) EXPECT_NE(call["query"].find(",instance=\""), std::string::npos) << call["query"];
+  EXPECT_EQ(p.most_ranges_in_flight.load(), 2);
+}
+
+TEST(PrometheusSource, AHostsErrorStopsTheFleetAndNamesTheHost) {
+  FakePrometheus p;
+  for (const char* h : {"a", "b", "c"})
+    p.series.push_back({labels("reveal_proc_stat_idle_total", h, "proc.stat:idle", "ticks", "cpu"),
+                        [](std::int64_t t) -> std::optional<std::string> { return std::to_string(t - kT0); }});
+  const PrometheusQuery q = query(p, kT0, kT0 + 9);
+  std::atomic<int> used{0};
+  try {
+    for_each_prometheus_host(q, {"a", "b", "c"}, 1, [&](std::size_t i, Recording&&) {
+      ++used;
+      if (i == 1) throw std::runtime_error("b is bad");
+    });
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "b is bad");
+  }
+  EXPECT_EQ(used.load(), 2);  // c was not read
+  // A host that matches nothing is named.
+  try {
+    for_each_prometheus_host(q, {"a", "gone"}, 2, [](std::size_t, Recording&&) {});
+    ADD_FAILURE() << "no error";
+  } catch (const PrometheusError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("host gone: Prometheus at " + p.url() + ": no series matches", 0), 0u)
+        << e.what();
+  }
+  // The host's value is escaped as a PromQL string.
+  EXPECT_EQ(host_query(q, "a\"b\\c\nd").selector, "{job=\"reveal\",instance=\"a\\\"b\\\\c\\nd\"}");
 }
 
 TEST(PrometheusSource, LongRangesAreSplitBelowTheServersLimit) {
