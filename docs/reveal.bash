@@ -51,7 +51,7 @@ _reveal() {
       ;;
     'detect')
       subs=''
-      flags='-h --help --html --baseline --peers --streaming --whole-run --agent-config --prometheus --match --start --end --step --timeout --json --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --all-anomalies --no-symptom-windows --top'
+      flags='-h --help --html --baseline --peers --streaming --whole-run --agent-config --prometheus --match --start --end --step --jobs --timeout --json --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --all-anomalies --no-symptom-windows --top'
       positional=stores
       case $prev in
         --html) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -62,6 +62,7 @@ _reveal() {
         --start) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --end) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --step) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --jobs) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --window) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --stride) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -78,7 +79,7 @@ _reveal() {
       ;;
     'report')
       subs=''
-      flags='-h --help -o --output --baseline --peers --prometheus --match --start --end --step --timeout --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --all-anomalies --no-symptom-windows --top'
+      flags='-h --help -o --output --baseline --peers --prometheus --match --start --end --step --jobs --timeout --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --all-anomalies --no-symptom-windows --top'
       positional=stores
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -88,6 +89,7 @@ _reveal() {
         --start) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --end) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --step) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --jobs) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --window) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --stride) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -143,10 +145,13 @@ _reveal() {
       ;;
     'export')
       subs=''
-      flags='-h --help -o --output --csv --channels --start --end --no-progress'
+      flags='-h --help -o --output --csv --format --step --label --channels --start --end --no-progress'
       positional=stores
       case $prev in
         -o|--output|--csv) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --format) COMPREPLY=($(compgen -W 'csv openmetrics' -- "$cur")); return ;;
+        --step) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --label) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --channels) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --start) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --end) COMPREPLY=($(compgen -f -- "$cur")); return ;;

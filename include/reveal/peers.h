@@ -7,12 +7,21 @@
 //      [latest start, earliest end]: the hosts are compared at the same time ("same time").
 //      Otherwise (stores recorded one after another) each is cut to the shortest run's
 //      duration, counted from its own first sample ("offset").
-//   2. Each host's cut recording goes through detect() (reveal/offline.h) with the other hosts'
-//      cut recordings as its baselines: what this host did that its peers did not.
-//   3. Oddness score of a host = Σ over its incidents of (windows in the incident / windows of
+//   2. References, in memory that does not grow with the fleet or the span (issue #19). Each
+//      host contributes its cut recording when it has at most R = max(2 × kPeersSliceSamples,
+//      kPeersReferenceSamples / hosts) samples; a longer host contributes S = R /
+//      kPeersSliceSamples slices of kPeersSliceSamples consecutive samples spread evenly over its
+//      whole recording (the j-th centred at (j + ½)/S of it) and cut to the compared span. The
+//      hosts are dealt into K = min(hosts, kPeersMaxFolds) folds (host i into fold i mod K), and
+//      each fold's reference model (reveal/baseline_model.h) is trained on the other folds'
+//      contributions. With up to kPeersMaxFolds hosts each host is its own fold: its reference is
+//      every other host, whole when they fit R.
+//   3. Each host's cut recording goes through detect() (reveal/offline.h) against its fold's
+//      model: what this host did that its peers did not.
+//   4. Oddness score of a host = Σ over its incidents of (windows in the incident / windows of
 //      the run) × min(peak fused score, 10): the share of the run it was odd for, weighted by
 //      how far past the threshold it went. A host without incidents scores 0.
-//   4. Hosts are ranked by score (ties: more anomalous windows, then input order). The top
+//   5. Hosts are ranked by score (ties: more anomalous windows, then input order). The top
 //      host is *the odd host* when its score is > 0 and at least kOddMargin times the
 //      runner-up's; when several hosts have incidents and none leads by that margin, no single
 //      host stands out (all with incidents are listed as `flagged`); when none has incidents,
@@ -20,11 +29,16 @@
 //   The odd host's strongest channels are the channels of its incidents' top lists, each once
 //   with its largest |z|, by descending |z|.
 //
+// Reading: compare_peers() reads each host twice through a PeerReader (for its sample times and
+// reference, then to score it), so that only the references and the hosts being scored are in
+// memory at once: about kPeersReferenceSamples × channels values, plus what the reader holds.
+//
 // Errors: PeersError (a DetectError) for fewer than two hosts, a common span or shortest run
 // too short for one window, or a host detect() rejects (the message names the host).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +49,11 @@ namespace reveal {
 
 inline constexpr double kOddMargin = 2.0;   // the odd host's score over the runner-up's
 inline constexpr double kOddPeakCap = 10.0; // peak fused score counted at most this high
+// Samples of all hosts together that the references hold (rule 2): about the agent's hour of
+// history at 1 Hz; slices of a minute at 1 Hz; at most 8 reference models.
+inline constexpr std::size_t kPeersReferenceSamples = 4000;
+inline constexpr std::size_t kPeersSliceSamples = 60;
+inline constexpr std::size_t kPeersMaxFolds = 8;
 
 class PeersError : public DetectError {
  public:
@@ -62,8 +81,16 @@ struct PeersResult {
   std::vector<std::string> notes;
 };
 
-// `hosts[i]` is named `names[i]` (names.size() == hosts.size(), or empty: meta.hostname).
-// Throws PeersError (see above).
+// The hosts, read as often as compare_peers() needs them: `read(use)` calls use(i, host i's
+// recording) once for every host i in [0, hosts), in any order, from one thread or several at
+// once (`use` is safe to call concurrently); its exceptions pass through.
+using PeerReader = std::function<void(const std::function<void(std::size_t, const Recording&)>& use)>;
+
+// `names[i]` names host i (names.size() == hosts, or empty: meta.hostname). Throws PeersError
+// (see above).
+PeersResult compare_peers(std::size_t hosts, const std::vector<std::string>& names, const PeerReader& read,
+                          const DetectOptions& opts);
+// The same over recordings in memory.
 PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector<std::string>& names,
                           const DetectOptions& opts);
 

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -371,6 +372,46 @@ std::string long_recording(const Opts& o, const CLI::App& sub) {
 #endif
 }
 
+// A Progress updated from several threads: each update under a lock.
+class LockedProgress final : public Progress {
+ public:
+  explicit LockedProgress(Progress* p) : p_(p) {}
+  void update(std::string_view stage, std::size_t done, std::size_t total) noexcept override {
+    std::lock_guard lock(mu_);
+    p_->update(stage, done, total);
+  }
+  void finish() noexcept override {
+    std::lock_guard lock(mu_);
+    p_->finish();
+  }
+
+ private:
+  Progress* p_;
+  std::mutex mu_;
+};
+
+// Reads recordings held in memory.
+PeerReader memory_reader(const std::vector<Recording>& recordings) {
+  return [&recordings](const std::function<void(std::size_t, const Recording&)>& use) {
+    for (std::size_t i = 0; i < recordings.size(); ++i) use(i, recordings[i]);
+  };
+}
+
+// --peers over stores without the HTML report: their names from their metadata, each store
+// loaded when compare_peers() reads it, so that one store is in memory at a time.
+Hosts peer_stores(const Opts& o) {
+  Hosts h;
+  std::vector<Recording> metas;
+  for (const auto& r : o.runs) {
+    Recording m;
+    m.meta = StoreReader(r).meta();
+    metas.push_back(std::move(m));
+  }
+  h.names = store_names(metas, o.runs);
+  for (const auto& r : o.runs) h.source += (h.source.empty() ? "" : ", ") + r;
+  return h;
+}
+
 // The stores given as runs.
 Hosts load_stores(const Opts& o, Progress& bar) {
   Hosts h;
@@ -481,12 +522,18 @@ struct Run {
 };
 
 // --peers: the hosts compared with each other; one report.
-int report_peers(const Run& run, const Hosts& hosts) {
+// `read` reads the hosts (twice: reveal/peers.h); hosts.recordings holds them all only for the
+// HTML report.
+// `progress`: where the comparison reports (the bar, or the bar behind a lock when `read` reads
+// on several threads).
+int report_peers(const Run& run, const Hosts& hosts, const PeerReader& read, Progress* progress) {
   const Opts& o = run.o;
-  if (hosts.recordings.size() < 2)
+  if (hosts.names.size() < 2)
     throw PeersError("--peers: only one host (" + hosts.names.front() + ") in " + hosts.source +
                      "; nothing to compare with");
-  PeersResult pr = compare_peers(hosts.recordings, hosts.names, o.d);
+  DetectOptions d = o.d;
+  d.progress = progress;
+  PeersResult pr = compare_peers(hosts.names.size(), hosts.names, read, d);
   run.bar.finish();
   std::size_t incidents = 0;
   for (const auto& h : pr.hosts) incidents += h.result.incidents.size();
@@ -547,24 +594,32 @@ int report_prometheus(const Run& run) {
   if (o.peers && n < 2)
     throw PeersError("--peers: only one host (" + hosts.names.front() + ") in " + hosts.source +
                      "; nothing to compare with");
+  LockedProgress bar(&run.bar);  // the hosts are read on --jobs threads
+  const auto read_each = [&](const std::function<void(std::size_t, Recording&&)>& use) {
+    for_each_prometheus_host(q, instances, o.jobs, use, [&](std::size_t done) { bar.update("hosts", done, n); });
+  };
+  if (o.peers && !run.html.wanted())
+    return report_peers(
+        run, hosts,
+        [&](const std::function<void(std::size_t, const Recording&)>& use) {
+          read_each([&](std::size_t i, Recording&& r) { use(i, r); });
+        },
+        &bar);
   const bool keep = o.peers || run.html.wanted();
   if (keep) hosts.recordings.resize(n);
   std::vector<DetectResult> results(o.peers ? 0 : n);
   run.bar.update("hosts", 0, n);
-  for_each_prometheus_host(
-      q, instances, o.jobs,
-      [&](std::size_t i, Recording&& r) {
-        if (!o.peers) {
-          try {
-            results[i] = run.detect_host(r, nullptr);
-          } catch (const DetectError& e) {
-            throw DetectError("host " + hosts.names[i] + ": " + e.what());
-          }
-        }
-        if (keep) hosts.recordings[i] = std::move(r);
-      },
-      [&](std::size_t done) { run.bar.update("hosts", done, n); });
-  if (o.peers) return report_peers(run, hosts);
+  read_each([&](std::size_t i, Recording&& r) {
+    if (!o.peers) {
+      try {
+        results[i] = run.detect_host(r, nullptr);
+      } catch (const DetectError& e) {
+        throw DetectError("host " + hosts.names[i] + ": " + e.what());
+      }
+    }
+    if (keep) hosts.recordings[i] = std::move(r);
+  });
+  if (o.peers) return report_peers(run, hosts, memory_reader(hosts.recordings), &run.bar);
 
   std::string out;
   nlohmann::json docs = nlohmann::json::array();
@@ -616,10 +671,20 @@ Action add_detect_like(CLI::App& app, bool report) {
       const std::optional<BaselineModel> model = reference_model(*o, *sub, 0, *bar);
       return report_prometheus(Run{*o, report, user_window_z, html, *bar, model, *sub});
     }
+    if (o->peers && !html.wanted()) {
+      const Hosts hosts = peer_stores(*o);
+      const std::optional<BaselineModel> model;  // --peers takes no --baseline
+      return report_peers(
+          Run{*o, report, user_window_z, html, *bar, model, *sub}, hosts,
+          [&](const std::function<void(std::size_t, const Recording&)>& use) {
+            for (std::size_t i = 0; i < o->runs.size(); ++i) use(i, load_recording(o->runs[i]));
+          },
+          bar.get());
+    }
     const Hosts hosts = load_stores(*o, *bar);
     const std::optional<BaselineModel> model = reference_model(*o, *sub, hosts.recordings.size(), *bar);
     const Run run{*o, report, user_window_z, html, *bar, model, *sub};
-    if (o->peers) return report_peers(run, hosts);
+    if (o->peers) return report_peers(run, hosts, memory_reader(hosts.recordings), bar.get());
     return report_store(run, hosts);
   };
 }

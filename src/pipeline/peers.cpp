@@ -5,11 +5,14 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "fusion.h"
+#include "reveal/baseline_model.h"
 
 namespace reveal {
 
@@ -38,48 +41,98 @@ Recording slice_recording(const Recording& r, std::size_t first, std::size_t cou
   return out;
 }
 
-PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector<std::string>& names_in,
+namespace {
+
+// What the first read keeps of a host: its sample times, and its reference contribution (the
+// whole recording when it has at most R samples, else slices over it).
+struct Kept {
+  bool read = false;
+  std::string hostname;
+  std::vector<std::int64_t> t;
+  Recording whole;
+  std::vector<Recording> slices;
+};
+
+// Rows of `t` in [a, b]: {first, count}.
+std::pair<std::size_t, std::size_t> rows_in(const std::vector<std::int64_t>& t, std::int64_t a, std::int64_t b) {
+  const auto lo = std::lower_bound(t.begin(), t.end(), a), hi = std::upper_bound(t.begin(), t.end(), b);
+  return {std::size_t(lo - t.begin()), std::size_t(std::max(hi, lo) - lo)};
+}
+
+}  // namespace
+
+PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector<std::string>& names,
                           const DetectOptions& opts) {
-  const std::size_t n = hosts.size();
+  return compare_peers(
+      hosts.size(), names,
+      [&](const std::function<void(std::size_t, const Recording&)>& use) {
+        for (std::size_t i = 0; i < hosts.size(); ++i) use(i, hosts[i]);
+      },
+      opts);
+}
+
+PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_in, const PeerReader& read,
+                          const DetectOptions& opts) {
   if (n < 2) throw PeersError("peers need at least two hosts, got " + std::to_string(n));
   if (!names_in.empty() && names_in.size() != n)
     throw PeersError("peers: " + std::to_string(names_in.size()) + " names for " + std::to_string(n) + " hosts");
-  std::vector<std::string> names = names_in;
-  if (names.empty())
-    for (const auto& h : hosts) names.push_back(h.meta.hostname);
   const std::size_t need = std::max<std::size_t>(opts.window.length, 1) + 1;
   // Hosts of one job run the same workload: a host whose load alone differs from its peers'
   // (less traffic, less work done: a straggler) is the finding, not a workload change.
   DetectOptions peer_opts = opts;
   peer_opts.workload_changes = false;
+
+  // First read: times and reference contributions (rule 2).
+  const std::size_t per_host = std::max(2 * kPeersSliceSamples, kPeersReferenceSamples / n);
+  std::vector<Kept> kept(n);
+  read([&](std::size_t i, const Recording& r) {
+    if (i >= n || kept[i].read) throw PeersError("peers: host " + std::to_string(i) + " read twice or out of range");
+    Kept& k = kept[i];
+    k.read = true;
+    k.hostname = r.meta.hostname;
+    k.t = r.t_unix_ns;
+    const std::size_t rows = r.t_unix_ns.size();
+    if (rows <= per_host) {
+      k.whole = r;
+      return;
+    }
+    const std::size_t slices = std::max<std::size_t>(1, per_host / kPeersSliceSamples);
+    for (std::size_t j = 0; j < slices; ++j) {
+      const std::size_t centre = (2 * j + 1) * rows / (2 * slices);
+      const std::size_t first = std::min(centre - std::min(centre, kPeersSliceSamples / 2), rows - kPeersSliceSamples);
+      k.slices.push_back(slice_recording(r, first, kPeersSliceSamples));
+    }
+  });
+  std::vector<std::string> names = names_in;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!kept[i].read) throw PeersError("peers: host " + std::to_string(i) + " was not read");
+    if (names_in.empty()) names.push_back(kept[i].hostname);
+  }
   for (std::size_t i = 0; i < n; ++i)
-    if (hosts[i].t_unix_ns.size() < need)
+    if (kept[i].t.size() < need)
       throw PeersError(fmt::format("host {}: {} samples; peers need at least {} per host (one window of rates)",
-                                   names[i], hosts[i].t_unix_ns.size(), need));
+                                   names[i], kept[i].t.size(), need));
 
   // 1. Alignment: the common span when every host has a window in it, else offsets from each
-  //    run's own start over the shortest run.
+  //    run's own start over the shortest run. Each host is compared over [from[i], to[i]].
   PeersResult res;
-  std::int64_t span_a = hosts[0].t_unix_ns.front(), span_b = hosts[0].t_unix_ns.back();
-  for (const auto& h : hosts) {
-    span_a = std::max(span_a, h.t_unix_ns.front());
-    span_b = std::min(span_b, h.t_unix_ns.back());
+  std::int64_t span_a = kept[0].t.front(), span_b = kept[0].t.back();
+  for (const auto& k : kept) {
+    span_a = std::max(span_a, k.t.front());
+    span_b = std::min(span_b, k.t.back());
   }
-  std::vector<std::pair<std::size_t, std::size_t>> rows(n);  // first, count
+  std::vector<std::int64_t> from(n), to(n);
   bool same_time = span_a <= span_b;
-  for (std::size_t i = 0; same_time && i < n; ++i) {
-    const auto& t = hosts[i].t_unix_ns;
-    const auto lo = std::lower_bound(t.begin(), t.end(), span_a), hi = std::upper_bound(t.begin(), t.end(), span_b);
-    rows[i] = {std::size_t(lo - t.begin()), std::size_t(hi - lo)};
-    same_time = rows[i].second >= need;
-  }
+  for (std::size_t i = 0; same_time && i < n; ++i) same_time = rows_in(kept[i].t, span_a, span_b).second >= need;
   if (same_time) {
     res.alignment = "same time";
     res.start_unix_ns = span_a;
     res.end_unix_ns = span_b;
     res.span_s = double(span_b - span_a) * 1e-9;
+    std::fill(from.begin(), from.end(), span_a);
+    std::fill(to.begin(), to.end(), span_b);
     double longest = 0;
-    for (const auto& h : hosts) longest = std::max(longest, double(h.t_unix_ns.back() - h.t_unix_ns.front()) * 1e-9);
+    for (const auto& k : kept) longest = std::max(longest, double(k.t.back() - k.t.front()) * 1e-9);
     if (res.span_s < 0.5 * longest)
       res.notes.push_back(fmt::format("the hosts overlap for {:.0f} s of the longest run's {:.0f} s; only the overlap "
                                       "is compared",
@@ -87,45 +140,88 @@ PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector
   } else {
     res.alignment = "offset";
     std::int64_t shortest = std::numeric_limits<std::int64_t>::max();
-    for (const auto& h : hosts) shortest = std::min(shortest, h.t_unix_ns.back() - h.t_unix_ns.front());
+    for (const auto& k : kept) shortest = std::min(shortest, k.t.back() - k.t.front());
     for (std::size_t i = 0; i < n; ++i) {
-      const auto& t = hosts[i].t_unix_ns;
-      const auto hi = std::upper_bound(t.begin(), t.end(), t.front() + shortest);
-      rows[i] = {0, std::size_t(hi - t.begin())};
-      if (rows[i].second < need)
+      from[i] = kept[i].t.front();
+      to[i] = kept[i].t.front() + shortest;
+      const std::size_t rows = rows_in(kept[i].t, from[i], to[i]).second;
+      if (rows < need)
         throw PeersError(fmt::format("host {}: {} samples in the shortest run's {:.0f} s; peers need at least {}",
-                                     names[i], rows[i].second, double(shortest) * 1e-9, need));
+                                     names[i], rows, double(shortest) * 1e-9, need));
     }
     res.span_s = double(shortest) * 1e-9;
     res.notes.push_back(fmt::format("the hosts were not recorded at the same time; each is compared over its first "
                                     "{:.0f} s, by time since its own start",
                                     res.span_s));
   }
-  std::vector<Recording> cut(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    cut[i] = slice_recording(hosts[i], rows[i].first, rows[i].second);
-    cut[i].meta.hostname = names[i];  // as a baseline, a peer is named as given
-  }
 
-  // 2. Each host against the others.
+  // 2. References: each host's contribution cut to its compared span, then one model per fold.
+  std::vector<std::vector<Recording>> contrib(n);
+  bool sliced = false;
   for (std::size_t i = 0; i < n; ++i) {
-    std::vector<Recording> others;
-    others.reserve(n - 1);
+    Kept& k = kept[i];
+    if (!k.t.empty() && !k.whole.t_unix_ns.empty()) {
+      const auto [first, count] = rows_in(k.whole.t_unix_ns, from[i], to[i]);
+      contrib[i].push_back(slice_recording(k.whole, first, count));
+    }
+    for (const auto& sl : k.slices) {
+      sliced = true;
+      const auto [first, count] = rows_in(sl.t_unix_ns, from[i], to[i]);
+      if (count >= need) contrib[i].push_back(slice_recording(sl, first, count));
+    }
+    for (auto& c : contrib[i]) c.meta.hostname = names[i];  // as a baseline, a peer is named as given
+    k.whole = Recording();
+    std::vector<Recording>().swap(k.slices);
+  }
+  const std::size_t folds = std::min(n, kPeersMaxFolds);
+  std::vector<std::optional<BaselineModel>> models(folds);
+  for (std::size_t f = 0; f < folds; ++f) {
+    std::vector<Recording> refs;
     for (std::size_t j = 0; j < n; ++j)
-      if (j != i) others.push_back(cut[j]);
-    Recording run = slice_recording(hosts[i], rows[i].first, rows[i].second);  // keeps its own hostname
+      if (j % folds != f) refs.insert(refs.end(), contrib[j].begin(), contrib[j].end());
+    try {
+      if (refs.empty()) throw DetectError("no sample of its peers in the compared span");
+      models[f].emplace(BaselineModel::train(refs, peer_opts));
+    } catch (const DetectError& e) {
+      throw PeersError("host " + names[f] + ": " + e.what());
+    }
+  }
+  std::vector<std::vector<Recording>>().swap(contrib);
+
+  // 3. Second read: each host against its fold's model; 4. its oddness score.
+  std::vector<std::optional<PeerHost>> scored(n);
+  std::mutex mu;
+  std::size_t done = 0;
+  DetectOptions score_opts = peer_opts;
+  score_opts.progress = nullptr;  // `read` may score hosts on several threads at once
+  read([&](std::size_t i, const Recording& r) {
+    if (i >= n) throw PeersError("peers: host " + std::to_string(i) + " out of range");
+    const auto [first, count] = rows_in(r.t_unix_ns, from[i], to[i]);
+    Recording run = slice_recording(r, first, count);  // keeps its own hostname
     PeerHost p;
     p.name = names[i];
     try {
-      p.result = detect(run, others, peer_opts);
+      p.result = detect(run, *models[i % folds], score_opts);
     } catch (const DetectError& e) {
       throw PeersError("host " + names[i] + ": " + e.what());
     }
-    std::string peers;
-    for (const auto& o : others) peers += (peers.empty() ? "" : ", ") + o.meta.hostname;
-    p.result.notes.insert(p.result.notes.begin(), "peers: the baselines are the other hosts of the job (" + peers +
-                                                       "), " + (same_time ? "at the same time" : "by time since start"));
-    // 3. Oddness score.
+    // A host's slices each name it once in the model's training list: once here.
+    std::vector<std::string> peers;
+    for (const auto& h : p.result.baseline_hosts)
+      if (std::find(peers.begin(), peers.end(), h) == peers.end()) peers.push_back(h);
+    p.result.baseline_hosts = peers;
+    const char* when = same_time ? "at the same time" : "by time since start";
+    if (!sliced && folds == n) {
+      std::string list;
+      for (const auto& h : peers) list += (list.empty() ? "" : ", ") + h;
+      p.result.notes.insert(p.result.notes.begin(),
+                            "peers: the baselines are the other hosts of the job (" + list + "), " + when);
+    } else {
+      p.result.notes.insert(p.result.notes.begin(),
+                            fmt::format("peers: the baselines are {} other hosts of the job, {} (up to {} samples of "
+                                        "each, in slices of {}; {} reference models for {} hosts)",
+                                        peers.size(), when, per_host, kPeersSliceSamples, folds, n));
+    }
     const auto& f = p.result.fused;
     p.windows = f.size();
     for (double x : f) {
@@ -137,10 +233,17 @@ PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector
       p.incident_windows += w;
       p.score += double(w) / double(std::max<std::size_t>(p.windows, 1)) * std::min(inc.peak_score, kOddPeakCap);
     }
-    res.hosts.push_back(std::move(p));
+    std::lock_guard lock(mu);
+    if (scored[i]) throw PeersError("peers: host " + names[i] + " read twice");
+    scored[i] = std::move(p);
+    if (opts.progress) opts.progress->update("peers", ++done, n);
+  });
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!scored[i]) throw PeersError("peers: host " + names[i] + " was not read the second time");
+    res.hosts.push_back(std::move(*scored[i]));
   }
 
-  // 4. Ranking and the odd host.
+  // 5. Ranking and the odd host.
   std::stable_sort(res.hosts.begin(), res.hosts.end(), [](const PeerHost& a, const PeerHost& b) {
     if (a.score != b.score) return a.score > b.score;
     return a.anomalous_windows > b.anomalous_windows;

@@ -39,7 +39,7 @@ expect 2 "empty URL" -- detect --prometheus "" --start -1m
 expect 2 "--agent-config needs --streaming" -- detect "$FIX/recordings/fleet-a.db" --agent-config /dev/null
 expect 2 "does not combine with --streaming" -- detect "$FIX/recordings/fleet-a.db" --streaming --html "$T/r.html"
 expect 2 "--settle does not apply to --streaming" -- detect "$FIX/recordings/fleet-a.db" --streaming --settle 5s
-expect 2 "one store" -- detect --peers "$FIX/recordings/fleet-a.db" "$FIX/recordings/fleet-b.db" --streaming
+expect 2 "--streaming analyses each host alone (not --peers)" -- detect --peers "$FIX/recordings/fleet-a.db" "$FIX/recordings/fleet-b.db" --streaming
 expect 3 "--agent-config" -- detect "$FIX/recordings/fleet-a.db" --streaming --agent-config "$FIX/recordings/fleet-b.db"
 expect 3 "No such file" -- detect "$FIX/recordings/fleet-a.db" --streaming --agent-config "$T/missing.toml"
 expect 2 "given twice" -- docs metrics --root "$FIX/vm-2cpu" --root "$FIX/vm-2cpu"

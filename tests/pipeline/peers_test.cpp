@@ -1,6 +1,8 @@
 // Peers reference (include/reveal/peers.h) on synthetic hosts of one job.
+#include <atomic>
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -145,6 +147,65 @@ TEST(Peers, SliceRecording) {
   EXPECT_EQ(s.events[0].detail, "inside");
   EXPECT_EQ(s.config_changes.size(), 1u);
   EXPECT_EQ(slice_recording(r, 18, 10).t_unix_ns.size(), 2u);  // clamped to the end
+}
+
+// A fleet too big for whole references (issue #19): 20 hosts of 900 samples. Each contributes
+// slices (R = max(120, 4000/20) = 200 samples each, 3 slices of 60) and the hosts fall into 8
+// folds; the reader is asked twice, from several threads at once here, and the host with a level
+// shift is still named.
+TEST(Peers, AFleetIsComparedWithSlicedReferencesInFolds) {
+  constexpr std::size_t kHosts = 20;
+  std::vector<Recording> hosts;
+  for (std::size_t i = 0; i < kHosts; ++i)
+    hosts.push_back(i == 13 ? host("h13", 100 + i, kT0, 900, 300, 600, 12.0)
+                            : host("h" + std::to_string(i), 100 + i, kT0, 900));
+  std::atomic<int> reads{0}, most_at_once{0}, at_once{0};
+  const PeerReader reader = [&](const std::function<void(std::size_t, const Recording&)>& use) {
+    ++reads;
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+      for (std::size_t i; (i = next++) < hosts.size();) {
+        const int now = ++at_once;
+        for (int m = most_at_once; now > m && !most_at_once.compare_exchange_weak(m, now);) {
+        }
+        use(i, hosts[i]);
+        --at_once;
+      }
+    };
+    std::thread a(work), b(work);
+    work();
+    a.join();
+    b.join();
+  };
+  const PeersResult pr = compare_peers(kHosts, {}, reader, {});
+  EXPECT_EQ(reads.load(), 2);
+  EXPECT_GE(most_at_once.load(), 2);
+  ASSERT_EQ(pr.hosts.size(), kHosts);
+  ASSERT_TRUE(pr.odd.has_value());
+  EXPECT_EQ(pr.hosts[*pr.odd].name, "h13");
+  const PeerHost& odd = pr.hosts[*pr.odd];
+  ASSERT_FALSE(odd.result.incidents.empty());
+  EXPECT_EQ(odd.result.incidents.front().subsystem, Subsystem::cpu);
+  EXPECT_NEAR(odd.result.incidents.front().start_s, 300, 5);
+  // Its reference: the 18 hosts of the other 7 folds (h13 is in fold 13 mod 8 = 5 with h5 only),
+  // each named once; the note says the references were sampled.
+  EXPECT_EQ(odd.result.baseline_hosts.size(), 18u);
+  EXPECT_EQ(std::count(odd.result.baseline_hosts.begin(), odd.result.baseline_hosts.end(), "h5"), 0);
+  EXPECT_EQ(std::count(odd.result.baseline_hosts.begin(), odd.result.baseline_hosts.end(), "h0"), 1);
+  ASSERT_FALSE(odd.result.notes.empty());
+  EXPECT_NE(odd.result.notes.front().find("8 reference models for 20 hosts"), std::string::npos)
+      << odd.result.notes.front();
+  EXPECT_LE(odd.result.reference_windows, kPeersReferenceSamples);
+  // No other host is flagged for long: alike hosts against samples of alike hosts.
+  for (std::size_t k = 1; k < pr.hosts.size(); ++k) EXPECT_LT(pr.hosts[k].score, 0.5 * odd.score) << pr.hosts[k].name;
+}
+
+// A reader that skips a host, or gives one twice, is an error, not a silent gap.
+TEST(Peers, AReaderThatMissesAHostIsAnError) {
+  const std::vector<Recording> hosts = {host("a", 1, kT0), host("b", 2, kT0), host("c", 3, kT0)};
+  EXPECT_THROW(compare_peers(3, {}, [&](const auto& use) { use(0, hosts[0]); use(1, hosts[1]); }, {}), PeersError);
+  EXPECT_THROW(compare_peers(3, {}, [&](const auto& use) { for (int i : {0, 1, 1, 2}) use(std::size_t(i), hosts[std::size_t(i)]); }, {}),
+               PeersError);
 }
 
 }  // namespace
