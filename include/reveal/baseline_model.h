@@ -96,10 +96,27 @@ struct TrainingStore {
   double interval_s = 1.0;
 };
 
+// Known-good stores read for training in memory that does not grow with their length (issue
+// #19): when the stores together hold more than kTrainingMaxValues samples × channels, each
+// contributes max(2 × kTrainingSliceSamples, kTrainingMaxValues / channels / stores) samples
+// in slices of kTrainingSliceSamples spread evenly over it (reveal/store_reader.h
+// load_recording_slices), else each is read whole. `paths` names every recording (a store's
+// path once per slice), as train() takes them.
+inline constexpr std::size_t kTrainingMaxValues = std::size_t{1} << 22;
+inline constexpr std::size_t kTrainingSliceSamples = 60;
+struct TrainingInput {
+  std::vector<Recording> recordings;
+  std::vector<std::string> paths;
+};
+// Throws StoreError (a store that cannot be read). `progress`: "load", stores read.
+TrainingInput load_training_stores(const std::vector<std::string>& stores, Progress* progress = nullptr);
+
 class BaselineModel {
  public:
   // Fits a model on `good` (see the file comment); `paths[i]` names good[i] in the metadata
-  // (empty, or one per recording). Options used: window, z/if/pca cuts, pca, pca_variance,
+  // (empty, or one per recording). Consecutive recordings of one non-empty path (the slices of
+  // one long store: load_training_stores) are one training store in the metadata, with a
+  // note. Options used: window, z/if/pca cuts, pca, pca_variance,
   // prune_r, seed. Throws DetectError when no store is long enough or they share no channel.
   static BaselineModel train(const std::vector<Recording>& good, const DetectOptions& opts,
                              const std::vector<std::string>& paths = {});

@@ -18,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reveal/matrix.h"
@@ -85,5 +86,22 @@ class StoreReader {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// --- References in bounded memory (issue #19) ---------------------------------------------
+//
+// Rows to keep of a recording of `rows` samples so that about `budget` are kept: {{0, rows}}
+// when rows <= budget, else S = max(1, budget / len) runs of min(len, rows) consecutive rows,
+// the j-th centred at (j + 1/2)/S of the recording (clamped inside it), in order. Used by `reveal
+// train`, `detect --baseline STORE` and peers (reveal/peers.h), so that a reference spans a long
+// recording evenly, every phase of it, in the memory of `budget` samples.
+std::vector<std::pair<std::size_t, std::size_t>> spread_slices(std::size_t rows, std::size_t budget, std::size_t len);
+
+// A store's samples as spread_slices(its samples, budget, len) picks them: one Recording per
+// slice (the whole store, as load_recording() gives it, when it has at most `budget` samples),
+// each with the store's metadata (start and end set to the slice's first and last sample),
+// channels and configuration snapshot; events, configuration changes and tenant scans are not
+// read for slices. The store is read twice, a chunk at a time: memory is that of the slices.
+// Throws StoreError as load_recording().
+std::vector<Recording> load_recording_slices(const std::filesystem::path& path, std::size_t budget, std::size_t len);
 
 }  // namespace reveal

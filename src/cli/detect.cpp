@@ -450,12 +450,9 @@ std::optional<BaselineModel> reference_model(const Opts& o, const CLI::App& sub,
     return model;
   }
   if (o.baselines.empty()) return std::nullopt;
-  std::vector<Recording> refs;
-  for (const auto& b : o.baselines) {
-    bar.update("load", n_hosts + refs.size(), n_hosts + o.baselines.size());
-    refs.push_back(load_recording(b));
-  }
-  return BaselineModel::train(refs, o.d, o.baselines);
+  bar.update("load", n_hosts, n_hosts + o.baselines.size());
+  const TrainingInput in = load_training_stores(o.baselines);  // long stores: evenly spread slices
+  return BaselineModel::train(in.recordings, o.d, in.paths);
 }
 
 // What the three modes below share: the options, whether the caller is `reveal report`, and

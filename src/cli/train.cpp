@@ -2,6 +2,8 @@
 // recordings and save it as a model file (include/reveal/baseline_model.h), for
 // `reveal detect RUN --baseline MODEL`. The model is exactly the one `reveal detect RUN
 // --baseline GOOD.db ...` fits in memory with the same --window/--stride/--seed/--pca.
+// Stores that together hold more than 4 Mi samples × channels are read as evenly spread slices
+// (reveal/baseline_model.h load_training_stores), so memory does not grow with their length.
 // -o replaces an earlier model file but nothing else (a store, someone's file). Exit 3 on a
 // missing, corrupt or too-short store.
 #include <filesystem>
@@ -33,8 +35,8 @@ void check_model_output(const std::string& path) {
     throw std::runtime_error(path + ": exists and is not a Reveal model file; refusing to overwrite it (remove it first)");
 }
 
-std::string summary(const BaselineModel& m, const std::vector<Recording>& recs, const std::string& out) {
-  std::string o = fmt::format("Reveal train — {} known-good store{} → {}\n", recs.size(), recs.size() == 1 ? "" : "s", out);
+std::string summary(const BaselineModel& m, std::size_t stores, const std::string& out) {
+  std::string o = fmt::format("Reveal train — {} known-good store{} → {}\n", stores, stores == 1 ? "" : "s", out);
   std::set<std::string> hosts;
   std::size_t samples = 0;
   for (const auto& t : m.training()) {
@@ -110,17 +112,14 @@ Action add_train(CLI::App& app) {
     check_model_output(o->output);
     const auto bar = stderr_progress("reveal train", !o->no_progress);
     o->d.progress = bar.get();
-    std::vector<Recording> recs;
-    for (const auto& p : o->stores) {
-      bar->update("load", recs.size(), o->stores.size());
-      recs.push_back(load_recording(p));
-    }
-    const BaselineModel model = BaselineModel::train(recs, o->d, o->stores);
+    // Long stores are read as evenly spread slices, so memory does not grow with their length.
+    const TrainingInput in = load_training_stores(o->stores, bar.get());
+    const BaselineModel model = BaselineModel::train(in.recordings, o->d, in.paths);
     bar->update("save", 0, 1);
     out.write(model.encode());
     out.commit();
     bar->finish();
-    write_stdout(summary(model, recs, o->output));
+    write_stdout(summary(model, o->stores.size(), o->output));
     return kExitOk;
   };
 }

@@ -1,6 +1,7 @@
 // Baseline models: training, the model file and its metadata; contract and file format in
 // include/reveal/baseline_model.h. Scoring a run against a model lives in offline.cpp.
 #include "reveal/baseline_model.h"
+#include "reveal/store_reader.h"
 
 #include <zstd.h>
 
@@ -15,6 +16,7 @@
 #include <memory>
 #include <set>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "reveal/binary_io.h"
@@ -101,6 +103,31 @@ void section(ByteWriter& out, const char (&tag)[5], std::string_view body) {
 
 }  // namespace
 
+TrainingInput load_training_stores(const std::vector<std::string>& stores, Progress* progress) {
+  // How many values the stores hold, from their chunks' claims (an upper bound, cheap).
+  std::uint64_t values = 0;
+  std::size_t channels = 1;
+  for (const auto& p : stores) {
+    StoreReader r(p);
+    channels = std::max(channels, r.store_channels());
+    values += r.claimed_samples(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()) *
+              r.store_channels();
+  }
+  TrainingInput in;
+  const std::size_t budget = values <= kTrainingMaxValues
+                                 ? std::numeric_limits<std::size_t>::max()
+                                 : std::max(2 * kTrainingSliceSamples,
+                                            kTrainingMaxValues / channels / std::max<std::size_t>(stores.size(), 1));
+  for (std::size_t i = 0; i < stores.size(); ++i) {
+    if (progress) progress->update("load", i, stores.size());
+    for (auto& r : load_recording_slices(stores[i], budget, kTrainingSliceSamples)) {
+      in.recordings.push_back(std::move(r));
+      in.paths.push_back(stores[i]);
+    }
+  }
+  return in;
+}
+
 BaselineModel BaselineModel::train(const std::vector<Recording>& good, const DetectOptions& opts,
                                    const std::vector<std::string>& paths) {
   if (!paths.empty() && paths.size() != good.size())
@@ -186,6 +213,29 @@ BaselineModel BaselineModel::train(const std::vector<Recording>& good, const Det
     std::fill_n(keep[k].begin(), su.drop, 0);
     rw.push_back({&windows[k], &cols[k], &keep[k], su.tail_from});
     m.training_[k].windows = windows[k].first_row.size();
+  }
+  // The slices of one long store (consecutive recordings of one path) are one training store.
+  {
+    std::vector<TrainingStore> merged;
+    std::vector<std::size_t> parts;
+    for (auto& t : m.training_) {
+      if (!merged.empty() && !t.path.empty() && merged.back().path == t.path) {
+        TrainingStore& b = merged.back();
+        b.samples += t.samples;
+        b.windows += t.windows;
+        b.start_unix_ns = std::min(b.start_unix_ns, t.start_unix_ns);
+        b.end_unix_ns = std::max(b.end_unix_ns, t.end_unix_ns);
+        ++parts.back();
+      } else {
+        merged.push_back(std::move(t));
+        parts.push_back(1);
+      }
+    }
+    for (std::size_t k = 0; k < merged.size(); ++k)
+      if (parts[k] > 1)
+        m.notes_.push_back(fmt::format("{}: a long store: {} samples of it, in {} slices spread over its length",
+                                       merged[k].path, merged[k].samples, parts[k]));
+    m.training_ = std::move(merged);
   }
   if (opts.progress) opts.progress->update("fit", 0, 1);
   wm->fit(rw);

@@ -13,6 +13,7 @@
 
 #include "fusion.h"
 #include "reveal/baseline_model.h"
+#include "reveal/store_reader.h"
 
 namespace reveal {
 
@@ -96,12 +97,8 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
       k.whole = r;
       return;
     }
-    const std::size_t slices = std::max<std::size_t>(1, per_host / kPeersSliceSamples);
-    for (std::size_t j = 0; j < slices; ++j) {
-      const std::size_t centre = (2 * j + 1) * rows / (2 * slices);
-      const std::size_t first = std::min(centre - std::min(centre, kPeersSliceSamples / 2), rows - kPeersSliceSamples);
-      k.slices.push_back(slice_recording(r, first, kPeersSliceSamples));
-    }
+    for (const auto& [first, count] : spread_slices(rows, per_host, kPeersSliceSamples))
+      k.slices.push_back(slice_recording(r, first, count));
   });
   std::vector<std::string> names = names_in;
   for (std::size_t i = 0; i < n; ++i) {

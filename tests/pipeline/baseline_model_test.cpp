@@ -13,6 +13,7 @@
 
 #include "pipeline/window_model.h"
 #include "reveal/baseline_model.h"
+#include "reveal/peers.h"  // slice_recording
 #include "reveal/binary_io.h"
 #include "reveal/store.h"
 
@@ -146,6 +147,27 @@ TEST(BaselineModel, TrainsOnTheKnownGoodStores) {
   EXPECT_EQ(m.floors().size(), m.channels().size());
   EXPECT_GE(m.model_channels(), 1u);
   EXPECT_TRUE(m.source().empty());
+}
+
+// The slices of one long store (consecutive recordings of one path) are one training store in
+// the metadata, with a note; the windows of every slice are in the reference.
+TEST(BaselineModel, SlicesOfOneStoreAreOneTrainingStore) {
+  const Recording a = host("a", 1, 200, 0.0), b = host("b", 2, 200, 0.0);
+  std::vector<Recording> parts;
+  for (std::size_t first : {0, 100}) parts.push_back(slice_recording(a, first, 60));
+  parts.push_back(b);
+  const BaselineModel m = BaselineModel::train(parts, {}, {"a.db", "a.db", "b.db"});
+  ASSERT_EQ(m.training().size(), 2u);
+  EXPECT_EQ(m.training()[0].path, "a.db");
+  EXPECT_EQ(m.training()[0].samples, 120u);
+  EXPECT_EQ(m.training()[0].start_unix_ns, a.t_unix_ns[0]);
+  EXPECT_EQ(m.training()[0].end_unix_ns, a.t_unix_ns[159]);
+  EXPECT_EQ(m.training()[1].path, "b.db");
+  EXPECT_EQ(m.training()[1].samples, 200u);
+  ASSERT_FALSE(m.notes().empty());
+  EXPECT_NE(m.notes().back().find("a.db: a long store: 120 samples of it, in 2 slices"), std::string::npos)
+      << m.notes().back();
+  EXPECT_EQ(m.training_hosts(), (std::vector<std::string>{"a", "b"}));
 }
 
 TEST(BaselineModel, ShortStoresAreSkippedAndNoneLeftIsAnError) {

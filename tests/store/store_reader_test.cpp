@@ -189,5 +189,43 @@ TEST_F(StoreReaderTest, BadFilesGiveOneLineStoreErrors) {
   }
 }
 
+TEST(SpreadSlices, WholeWhenItFitsElseEvenlySpreadRuns) {
+  using V = std::vector<std::pair<std::size_t, std::size_t>>;
+  EXPECT_EQ(spread_slices(100, 100, 10), (V{{0, 100}}));
+  EXPECT_EQ(spread_slices(0, 5, 10), (V{{0, 0}}));
+  // 3 runs of 10 centred at 1/6, 3/6, 5/6 of 600.
+  EXPECT_EQ(spread_slices(600, 30, 10), (V{{95, 10}, {295, 10}, {495, 10}}));
+  // A budget under one run: one run, in the middle; runs never leave the recording.
+  EXPECT_EQ(spread_slices(600, 4, 10), (V{{295, 10}}));
+  for (const auto& [first, count] : spread_slices(101, 100, 60)) EXPECT_LE(first + count, 101u);
+}
+
+// A long store read as slices (reveal train, detect --baseline): each slice is those rows of
+// the store exactly; a short store comes whole.
+TEST_F(StoreReaderTest, ALongStoreIsReadAsEvenlySpreadSlices) {
+  const fs::path p = dir_ / "run.db";
+  write(p, 300, 16, true);
+  const Recording whole = load_recording(p);
+  const auto slices = load_recording_slices(p, 40, 20);
+  const auto rows = spread_slices(300, 40, 20);
+  ASSERT_EQ(slices.size(), 2u);
+  ASSERT_EQ(rows.size(), 2u);
+  for (std::size_t s = 0; s < 2; ++s) {
+    const Recording& r = slices[s];
+    ASSERT_EQ(r.t_unix_ns.size(), 20u);
+    EXPECT_EQ(r.channels.size(), 3u);
+    EXPECT_EQ(r.meta.hostname, "h1");
+    EXPECT_EQ(r.meta.start_unix_ns, whole.t_unix_ns[rows[s].first]);
+    EXPECT_EQ(r.meta.end_unix_ns, whole.t_unix_ns[rows[s].first + 19]);
+    for (std::size_t i = 0; i < 20; ++i) {
+      EXPECT_EQ(r.t_unix_ns[i], whole.t_unix_ns[rows[s].first + i]);
+      for (std::size_t c = 0; c < 3; ++c) EXPECT_TRUE(same(r.values(i, c), whole.values(rows[s].first + i, c)));
+    }
+  }
+  const auto all = load_recording_slices(p, 300, 20);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].t_unix_ns, whole.t_unix_ns);
+}
+
 }  // namespace
 }  // namespace reveal
