@@ -108,7 +108,8 @@ std::optional<std::pair<std::string, int>> parse_listen(std::string_view listen)
 std::size_t samples_in(std::chrono::nanoseconds d, std::chrono::nanoseconds interval);
 
 // The agent's streaming detector options (reveal/streaming.h) for this configuration: its
-// [detect] keys converted to samples at its interval, and the agent's 10 s start-up settle.
+// [detect] keys converted to samples at its interval (warm-up and re-learning at least 4
+// windows: window + 3 × stride samples), and the agent's 10 s start-up settle.
 // The one mapping `reveal agent` and `reveal detect --streaming` share.
 StreamingOptions streaming_options(const AgentConfig& c);
 

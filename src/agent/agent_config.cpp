@@ -336,11 +336,15 @@ StreamingOptions streaming_options(const AgentConfig& c) {
   o.detect.incident = {c.min_windows, c.end_after};
   o.detect.seed = c.seed;
   o.detect.false_per_day = c.false_per_day;
-  o.warmup_samples = samples_in(c.warmup, c.interval);
+  // The detector learns from at least 4 windows: at a coarse interval (15 s, a Prometheus
+  // scrape's, where the default 30 s of re-learning is 2 samples) a shorter warm-up or
+  // re-learning is raised to that.
+  const std::size_t four_windows = c.window + 3 * std::max<std::size_t>(c.stride, 1);
+  o.warmup_samples = std::max(samples_in(c.warmup, c.interval), four_windows);
   o.refit_samples = samples_in(c.refit, c.interval);
   o.history_samples = std::max(samples_in(c.history, c.interval), o.warmup_samples);
   o.workload_changes = c.workload_changes;
-  o.relearn_samples = samples_in(c.relearn, c.interval);
+  o.relearn_samples = std::max(samples_in(c.relearn, c.interval), four_windows);
   o.regimes_kept = c.regimes;
   // The agent's own start-up (loading, opening probes, the first store pages) is not the
   // host's normal behaviour: the first 10 s stay out of the reference.

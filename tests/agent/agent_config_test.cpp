@@ -281,6 +281,18 @@ TEST(AgentConfig, StreamingOptionsInSamplesOfTheInterval) {
   EXPECT_EQ(o.detect.incident.min_windows, 3);
   EXPECT_DOUBLE_EQ(o.detect.false_per_day, 0.5);
   EXPECT_EQ(samples_in(std::chrono::milliseconds(50), std::chrono::seconds(1)), 1u) << "at least one sample";
+  // A Prometheus scrape's 15 s: 30 s of re-learning and 20 s of warm-up are fewer samples than
+  // 4 windows (3 + 3 × 1); both are raised to that, and the detector accepts them.
+  c = AgentConfig{};
+  c.interval = std::chrono::seconds(15);
+  c.warmup = std::chrono::seconds(20);
+  o = streaming_options(c);
+  EXPECT_EQ(o.relearn_samples, 6u);
+  EXPECT_EQ(o.warmup_samples, 6u);
+  std::vector<ChannelInfo> ch = {{"t:x", "", Kind::gauge, Subsystem::cpu}};
+  RunMetadata meta;
+  meta.interval_s = 15;
+  EXPECT_NO_THROW(StreamingDetector(meta, ch, o));
 }
 
 TEST(AgentConfig, ParseListen) {
