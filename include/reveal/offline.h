@@ -162,6 +162,15 @@ struct DetectResult {
   std::vector<std::string> notes;
 };
 
+// A recording of more samples × channels than this is not held whole by the offline analyses
+// that must stay in bounded memory (issue #19): `reveal detect` on a store, or a host read from
+// Prometheus, runs the streaming driver (reveal/streaming.h) unless the whole-run analysis is
+// asked for, and peers (reveal/peers.h) scores such a host with it against its reference model.
+// 4 Mi values, about 1.4 h at 800 channels, which the whole-run analysis holds in some 400 MB
+// (about 95 bytes a value measured: the samples, their rates and derived channels, the windows
+// and the detectors' matrices; 550 MB for 2 h of 807 channels, 816 MB for 3 h).
+inline constexpr std::uint64_t kWholeRunMaxValues = std::uint64_t{1} << 22;
+
 class DetectError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -17,7 +17,9 @@
 //      contributions. With up to kPeersMaxFolds hosts each host is its own fold: its reference is
 //      every other host, whole when they fit R.
 //   3. Each host's cut recording goes through detect() (reveal/offline.h) against its fold's
-//      model: what this host did that its peers did not.
+//      model: what this host did that its peers did not. A host longer than kWholeRunMaxValues
+//      samples × channels is scored against that model by the streaming driver
+//      (reveal/streaming.h, StreamingOptions::baseline), so that it is not held whole.
 //   4. Oddness score of a host = Σ over its incidents of (windows in the incident / windows of
 //      the run) × min(peak fused score, 10): the share of the run it was odd for, weighted by
 //      how far past the threshold it went. A host without incidents scores 0.

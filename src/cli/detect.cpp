@@ -49,12 +49,7 @@
 namespace reveal::cli {
 namespace {
 
-// A store of more samples × channels than this is analysed as with --streaming unless the
-// whole-run analysis is asked for (long_recording below): 4 Mi values, about 1.4 h at 800
-// channels, which the whole-run analysis holds in some 400 MB (about 95 bytes a value measured:
-// the samples, their rates and derived channels, the windows and the detectors' matrices; 550
-// MB for 2 h of 807 channels, 816 MB for 3 h).
-constexpr std::uint64_t kWholeRunMaxValues = std::uint64_t{1} << 22;
+// kWholeRunMaxValues (reveal/offline.h): longer stores and hosts get the streaming analysis.
 
 // Display names of several stores: their hostnames when those differ, else the paths.
 std::vector<std::string> store_names(const std::vector<Recording>& runs, const std::vector<std::string>& paths) {

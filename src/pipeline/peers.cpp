@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <numeric>
@@ -14,6 +15,7 @@
 #include "fusion.h"
 #include "reveal/baseline_model.h"
 #include "reveal/store_reader.h"
+#include "reveal/streaming.h"
 
 namespace reveal {
 
@@ -53,6 +55,31 @@ struct Kept {
   Recording whole;
   std::vector<Recording> slices;
 };
+
+// A host against its reference model: detect(run, model); a host longer than
+// kWholeRunMaxValues through the streaming driver against the same model (bounded memory; the
+// model is fixed, nothing re-learned), or detect() when the host lacks a model channel, which
+// the streaming driver requires.
+DetectResult score_peer(const Recording& run, const std::shared_ptr<const BaselineModel>& model,
+                        const DetectOptions& opts) {
+  if (std::uint64_t(run.t_unix_ns.size()) * run.channels.size() > kWholeRunMaxValues) {
+    StreamingOptions so;
+    so.detect = opts;
+    so.baseline = model;
+    so.workload_changes = opts.workload_changes;
+    try {
+      DetectResult r = detect_streaming(run, so);
+      r.notes.insert(r.notes.begin(),
+                     fmt::format("a long recording ({} samples × {} channels): scored against the peers' model by the "
+                                 "streaming driver, in bounded memory",
+                                 run.t_unix_ns.size(), run.channels.size()));
+      return r;
+    } catch (const DetectError&) {
+      // a model channel the host lacks: the whole-run scoring treats it as missing
+    }
+  }
+  return detect(run, *model, opts);
+}
 
 // Rows of `t` in [a, b]: {first, count}.
 std::pair<std::size_t, std::size_t> rows_in(const std::vector<std::int64_t>& t, std::int64_t a, std::int64_t b) {
@@ -171,14 +198,14 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
     std::vector<Recording>().swap(k.slices);
   }
   const std::size_t folds = std::min(n, kPeersMaxFolds);
-  std::vector<std::optional<BaselineModel>> models(folds);
+  std::vector<std::shared_ptr<const BaselineModel>> models(folds);
   for (std::size_t f = 0; f < folds; ++f) {
     std::vector<Recording> refs;
     for (std::size_t j = 0; j < n; ++j)
       if (j % folds != f) refs.insert(refs.end(), contrib[j].begin(), contrib[j].end());
     try {
       if (refs.empty()) throw DetectError("no sample of its peers in the compared span");
-      models[f].emplace(BaselineModel::train(refs, peer_opts));
+      models[f] = std::make_shared<const BaselineModel>(BaselineModel::train(refs, peer_opts));
     } catch (const DetectError& e) {
       throw PeersError("host " + names[f] + ": " + e.what());
     }
@@ -194,11 +221,13 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
   read([&](std::size_t i, const Recording& r) {
     if (i >= n) throw PeersError("peers: host " + std::to_string(i) + " out of range");
     const auto [first, count] = rows_in(r.t_unix_ns, from[i], to[i]);
-    Recording run = slice_recording(r, first, count);  // keeps its own hostname
+    std::optional<Recording> cut;  // the compared span, when it is not the whole recording
+    if (first != 0 || count != r.t_unix_ns.size()) cut = slice_recording(r, first, count);  // keeps its hostname
+    const Recording& run = cut ? *cut : r;
     PeerHost p;
     p.name = names[i];
     try {
-      p.result = detect(run, *models[i % folds], score_opts);
+      p.result = score_peer(run, models[i % folds], score_opts);
     } catch (const DetectError& e) {
       throw PeersError("host " + names[i] + ": " + e.what());
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Long recordings (issue #19): `reveal detect` on a store of more than 4 Mi samples × channels
 # analyses it as --streaming does (a reference that moves with time, the store read a chunk at a
-# time) and says so in a note; --whole-run, or an option only the whole-run analysis has
+# time) and says so in a note; `--peers` over two such stores scores each against its peers'
+# model by the streaming driver; --whole-run, or an option only the whole-run analysis has
 # (--html), asks for the whole-run analysis; a shorter store is analysed whole as before. The
 # streaming analysis's peak memory is well under the whole-run one's on the same store, and
 # `reveal export` of the long store writes every row. usage: long_recording_test.sh REVEAL
@@ -19,7 +20,7 @@ import random, sys
 random.seed(1)
 m = 850
 t0 = 1_700_000_000_000_000_000
-for name, n in (("long", 5200), ("short", 4000)):
+for name, n in (("long", 5200), ("short", 4000), ("peer", 5200)):
     with open(f"{sys.argv[1]}/{name}.csv", "w") as f:
         f.write("t_unix_ns,t_s," + ",".join(f"test:gauge{c}" for c in range(m)) + "\n")
         base = [random.uniform(10, 100) for _ in range(17)]
@@ -28,7 +29,7 @@ for name, n in (("long", 5200), ("short", 4000)):
             row = [f"{base[c % 17] * (1 + c // 17 * 0.01) + random.random() * 0.1:.3f}" for c in range(m)]
             f.write(f"{t0 + i * 1_000_000_000},{i}.000," + ",".join(row) + "\n")
 PY
-for s in long short; do
+for s in long short peer; do
   expect_exit 0 "$REVEAL" import csv "$T/$s.csv" -o "$T/$s.db"
   rm -f "$T/$s.csv"
 done
@@ -63,6 +64,22 @@ grep -q "a long recording" "$T/out" && fail "--html (whole-run only) still analy
 expect_exit 0 "$REVEAL" detect "$T/short.db" --no-progress
 grep -q "a long recording" "$T/out" && fail "a 3.4 Mi-value store was analysed as a long one"
 grep -q "streaming: the reference moved" "$T/out" && fail "the short store was not analysed whole"
+
+# Peers of two long hosts: each is scored against its reference model by the streaming driver
+# (a note says so), in less memory than the whole-run analysis of one of them.
+/usr/bin/time -f '%M' -o "$T/rss_peers" "$REVEAL" detect --peers "$T/long.db" "$T/peer.db" --json --no-progress \
+  > "$T/peers.json" 2> "$T/err" || fail "detect --peers on two long stores: $(cat "$T/err")"
+python3 - "$T/peers.json" <<'PY' || fail "the long peers were not scored by the streaming driver"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for h in d["hosts"]:
+    notes = h["report"]["notes"]
+    assert any(n.startswith("a long recording (5200 samples × 850 channels): scored against the peers' model") for n in notes), notes
+    assert h["report"]["reference"]["mode"] == "baseline", h["report"]["reference"]
+PY
+peers_kb=$(tail -1 "$T/rss_peers")
+(( peers_kb < whole_kb )) || fail "peers of two long stores peaked at ${peers_kb} KB, over one whole-run's ${whole_kb} KB"
+echo "ok:   peers of two long stores: ${peers_kb} KB peak RSS"
 
 expect_exit 0 "$REVEAL" export "$T/long.db" -o "$T/long-out.csv" --channels 'test:gauge1?'
 python3 - "$T/long-out.csv" <<'PY' || fail "export of the long store"
