@@ -40,10 +40,13 @@
 //      the first source's (host, kernel, CPU, cores, probes, interval) with start and end set
 //      from the output times, command "reveal_make_long_store <args>" and exit code 0. The
 //      first source's configuration snapshot is written once at the start (its configuration
-//      changes are not). Events and tenant scans (per-cgroup scans) are NOT copied: their
-//      times belong to the source and would need re-stamping and, for the scans, counter
-//      continuation of their own. `reveal info OUT` shows the host, the time range and the
-//      command.
+//      changes are not). Events are NOT copied. Tenant scans (per-cgroup scans, which the
+//      detector uses to tell a job starting from an incident) are copied with --tenant-scans:
+//      each block's scans re-stamped as its samples are (block start + their offset in the
+//      block), paths given output ids by name, and each cgroup's counters (CPU usage, PSI
+//      totals) continued across joins as the channels' counters are (step 4: the first delta
+//      of the block is kept). Without the flag there are none. `reveal info OUT` shows the host,
+//      the time range and the command.
 //
 // Memory does not depend on --hours: what is held is one block (--block-s samples x channels
 // doubles, 4 MB at 600 s x 837 channels), the writer's chunk, and per source the list of clean
@@ -96,6 +99,8 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -157,13 +162,14 @@ struct Args {
   double block_s = 600, min_block_s = 60;
   bool verbose = false;
   bool common_channels = false;
+  bool tenant_scans = false;
   std::vector<Source> sources;
   std::string command;  // "reveal_make_long_store <args>"
 };
 
 constexpr const char* kUsage =
     "usage: reveal_make_long_store --out OUT.db --hours H [--seed N] [--block-s 600] [--min-block-s 60]\n"
-    "                              [--common-channels] [--verbose] SRC.db[:LABELS.json] [SRC2.db[:LABELS2.json] ...]";
+    "                              [--common-channels] [--tenant-scans] [--verbose] SRC.db[:LABELS.json] [SRC2.db[:LABELS2.json] ...]";
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -193,6 +199,8 @@ Args parse_args(int argc, char** argv) {
       a.min_block_s = parse_number(arg, value());
     } else if (arg == "--common-channels") {
       a.common_channels = true;
+    } else if (arg == "--tenant-scans") {
+      a.tenant_scans = true;
     } else if (arg == "--verbose" || arg == "-v") {
       a.verbose = true;
     } else if (arg == "-h" || arg == "--help") {
@@ -460,6 +468,12 @@ int main(int argc, char** argv) {
 
   std::uint64_t written = 0, blocks = 0, empty_draws = 0;
   std::int64_t last_t = out_start;
+  // --tenant-scans: output path ids by name, and each output cgroup's last written counters.
+  std::vector<std::string> out_paths;
+  std::map<std::string, std::uint32_t> out_id;
+  std::vector<std::array<double, 4>> last_counters;
+  using TC = reveal::TenantCounters;
+  static constexpr double TC::*kFields[4] = {&TC::cpu_usage_us, &TC::cpu_some_us, &TC::memory_some_us, &TC::io_some_us};
   try {
     reveal::StoreWriter writer(args.out, meta, channels);
     writer.append_config(out_start, sources[0].head.config);
@@ -504,6 +518,64 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "block %llu: out %llu +%zu from source %zu t %lld..%lld\n", static_cast<unsigned long long>(blocks),
                      static_cast<unsigned long long>(written), n, sp.source, static_cast<long long>(block.t_unix_ns.front()),
                      static_cast<long long>(block.t_unix_ns[n - 1]));
+      const std::int64_t block_out_start = out_start + std::int64_t(written) * iv_ns;
+      if (args.tenant_scans) {
+        const auto& tl = block.tenants;
+        const std::int64_t lo = block.t_unix_ns.front() - iv_ns / 2, hi = block.t_unix_ns[n - 1] + iv_ns / 2;
+        // Per output cgroup: its counters' offsets for this block (continuation across the join).
+        std::map<std::uint32_t, std::array<double, 4>> offset_of, first_of;
+        std::map<std::uint32_t, std::array<double, 4>> second_of;
+        const auto out_of = [&](std::uint32_t src_id) {
+          const std::string& path = tl.paths.at(src_id);
+          auto [it, fresh] = out_id.try_emplace(path, std::uint32_t(out_paths.size()));
+          if (fresh) {
+            out_paths.push_back(path);
+            last_counters.push_back({NAN, NAN, NAN, NAN});
+          }
+          return it->second;
+        };
+        for (const auto& sc : tl.scans) {
+          if (sc.t_unix_ns < lo || sc.t_unix_ns > hi) continue;
+          for (std::size_t k = 0; k < sc.ids.size(); ++k) {
+            const std::uint32_t id = out_of(sc.ids[k]);
+            std::array<double, 4> v;
+            for (int f = 0; f < 4; ++f) v[f] = sc.counters[k].*kFields[f];
+            if (!first_of.count(id)) first_of[id] = v;
+            else if (!second_of.count(id)) second_of[id] = v;
+          }
+        }
+        for (const auto& [id, first] : first_of) {
+          std::array<double, 4> off{};
+          for (int f = 0; f < 4; ++f) {
+            const double prev = last_counters[id][f];
+            if (!std::isfinite(prev) || !std::isfinite(first[f])) continue;
+            const auto sec = second_of.find(id);
+            double d = sec != second_of.end() ? sec->second[f] - first[f] : 0.0;
+            if (!std::isfinite(d)) d = 0.0;
+            off[f] = prev + d - first[f];
+          }
+          offset_of[id] = off;
+        }
+        reveal::TenantScan out;
+        for (const auto& sc : tl.scans) {
+          if (sc.t_unix_ns < lo || sc.t_unix_ns > hi) continue;
+          out.t_unix_ns = block_out_start + (sc.t_unix_ns - block.t_unix_ns.front());
+          out.ids.clear();
+          out.counters.clear();
+          for (std::size_t k = 0; k < sc.ids.size(); ++k) {
+            const std::uint32_t id = out_of(sc.ids[k]);
+            TC c = sc.counters[k];
+            for (int f = 0; f < 4; ++f) {
+              if (!std::isfinite(c.*kFields[f])) continue;
+              c.*kFields[f] += offset_of[id][f];
+              last_counters[id][f] = c.*kFields[f];
+            }
+            out.ids.push_back(id);
+            out.counters.push_back(c);
+          }
+          writer.append_tenant_scan(out, out_paths);
+        }
+      }
       for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t c = 0; c < nc; ++c) {
           const double v = src(i, c);

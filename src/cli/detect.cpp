@@ -73,6 +73,15 @@ std::string json_of(DetectResult& r, const std::string& source, bool window_z) {
   return j;
 }
 
+// json_of() written to standard output as it is rendered (a week's per-window arrays are some
+// 100 MB of text: not held whole).
+void write_json_stdout(DetectResult& r, const std::string& source, bool window_z) {
+  Matrix z;
+  if (!window_z) std::swap(z, r.window_z);
+  write_json(r, source, [](std::string_view piece) { write_stdout(std::string(piece)); });
+  if (!window_z) std::swap(z, r.window_z);
+}
+
 // `reveal report` prints one line per file written.
 std::string wrote_line(const std::string& path, std::size_t bytes, std::size_t hosts, std::size_t incidents) {
   return fmt::format("wrote {} ({:.0f} KiB; {} host{}, {} incident{})\n", path, double(bytes) / 1024.0, hosts,
@@ -552,7 +561,7 @@ int report_store(const Run& run, const Hosts& hosts) {
     run.html.write(render_html({{hosts.names.front(), &hosts.recordings.front(), &r}}, o.runs.front()), 1,
                    r.incidents.size());
   if (!run.report)
-    write_stdout(o.json ? json_of(r, o.runs.front(), run.user_window_z) : render_text(r, o.runs.front()));
+    o.json ? write_json_stdout(r, o.runs.front(), run.user_window_z) : write_stdout(render_text(r, o.runs.front()));
   return run.exit_code(!r.incidents.empty());
 }
 
@@ -565,7 +574,7 @@ int report_store_streaming(const Run& run, const std::string& long_note) {
   if (!long_note.empty()) r.notes.insert(r.notes.begin(), long_note);
   run.bar.finish();
   if (!run.report)
-    write_stdout(o.json ? json_of(r, o.runs.front(), run.user_window_z) : render_text(r, o.runs.front()));
+    o.json ? write_json_stdout(r, o.runs.front(), run.user_window_z) : write_stdout(render_text(r, o.runs.front()));
   return run.exit_code(!r.incidents.empty());
 }
 

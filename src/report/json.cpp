@@ -1,7 +1,13 @@
 #include "report/json.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "reveal/report.h"
@@ -58,16 +64,100 @@ nlohmann::json incident_json(const Incident& inc) {
 }  // namespace report
 
 namespace {
+
 nlohmann::json nums(const std::vector<double>& v) {
   auto a = nlohmann::json::array();
   for (double x : v) a.push_back(report::json_number(x));
   return a;
 }
+
+// The per-window arrays (a week holds 600 000 windows) are not built as a document, which costs
+// some 70 bytes a value: each is a marker string in the document, replaced in its text by the
+// array written element by element, in the layout dump(2) gives it (one element a line, two
+// spaces deeper than the key's line; "[]" when empty), each element as dump() writes it.
+class WindowArrays {
+ public:
+  // Markers carry a random token, so that no string of the document (a channel name from a
+  // crafted store) can pass for one.
+  WindowArrays() : token_(fmt::format("{:016x}", std::random_device{}() * 0x9e3779b97f4a7c15ull ^ std::random_device{}())) {}
+  // A marker for the array of `n` elements whose text element(k) appends.
+  template <class F>
+  std::string add(std::size_t n, F element) {
+    arrays_.push_back({n, std::function<void(std::string&, std::size_t)>(element)});
+    return "\x01" + token_ + "-" + std::to_string(arrays_.size() - 1);
+  }
+  // `text` (dump(2) of the document holding the markers) with every marker replaced, and a
+  // final line feed, handed to `write` in pieces of about 1 MiB.
+  void splice(const std::string& text, const std::function<void(std::string_view)>& write) const {
+    struct At {
+      std::size_t pos, len, k;  // the quoted marker's position and length, the array
+      bool operator<(const At& o) const { return pos < o.pos; }
+    };
+    std::vector<At> at;
+    for (std::size_t k = 0; k < arrays_.size(); ++k) {
+      const std::string quoted = "\"\\u0001" + token_ + "-" + std::to_string(k) + "\"";
+      const std::size_t pos = text.find(quoted);
+      if (pos != std::string::npos) at.push_back({pos, quoted.size(), k});
+    }
+    std::sort(at.begin(), at.end());
+    constexpr std::size_t kPiece = 1u << 20;
+    std::string out;
+    out.reserve(kPiece + 4096);
+    const auto flush = [&](bool force) {
+      if (out.size() >= kPiece || (force && !out.empty())) {
+        write(out);
+        out.clear();
+      }
+    };
+    std::size_t from = 0;
+    for (const auto& [pos, len, k] : at) {
+      write(std::string_view(text).substr(from, pos - from));
+      const std::size_t line = text.rfind('\n', pos);
+      std::size_t indent = 0;
+      for (std::size_t i = line == std::string::npos ? 0 : line + 1; i < pos && text[i] == ' '; ++i) ++indent;
+      const Array& a = arrays_[k];
+      if (a.n == 0) {
+        out += "[]";
+      } else {
+        out += "[\n";
+        for (std::size_t e = 0; e < a.n; ++e) {
+          out.append(indent + 2, ' ');
+          a.element(out, e);
+          out += e + 1 < a.n ? ",\n" : "\n";
+          flush(false);
+        }
+        out.append(indent, ' ');
+        out += ']';
+      }
+      flush(true);
+      from = pos + len;
+    }
+    write(std::string_view(text).substr(from));
+    write("\n");
+  }
+
+ private:
+  struct Array {
+    std::size_t n;
+    std::function<void(std::string&, std::size_t)> element;
+  };
+  std::string token_;
+  std::vector<Array> arrays_;
+};
+
+// Appends a number as dump() writes it (null when not finite).
+void append_number(std::string& out, double x) { out += report::json_number(x).dump(); }
+
+std::string numbers(WindowArrays& w, const std::vector<double>& v) {
+  return w.add(v.size(), [&v](std::string& out, std::size_t k) { append_number(out, v[k]); });
+}
+
 }  // namespace
 
-std::string render_json(const DetectResult& r, const std::string& source) {
+void write_json(const DetectResult& r, const std::string& source, const std::function<void(std::string_view)>& write) {
   using nlohmann::json;
   const auto& m = r.meta;
+  WindowArrays big;
   json j;
   j["schema"] = "reveal.detect/1";
   j["source"] = source;
@@ -94,12 +184,18 @@ std::string render_json(const DetectResult& r, const std::string& source) {
   json dets = json::array();
   for (const auto& d : r.detectors)
     dets.push_back({{"name", d.name}, {"fused", d.fused}, {"threshold", report::json_number(d.threshold)}, {"cut", d.cut},
-                    {"raw", nums(d.raw)}, {"calibrated", nums(d.calibrated)}, {"tail_p", nums(d.tail_p)}});
-  json symptoms = json::array();  // the symptom that led each window, null when none did
-  for (const std::string& c : r.window_symptom) symptoms.push_back(c.empty() ? json(nullptr) : json(c));
-  j["windows"] = {{"start_s", nums(r.window_start_s)}, {"end_s", nums(r.window_end_s)}, {"fused", nums(r.fused)},
-                  {"top_channel", r.window_top_channel}, {"top_z", nums(r.window_top_z)},
-                  {"symptom", symptoms}, {"threshold", 1.0}, {"detectors", dets}};
+                    {"raw", numbers(big, d.raw)}, {"calibrated", numbers(big, d.calibrated)},
+                    {"tail_p", numbers(big, d.tail_p)}});
+  // The symptom that led each window, null when none did; each window's top channel.
+  const auto strings = [&big](const std::vector<std::string>& v, bool empty_is_null) {
+    return big.add(v.size(), [&v, empty_is_null](std::string& out, std::size_t k) {
+      out += empty_is_null && v[k].empty() ? std::string("null") : json(v[k]).dump();
+    });
+  };
+  j["windows"] = {{"start_s", numbers(big, r.window_start_s)}, {"end_s", numbers(big, r.window_end_s)},
+                  {"fused", numbers(big, r.fused)}, {"top_channel", strings(r.window_top_channel, false)},
+                  {"top_z", numbers(big, r.window_top_z)}, {"symptom", strings(r.window_symptom, true)},
+                  {"threshold", 1.0}, {"detectors", dets}};
   if (r.window_z.rows() > 0) {
     json zs = json::array();
     for (std::size_t k = 0; k < r.window_z.rows(); ++k) {
@@ -109,7 +205,13 @@ std::string render_json(const DetectResult& r, const std::string& source) {
     j["windows"]["channels"] = r.scored_channels;
     j["windows"]["channel_z"] = std::move(zs);
   }
-  return j.dump(2) + "\n";
+  big.splice(j.dump(2), write);
+}
+
+std::string render_json(const DetectResult& r, const std::string& source) {
+  std::string out;
+  write_json(r, source, [&out](std::string_view piece) { out += piece; });
+  return out;
 }
 
 }  // namespace reveal

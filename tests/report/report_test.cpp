@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "reveal/report.h"
@@ -109,6 +110,41 @@ TEST(Report, JsonWindowZOnlyWhenKept) {
   ASSERT_EQ(j["windows"]["channel_z"].size(), 2u);
   EXPECT_EQ(j["windows"]["channel_z"][1][0], -3.5);
   EXPECT_TRUE(j["windows"]["channel_z"][1][1].is_null());
+}
+
+// The per-window arrays are written element by element (issue #19): the text is what dump(2)
+// of the whole document gives, in pieces, whatever the strings hold — a crafted store's channel
+// named like the splice's markers, quotes, control characters — and with empty arrays.
+TEST(Report, JsonPerWindowArraysAreWrittenAsTheDocumentWouldBe) {
+  DetectResult r = sample_result();
+  r.window_top_channel = {"\x01" "0", "q\"uote\n\x02"};
+  r.window_symptom = {"", "\x01" "3"};
+  r.fused = {std::nan(""), 1e300};
+  DetectorTrace d;
+  d.name = "iforest";
+  d.raw = {0.25, -0.0};
+  r.detectors.push_back(d);
+  std::string pieces;
+  std::size_t calls = 0;
+  write_json(r, "run.db", [&](std::string_view p) {
+    pieces += p;
+    ++calls;
+  });
+  const std::string text = render_json(r, "run.db");
+  EXPECT_EQ(pieces, text);
+  EXPECT_GT(calls, 1u);
+  const auto j = nlohmann::json::parse(text);
+  // Built as one document, the same text.
+  nlohmann::json want = j;
+  EXPECT_EQ(want.dump(2) + "\n", text);
+  EXPECT_EQ(j["windows"]["top_channel"], nlohmann::json({"\x01" "0", "q\"uote\n\x02"}));
+  EXPECT_TRUE(j["windows"]["symptom"][0].is_null());
+  EXPECT_EQ(j["windows"]["symptom"][1], "\x01" "3");
+  EXPECT_TRUE(j["windows"]["fused"][0].is_null());
+  EXPECT_EQ(j["windows"]["fused"][1], 1e300);
+  EXPECT_EQ(j["windows"]["detectors"][0]["raw"], nlohmann::json({0.25, -0.0}));
+  EXPECT_EQ(j["windows"]["detectors"][0]["calibrated"], nlohmann::json::array());
+  EXPECT_NE(text.find("\"calibrated\": []"), std::string::npos);
 }
 
 }  // namespace
