@@ -62,23 +62,38 @@ std::vector<std::string> store_names(const std::vector<Recording>& runs, const s
   }() : paths;
 }
 
-// render_json() without the per-window channel z, which the HTML report needs but the JSON
-// carries only with --window-z.
-std::string json_of(DetectResult& r, const std::string& source, bool window_z) {
-  if (window_z) return render_json(r, source);
-  Matrix z = std::move(r.window_z);
-  r.window_z = Matrix();
-  std::string j = render_json(r, source);
-  r.window_z = std::move(z);
-  return j;
-}
-
-// json_of() written to standard output as it is rendered (a week's per-window arrays are some
-// 100 MB of text: not held whole).
-void write_json_stdout(DetectResult& r, const std::string& source, bool window_z) {
+// The JSON report (without the per-window channel z unless `window_z`: the HTML report needs
+// them, the JSON carries them only with --window-z) written to standard output as it is
+// rendered (a week's per-window arrays are some 100 MB of text: not held whole). With an
+// `indent`, as an element of an array that dump(2) writes: every line indented by it, without
+// the document's final line feed.
+void write_json_stdout(DetectResult& r, const std::string& source, bool window_z, std::string_view indent = {}) {
   Matrix z;
   if (!window_z) std::swap(z, r.window_z);
-  write_json(r, source, [](std::string_view piece) { write_stdout(std::string(piece)); });
+  if (indent.empty()) {
+    write_json(r, source, [](std::string_view piece) { write_stdout(std::string(piece)); });
+  } else {
+    bool line_start = true, held_newline = false;  // a line feed is written once more text follows
+    std::string out;
+    write_json(r, source, [&](std::string_view piece) {
+      out.clear();
+      for (char c : piece) {
+        if (held_newline) {
+          out += '\n';
+          held_newline = false;
+          line_start = true;
+        }
+        if (c == '\n') {
+          held_newline = true;
+          continue;
+        }
+        if (line_start) out += indent;
+        line_start = false;
+        out += c;
+      }
+      if (!out.empty()) write_stdout(out);
+    });
+  }
   if (!window_z) std::swap(z, r.window_z);
 }
 
@@ -608,38 +623,51 @@ int report_prometheus(const Run& run) {
         &bar);
   const bool keep = o.peers || run.html.wanted();
   if (keep) hosts.recordings.resize(n);
-  std::vector<DetectResult> results(o.peers ? 0 : n);
+  // Each host's report is written as soon as it and the hosts before it are done, in host order,
+  // then freed (the HTML report keeps them): memory is that of the hosts in flight, not of the
+  // fleet. The JSON array is the text dump(2) gives it, written a host at a time.
+  std::vector<std::optional<DetectResult>> pending(o.peers ? 0 : n);
+  std::vector<DetectResult> results(run.html.wanted() && !o.peers ? n : 0);
+  std::mutex out_mu;
+  std::size_t next = 0, incidents = 0;
+  const auto emit = [&](std::size_t i, DetectResult& r) {
+    incidents += r.incidents.size();
+    if (run.report) return;
+    const std::string src = hosts.source + " instance=" + hosts.names[i];
+    if (!o.json) {
+      write_stdout((i ? "\n" : "") + render_text(r, src));
+      return;
+    }
+    write_stdout(i == 0 ? "[\n" : ",\n");
+    write_json_stdout(r, src, run.user_window_z, "  ");
+  };
   run.bar.update("hosts", 0, n);
   read_each([&](std::size_t i, Recording&& r) {
     if (!o.peers) {
+      DetectResult res;
       try {
-        results[i] = run.detect_host(r, nullptr);
+        res = run.detect_host(r, nullptr);
       } catch (const DetectError& e) {
         throw DetectError("host " + hosts.names[i] + ": " + e.what());
+      }
+      std::lock_guard lock(out_mu);
+      pending[i] = std::move(res);
+      for (; next < n && pending[next]; ++next) {
+        emit(next, *pending[next]);
+        if (!results.empty()) results[next] = std::move(*pending[next]);
+        pending[next].reset();
       }
     }
     if (keep) hosts.recordings[i] = std::move(r);
   });
   if (o.peers) return report_peers(run, hosts, memory_reader(hosts.recordings), &run.bar);
-
-  std::string out;
-  nlohmann::json docs = nlohmann::json::array();
-  std::size_t incidents = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    DetectResult& r = results[i];
-    incidents += r.incidents.size();
-    if (run.report) continue;
-    const std::string src = hosts.source + " instance=" + hosts.names[i];
-    if (o.json) docs.push_back(nlohmann::json::parse(json_of(r, src, run.user_window_z)));
-    else out += (i ? "\n" : "") + render_text(r, src);
-  }
+  if (!run.report && o.json) write_stdout("\n]\n");
   run.bar.finish();
   if (run.html.wanted()) {
     std::vector<HtmlHost> hh;
     for (std::size_t i = 0; i < n; ++i) hh.push_back({hosts.names[i], &hosts.recordings[i], &results[i]});
     run.html.write(render_html(hh, hosts.source), hh.size(), incidents);
   }
-  if (!run.report) write_stdout(o.json ? docs.dump(2) + "\n" : out);
   return run.exit_code(incidents > 0);
 #else
   (void)run;
