@@ -20,9 +20,8 @@
 #   STEP [15s]                 export step (the "scrape interval") and the --step of detect
 #   JOBS []                    passed as --jobs JOBS to binaries whose `detect --help` lists --jobs
 #   BACKFILL_JOBS [2]          promtool processes at once (each ~0.9 GB RSS, one core)
-#   EACH_VARIANTS ["|--streaming --agent-config bench/fleet/streaming-15s.toml"]
-#                              '|'-separated extra arguments of the plain runs, one row each ("" =
-#                              none: today's default fails at a 15-s step, see README)
+#   EACH_VARIANTS [""]         '|'-separated extra arguments of the plain runs, one row each ("" =
+#                              none), e.g. "|--whole-run" for two rows
 #   PEERS_ARGS []              extra arguments of the --peers runs
 #   EACH_TIMEOUT [1800], PEERS_TIMEOUT [900]  seconds per detect run (then "timeout")
 #   MEM_LIMIT_MB [14000]       `ulimit -v` of each detect run (an allocation past it fails: the row
@@ -59,7 +58,7 @@ STEP=${STEP:-15s}
 JOBS=${JOBS:-}
 BACKFILL_JOBS=${BACKFILL_JOBS:-2}
 here=$(cd "$(dirname "$0")" && pwd)
-EACH_VARIANTS=${EACH_VARIANTS-|--streaming --agent-config $here/streaming-15s.toml}
+EACH_VARIANTS=${EACH_VARIANTS-}
 PEERS_ARGS=${PEERS_ARGS:-}
 MEM_LIMIT_MB=${MEM_LIMIT_MB:-14000}
 EACH_TIMEOUT=${EACH_TIMEOUT:-1800}
