@@ -98,10 +98,10 @@ struct TrainingStore {
 
 // Known-good stores read for training in memory that does not grow with their length (issue
 // #19): when the stores together hold more than kTrainingMaxValues samples × channels, each
-// contributes max(2 × kTrainingSliceSamples, kTrainingMaxValues / channels / stores) samples
-// in slices of kTrainingSliceSamples spread evenly over it (reveal/store_reader.h
-// load_recording_slices), else each is read whole. `paths` names every recording (a store's
-// path once per slice), as train() takes them.
+// contributes max(2 × S, kTrainingMaxValues / channels / stores) samples in slices of S =
+// max(kTrainingSliceSamples, 4 × (window length + 1)) samples spread evenly over it
+// (reveal/store_reader.h load_recording_slices), else each is read whole. `paths` names every
+// recording (a store's path once per slice), as train() takes them.
 inline constexpr std::size_t kTrainingMaxValues = std::size_t{1} << 22;
 inline constexpr std::size_t kTrainingSliceSamples = 60;
 struct TrainingInput {
@@ -109,7 +109,8 @@ struct TrainingInput {
   std::vector<std::string> paths;
 };
 // Throws StoreError (a store that cannot be read). `progress`: "load", stores read.
-TrainingInput load_training_stores(const std::vector<std::string>& stores, Progress* progress = nullptr);
+TrainingInput load_training_stores(const std::vector<std::string>& stores, std::size_t window_length,
+                                   Progress* progress = nullptr);
 
 class BaselineModel {
  public:

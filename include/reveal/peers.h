@@ -7,11 +7,13 @@
 //      [latest start, earliest end]: the hosts are compared at the same time ("same time").
 //      Otherwise (stores recorded one after another) each is cut to the shortest run's
 //      duration, counted from its own first sample ("offset").
-//   2. References, in memory that does not grow with the fleet or the span (issue #19). Each
-//      host contributes its cut recording when it has at most R = max(2 × kPeersSliceSamples,
-//      kPeersReferenceSamples / hosts) samples; a longer host contributes S = R /
-//      kPeersSliceSamples slices of kPeersSliceSamples consecutive samples spread evenly over its
-//      whole recording (the j-th centred at (j + ½)/S of it) and cut to the compared span. The
+//   2. References, in memory that does not grow with the fleet or the span (issue #19). With
+//      slices of L = max(kPeersSliceSamples, 4 × (window length + 1)) samples, each host
+//      contributes its cut recording when it has at most R = max(2 × L, kPeersReferenceSamples /
+//      hosts) samples; a longer host contributes R / L slices of L consecutive samples spread
+//      evenly over its compared span (the j-th centred at (j + ½)/S of it; reveal/store_reader.h
+//      spread_slices): drawn in the first read over its whole recording, and read once more
+//      when the span is only part of it. The
 //      hosts are dealt into K = min(hosts, kPeersMaxFolds) folds (host i into fold i mod K), and
 //      each fold's reference model (reveal/baseline_model.h) is trained on the other folds'
 //      contributions. With up to kPeersMaxFolds hosts each host is its own fold: its reference is
@@ -32,8 +34,9 @@
 //   with its largest |z|, by descending |z|.
 //
 // Reading: compare_peers() reads each host twice through a PeerReader (for its sample times and
-// reference, then to score it), so that only the references and the hosts being scored are in
-// memory at once: about kPeersReferenceSamples × channels values, plus what the reader holds.
+// reference, then to score it; three times when a long host is compared over part of its
+// recording), so that only the references and the hosts being scored are in memory at once:
+// about kPeersReferenceSamples × channels values, plus what the reader holds.
 //
 // Errors: PeersError (a DetectError) for fewer than two hosts, a common span or shortest run
 // too short for one window, or a host detect() rejects (the message names the host).

@@ -470,7 +470,7 @@ std::optional<BaselineModel> reference_model(const Opts& o, const CLI::App& sub,
   }
   if (o.baselines.empty()) return std::nullopt;
   bar.update("load", n_hosts, n_hosts + o.baselines.size());
-  const TrainingInput in = load_training_stores(o.baselines);  // long stores: evenly spread slices
+  const TrainingInput in = load_training_stores(o.baselines, o.d.window.length);  // long: spread slices
   return BaselineModel::train(in.recordings, o.d, in.paths);
 }
 
@@ -518,6 +518,10 @@ struct Run {
       }
     }
     cfg.interval = std::chrono::nanoseconds(std::int64_t(std::max(meta.interval_s, 1e-3) * 1e9));
+    if (model) {  // the streaming detector scores with the model's window: size the warm-up for it
+      cfg.window = model->options().window.length;
+      cfg.stride = model->options().window.stride;
+    }
     if (sub.count("--window")) cfg.window = o.window;
     if (sub.count("--stride")) cfg.stride = o.stride;
     if (sub.count("--trail")) cfg.trail = o.trail;
@@ -661,6 +665,7 @@ int report_prometheus(const Run& run) {
     if (keep) hosts.recordings[i] = std::move(r);
   });
   if (o.peers) return report_peers(run, hosts, memory_reader(hosts.recordings), &run.bar);
+  if (next != n) throw PrometheusError("host " + hosts.names[next] + ": not read");  // for_each reads every host
   if (!run.report && o.json) write_stdout("\n]\n");
   run.bar.finish();
   if (run.html.wanted()) {

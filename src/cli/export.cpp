@@ -187,9 +187,11 @@ int run_export(const Opts& o) {
       if (!wanted(t) || !stepped(t)) continue;
       ++written;
       if (om) {
-        // Unix seconds to the millisecond, as Prometheus stores them.
+        // Unix seconds to the millisecond (floored), as Prometheus stores them; a sign, then
+        // whole seconds and milliseconds of the magnitude (-0.500 for half a second before 1970).
         const std::int64_t ms = t / 1'000'000 - (t % 1'000'000 < 0);
-        const std::string ts = fmt::format(" {}.{:03d}\n", ms / 1000 - (ms % 1000 < 0), int((ms % 1000 + 1000) % 1000));
+        const std::uint64_t mag = ms < 0 ? std::uint64_t(0) - std::uint64_t(ms) : std::uint64_t(ms);
+        const std::string ts = fmt::format(" {}{}.{:03d}\n", ms < 0 ? "-" : "", mag / 1000, int(mag % 1000));
         for (std::size_t c = 0; c < channels.size(); ++c) {
           const double v = block.values(r, c);
           if (!std::isfinite(v)) continue;

@@ -113,7 +113,7 @@ Action add_train(CLI::App& app) {
     const auto bar = stderr_progress("reveal train", !o->no_progress);
     o->d.progress = bar.get();
     // Long stores are read as evenly spread slices, so memory does not grow with their length.
-    const TrainingInput in = load_training_stores(o->stores, bar.get());
+    const TrainingInput in = load_training_stores(o->stores, o->d.window.length, bar.get());
     const BaselineModel model = BaselineModel::train(in.recordings, o->d, in.paths);
     bar->update("save", 0, 1);
     out.write(model.encode());

@@ -1018,10 +1018,17 @@ void for_each_prometheus_host(const PrometheusQuery& q, const std::vector<std::s
           throw PrometheusError("host " + (instances[i].empty() ? std::string("(no instance)") : instances[i]) +
                                 ": " + e.what());
         }
-        // One host's selector matches one instance; series of another (the selector's own
-        // instance matcher cannot widen it) are not expected, but are not this host's.
+        // One host's selector matches one instance; series of another (a server or proxy that
+        // rewrites labels) are not this host's, and none of its own is an error, not a gap.
+        const std::string name = instances[i].empty() ? "(no instance)" : instances[i];
+        bool found = false;
         for (auto& r : got)
-          if (r.meta.hostname == (instances[i].empty() ? "(no instance)" : instances[i])) use(i, std::move(r));
+          if (!found && r.meta.hostname == name) {
+            found = true;
+            use(i, std::move(r));
+          }
+        if (!found)
+          throw PrometheusError("host " + name + ": the server answered its query with series of other instances only");
         std::lock_guard lock(mu);
         ++finished;
         if (done) done(finished);
@@ -1035,7 +1042,13 @@ void for_each_prometheus_host(const PrometheusQuery& q, const std::vector<std::s
   };
   const unsigned n = std::max(1u, std::min<unsigned>(jobs, unsigned(std::max<std::size_t>(instances.size(), 1))));
   std::vector<std::thread> threads;
-  for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
+  try {
+    for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
+  } catch (...) {  // no thread to be had: the ones started finish, then the error
+    stop = true;
+    for (auto& t : threads) t.join();
+    throw;
+  }
   work();
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);

@@ -103,7 +103,9 @@ void section(ByteWriter& out, const char (&tag)[5], std::string_view body) {
 
 }  // namespace
 
-TrainingInput load_training_stores(const std::vector<std::string>& stores, Progress* progress) {
+TrainingInput load_training_stores(const std::vector<std::string>& stores, std::size_t window_length,
+                                   Progress* progress) {
+  const std::size_t slice = std::max(kTrainingSliceSamples, 4 * (window_length + 1));
   // How many values the stores hold, from their chunks' claims (an upper bound, cheap).
   std::uint64_t values = 0;
   std::size_t channels = 1;
@@ -116,11 +118,11 @@ TrainingInput load_training_stores(const std::vector<std::string>& stores, Progr
   TrainingInput in;
   const std::size_t budget = values <= kTrainingMaxValues
                                  ? std::numeric_limits<std::size_t>::max()
-                                 : std::max(2 * kTrainingSliceSamples,
+                                 : std::max(2 * slice,
                                             kTrainingMaxValues / channels / std::max<std::size_t>(stores.size(), 1));
   for (std::size_t i = 0; i < stores.size(); ++i) {
     if (progress) progress->update("load", i, stores.size());
-    for (auto& r : load_recording_slices(stores[i], budget, kTrainingSliceSamples)) {
+    for (auto& r : load_recording_slices(stores[i], budget, slice)) {
       in.recordings.push_back(std::move(r));
       in.paths.push_back(stores[i]);
     }

@@ -67,6 +67,12 @@ DetectResult score_peer(const Recording& run, const std::shared_ptr<const Baseli
     so.detect = opts;
     so.baseline = model;
     so.workload_changes = opts.workload_changes;
+    // The model's window: warm-up and history must hold 4 of them (the driver checks).
+    const WindowOptions& w = model->options().window;
+    const std::size_t four = w.length + 3 * std::max<std::size_t>(w.stride, 1);
+    so.warmup_samples = std::max(so.warmup_samples, four);
+    so.history_samples = std::max(so.history_samples, so.warmup_samples);
+    so.relearn_samples = std::max(so.relearn_samples, four);
     try {
       DetectResult r = detect_streaming(run, so);
       r.notes.insert(r.notes.begin(),
@@ -110,8 +116,10 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
   DetectOptions peer_opts = opts;
   peer_opts.workload_changes = false;
 
-  // First read: times and reference contributions (rule 2).
-  const std::size_t per_host = std::max(2 * kPeersSliceSamples, kPeersReferenceSamples / n);
+  // First read: times and reference contributions (rule 2). A slice holds several windows
+  // whatever --window is.
+  const std::size_t slice_len = std::max(kPeersSliceSamples, 4 * need);
+  const std::size_t per_host = std::max(2 * slice_len, kPeersReferenceSamples / n);
   std::vector<Kept> kept(n);
   read([&](std::size_t i, const Recording& r) {
     if (i >= n || kept[i].read) throw PeersError("peers: host " + std::to_string(i) + " read twice or out of range");
@@ -124,7 +132,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
       k.whole = r;
       return;
     }
-    for (const auto& [first, count] : spread_slices(rows, per_host, kPeersSliceSamples))
+    for (const auto& [first, count] : spread_slices(rows, per_host, slice_len))
       k.slices.push_back(slice_recording(r, first, count));
   });
   std::vector<std::string> names = names_in;
@@ -180,23 +188,42 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
   }
 
   // 2. References: each host's contribution cut to its compared span, then one model per fold.
+  //    A sliced host compared over part of its recording is read once more, its slices spread
+  //    over that part (the first read's were spread over all of it).
   std::vector<std::vector<Recording>> contrib(n);
+  std::vector<char> reslice(n, 0);
   bool sliced = false;
   for (std::size_t i = 0; i < n; ++i) {
     Kept& k = kept[i];
-    if (!k.t.empty() && !k.whole.t_unix_ns.empty()) {
+    if (!k.whole.t_unix_ns.empty()) {
       const auto [first, count] = rows_in(k.whole.t_unix_ns, from[i], to[i]);
       contrib[i].push_back(slice_recording(k.whole, first, count));
-    }
-    for (const auto& sl : k.slices) {
+    } else if (!k.slices.empty()) {
       sliced = true;
-      const auto [first, count] = rows_in(sl.t_unix_ns, from[i], to[i]);
-      if (count >= need) contrib[i].push_back(slice_recording(sl, first, count));
+      const auto [first, count] = rows_in(k.t, from[i], to[i]);
+      if (first != 0 || count != k.t.size()) {
+        reslice[i] = 1;
+      } else {
+        for (auto& sl : k.slices) contrib[i].push_back(std::move(sl));
+      }
     }
-    for (auto& c : contrib[i]) c.meta.hostname = names[i];  // as a baseline, a peer is named as given
     k.whole = Recording();
     std::vector<Recording>().swap(k.slices);
   }
+  if (std::find(reslice.begin(), reslice.end(), 1) != reslice.end()) {
+    std::mutex re_mu;
+    read([&](std::size_t i, const Recording& r) {
+      if (i >= n || !reslice[i]) return;
+      const auto [first, count] = rows_in(r.t_unix_ns, from[i], to[i]);
+      std::vector<Recording> got;
+      for (const auto& [a, c] : spread_slices(count, per_host, slice_len))
+        if (c >= need) got.push_back(slice_recording(r, first + a, c));
+      std::lock_guard lock(re_mu);
+      contrib[i] = std::move(got);
+    });
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    for (auto& c : contrib[i]) c.meta.hostname = names[i];  // as a baseline, a peer is named as given
   const std::size_t folds = std::min(n, kPeersMaxFolds);
   std::vector<std::shared_ptr<const BaselineModel>> models(folds);
   for (std::size_t f = 0; f < folds; ++f) {
@@ -221,9 +248,8 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
   read([&](std::size_t i, const Recording& r) {
     if (i >= n) throw PeersError("peers: host " + std::to_string(i) + " out of range");
     const auto [first, count] = rows_in(r.t_unix_ns, from[i], to[i]);
-    std::optional<Recording> cut;  // the compared span, when it is not the whole recording
-    if (first != 0 || count != r.t_unix_ns.size()) cut = slice_recording(r, first, count);  // keeps its hostname
-    const Recording& run = cut ? *cut : r;
+    // The compared span (metadata start and end at its samples, events within it), as before.
+    const Recording run = slice_recording(r, first, count);  // keeps its own hostname
     PeerHost p;
     p.name = names[i];
     try {
@@ -246,7 +272,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
       p.result.notes.insert(p.result.notes.begin(),
                             fmt::format("peers: the baselines are {} other hosts of the job, {} (up to {} samples of "
                                         "each, in slices of {}; {} reference models for {} hosts)",
-                                        peers.size(), when, per_host, kPeersSliceSamples, folds, n));
+                                        peers.size(), when, per_host, slice_len, folds, n));
     }
     const auto& f = p.result.fused;
     p.windows = f.size();

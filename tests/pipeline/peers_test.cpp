@@ -200,6 +200,32 @@ TEST(Peers, AFleetIsComparedWithSlicedReferencesInFolds) {
   for (std::size_t k = 1; k < pr.hosts.size(); ++k) EXPECT_LT(pr.hosts[k].score, 0.5 * odd.score) << pr.hosts[k].name;
 }
 
+// A long host compared over a small part of it (a short host inside its last minutes): its
+// reference is spread over that part, not over its whole recording (where no slice might land),
+// and a --window longer than the default slices still finds windows in them.
+TEST(Peers, ALongHostComparedOverPartOfItGivesItsSpanAsReference) {
+  const std::vector<Recording> hosts = {host("long", 51, kT0, 20000), host("short", 52, kT0 + 19700 * kS, 250)};
+  int reads = 0;
+  const PeersResult pr = compare_peers(
+      2, {}, [&](const auto& use) {
+        ++reads;
+        for (std::size_t i = 0; i < hosts.size(); ++i) use(i, hosts[i]);
+      },
+      {});
+  EXPECT_EQ(pr.alignment, "same time");
+  EXPECT_EQ(reads, 3);  // times and references, the long host's span again, scoring
+  for (const auto& h : pr.hosts) {
+    EXPECT_EQ(h.result.n_samples, 250u) << h.name;
+    if (h.name == "short") {
+      EXPECT_GE(h.result.reference_windows, 200u);  // the long host's 250 samples
+    }
+  }
+  DetectOptions wide;
+  wide.window.length = 80;
+  const std::vector<Recording> three = {host("a", 61, kT0, 3000), host("b", 62, kT0, 3000), host("c", 63, kT0, 3000)};
+  EXPECT_NO_THROW(compare_peers(three, {}, wide));
+}
+
 // A reader that skips a host, or gives one twice, is an error, not a silent gap.
 TEST(Peers, AReaderThatMissesAHostIsAnError) {
   const std::vector<Recording> hosts = {host("a", 1, kT0), host("b", 2, kT0), host("c", 3, kT0)};
