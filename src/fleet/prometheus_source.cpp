@@ -876,53 +876,79 @@ class Fetcher {
   httplib::Client cli_;
 };
 
-}  // namespace
+// What every request about one query shares: the server, the raw-channel selector, the grid,
+// the range's API times (from kLookbackMs before the start, as query_range fills the first steps
+// from there) and the connection.
+struct Query {
+  explicit Query(const PrometheusQuery& q)
+      : ep(fleet::parse_url(q.url)),
+        selector(add_matcher(q.selector, "channel!=\"\"")),
+        g(fleet::make_grid(q.start_unix_ns, q.end_unix_ns, q.step_ns)),
+        where("Prometheus at " + q.url),
+        fetch(ep, where, q.timeout_s > 0 ? q.timeout_s : 60),
+        first_ms(g.start_ns / kMs),
+        step_ms(g.step_ns / kMs),
+        from(api_time(first_ms - fleet::kLookbackMs)),
+        end(api_time(first_ms + std::int64_t(g.n - 1) * step_ms)),
+        max_series(kMaxPrometheusPoints / g.n) {}
 
-std::vector<Recording> read_prometheus(const PrometheusQuery& q) {
-  const fleet::Endpoint ep = fleet::parse_url(q.url);
-  const std::string selector = add_matcher(q.selector, "channel!=\"\"");
-  const fleet::Grid g = fleet::make_grid(q.start_unix_ns, q.end_unix_ns, q.step_ns);
-  const std::string where = "Prometheus at " + q.url;
-  Fetcher fetch(ep, where, q.timeout_s > 0 ? q.timeout_s : 60);
-
-  const std::int64_t first_ms = g.start_ns / kMs, step_ms = g.step_ns / kMs;
-  const std::string end = api_time(first_ms + std::int64_t(g.n - 1) * step_ms);
-  const auto none = [&] {
+  // Series matching `match` in the range (/api/v1/series), counted up to max_series + 1.
+  std::size_t series(const std::string& match) {
+    return fleet::count_series(fetch.get("/api/v1/series", {{"match[]", match}, {"start", from}, {"end", end}},
+                                         fleet::max_series_answer_bytes(max_series),
+                                         fmt::format("{} series", max_series)),
+                               where, max_series);
+  }
+  PrometheusError none() const {
     return PrometheusError(fmt::format("{}: no series matches {} (raw Reveal channels) between {} and {}", where,
                                        selector, format_utc(g.start_ns),
                                        format_utc(g.start_ns + std::int64_t(g.n - 1) * g.step_ns)));
-  };
+  }
+
+  const fleet::Endpoint ep;
+  const std::string selector;
+  const fleet::Grid g;
+  const std::string where;
+  Fetcher fetch;  // after ep and where, which it refers to
+  const std::int64_t first_ms, step_ms;
+  const std::string from, end;
+  const std::size_t max_series;
+};
+
+}  // namespace
+
+std::vector<Recording> read_prometheus(const PrometheusQuery& q) {
+  Query qr(q);
+  const std::string& selector = qr.selector;
+  const fleet::Grid& g = qr.g;
+  const std::int64_t first_ms = qr.first_ms, step_ms = qr.step_ms;
+  const std::size_t max_series = qr.max_series;
 
   // How many series: sizes the requests and bounds the answers, and says early when nothing
-  // matches. From kLookbackMs before the start, as query_range fills the first steps from there.
-  const std::size_t max_series = kMaxPrometheusPoints / g.n;
-  const std::size_t n_series = fleet::count_series(
-      fetch.get("/api/v1/series",
-                {{"match[]", selector}, {"start", api_time(first_ms - fleet::kLookbackMs)}, {"end", end}},
-                fleet::max_series_answer_bytes(max_series), fmt::format("{} series", max_series)),
-      where, max_series);
-  if (n_series == 0) throw none();
+  // matches.
+  const std::size_t n_series = qr.series(selector);
+  if (n_series == 0) throw qr.none();
   if (n_series > max_series)
     throw PrometheusError(fmt::format("{}: more than {} series × {} steps is more than {} points; narrow the selector "
                                       "or the range, or widen the step",
-                                      where, max_series, g.n, kMaxPrometheusPoints));
+                                      qr.where, max_series, g.n, kMaxPrometheusPoints));
 
   // Series that began after /api/v1/series answered are read too, within a margin (the
   // assembler's max_series()): with `--end now` a new pod's first scrape lands in between.
   fleet::MatrixAssembler assembler(g, n_series, max_series);
   for (auto [a, b] : fleet::split_grid(g, fleet::steps_per_request(n_series))) {
     const std::size_t steps = b - a + 1;
-    const std::string body = fetch.get("/api/v1/query_range",
-                                       {{"query", selector},
-                                        {"start", api_time(first_ms + std::int64_t(a) * step_ms)},
-                                        {"end", api_time(first_ms + std::int64_t(b) * step_ms)},
-                                        {"step", api_time(step_ms)}},
-                                       fleet::max_range_answer_bytes(assembler.max_series(), steps),
-                                       fmt::format("{} series × {} steps", assembler.max_series(), steps));
-    assembler.add(body, where, steps);
+    const std::string body = qr.fetch.get("/api/v1/query_range",
+                                          {{"query", selector},
+                                           {"start", api_time(first_ms + std::int64_t(a) * step_ms)},
+                                           {"end", api_time(first_ms + std::int64_t(b) * step_ms)},
+                                           {"step", api_time(step_ms)}},
+                                          fleet::max_range_answer_bytes(assembler.max_series(), steps),
+                                          fmt::format("{} series × {} steps", assembler.max_series(), steps));
+    assembler.add(body, qr.where, steps);
   }
   std::vector<Recording> hosts = assembler.finish("prometheus " + q.url + " " + q.selector);
-  if (hosts.empty()) throw none();
+  if (hosts.empty()) throw qr.none();
   return hosts;
 }
 
@@ -951,18 +977,13 @@ PrometheusQuery host_query(const PrometheusQuery& q, const std::string& instance
 }
 
 std::vector<std::string> prometheus_instances(const PrometheusQuery& q) {
-  const fleet::Endpoint ep = fleet::parse_url(q.url);
-  const std::string selector = add_matcher(q.selector, "channel!=\"\"");
-  const fleet::Grid g = fleet::make_grid(q.start_unix_ns, q.end_unix_ns, q.step_ns);
-  const std::string where = "Prometheus at " + q.url;
-  Fetcher fetch(ep, where, q.timeout_s > 0 ? q.timeout_s : 60);
-  const std::int64_t first_ms = g.start_ns / kMs, step_ms = g.step_ns / kMs;
-  const std::string from = api_time(first_ms - fleet::kLookbackMs);
-  const std::string end = api_time(first_ms + std::int64_t(g.n - 1) * step_ms);
+  Query qr(q);
+  const std::string& selector = qr.selector;
+  const std::string& where = qr.where;
 
   constexpr std::size_t kMaxAnswer = 16u << 20;
-  const std::string body = fetch.get("/api/v1/label/instance/values",
-                                     {{"match[]", selector}, {"start", from}, {"end", end}}, kMaxAnswer,
+  const std::string body = qr.fetch.get("/api/v1/label/instance/values",
+                                        {{"match[]", selector}, {"start", qr.from}, {"end", qr.end}}, kMaxAnswer,
                                      fmt::format("{} host names", kMaxPrometheusHosts));
   std::vector<std::string> hosts;
   {
@@ -984,17 +1005,8 @@ std::vector<std::string> prometheus_instances(const PrometheusQuery& q) {
   std::sort(hosts.begin(), hosts.end());
   hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
   // Series without an instance label: one more host, "(no instance)".
-  const std::size_t max_series = kMaxPrometheusPoints / g.n;
-  const std::size_t unlabelled = fleet::count_series(
-      fetch.get("/api/v1/series",
-                {{"match[]", add_matcher(selector, "instance=\"\"")}, {"start", from}, {"end", end}},
-                fleet::max_series_answer_bytes(max_series), fmt::format("{} series", max_series)),
-      where, max_series);
-  if (unlabelled > 0) hosts.emplace_back();
-  if (hosts.empty())
-    throw PrometheusError(fmt::format("{}: no series matches {} (raw Reveal channels) between {} and {}", where,
-                                      selector, format_utc(g.start_ns),
-                                      format_utc(g.start_ns + std::int64_t(g.n - 1) * g.step_ns)));
+  if (qr.series(add_matcher(selector, "instance=\"\"")) > 0) hosts.emplace_back();
+  if (hosts.empty()) throw qr.none();
   return hosts;
 }
 
