@@ -2,6 +2,10 @@
 // `reveal detect --peers` is a thin shell around compare_peers().
 //
 // The rule:
+//   0. Hosts. A host with fewer than one window of rates (window length + 1 samples) is left
+//      out, with a note naming it, while at least two remain (a fleet's host that stopped
+//      before the range, or joined at its end; from Prometheus, a listed host without a
+//      sample in the range comes as a recording without samples).
 //   1. Alignment. When the hosts' recordings overlap in time by at least one window plus rates
 //      (window length + 1 samples of the coarsest interval), each is cut to the common span
 //      [latest start, earliest end]: the hosts are compared at the same time ("same time").
@@ -38,7 +42,7 @@
 // recording), so that only the references and the hosts being scored are in memory at once:
 // about kPeersReferenceSamples × channels values, plus what the reader holds.
 //
-// Errors: PeersError (a DetectError) for fewer than two hosts, a common span or shortest run
+// Errors: PeersError (a DetectError) for fewer than two hosts with a window of samples, a common span or shortest run
 // too short for one window, or a host detect() rejects (the message names the host).
 #pragma once
 

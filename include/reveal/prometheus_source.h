@@ -109,7 +109,10 @@ PrometheusQuery host_query(const PrometheusQuery& q, const std::string& instance
 // applies per host — on `jobs` threads at once (at least 1; each with its own connection), in
 // list order, and hands each host's Recording to `use(index into instances, recording)` on the
 // thread that read it; `use` must be safe to call from several threads at once. Memory: at most
-// `jobs` hosts' recordings at a time, plus whatever `use` keeps. After each host is used,
+// `jobs` hosts' recordings at a time, plus whatever `use` keeps. A host none of whose series
+// has a sample in the range (the listing is by storage block, so a host whose series ended
+// shortly before the range is listed too) is handed over as a Recording without samples:
+// meta.hostname set, t_unix_ns empty. After each host is used,
 // `done(hosts done so far)` is called, one call at a time. The first exception (a read's
 // PrometheusError, prefixed "host <instance>: ", or whatever `use` throws) stops handing out
 // hosts; the hosts being read are finished, and it is rethrown.

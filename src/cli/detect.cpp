@@ -630,31 +630,38 @@ int report_prometheus(const Run& run) {
   // Each host's report is written as soon as it and the hosts before it are done, in host order,
   // then freed (the HTML report keeps them): memory is that of the hosts in flight, not of the
   // fleet. The JSON array is the text dump(2) gives it, written a host at a time.
+  // A listed host without a sample in the range (reveal/prometheus_source.h) is not analysed:
+  // named on stderr at the end, absent from the reports.
   std::vector<std::optional<DetectResult>> pending(o.peers ? 0 : n);
+  std::vector<char> absent(n, 0);
   std::vector<DetectResult> results(run.html.wanted() && !o.peers ? n : 0);
   std::mutex out_mu;
-  std::size_t next = 0, incidents = 0;
+  std::size_t next = 0, incidents = 0, written = 0;
   const auto emit = [&](std::size_t i, DetectResult& r) {
+    if (absent[i]) return;
     incidents += r.incidents.size();
+    const std::size_t k = written++;
     if (run.report) return;
     const std::string src = hosts.source + " instance=" + hosts.names[i];
     if (!o.json) {
-      write_stdout((i ? "\n" : "") + render_text(r, src));
+      write_stdout((k ? "\n" : "") + render_text(r, src));
       return;
     }
-    write_stdout(i == 0 ? "[\n" : ",\n");
+    write_stdout(k == 0 ? "[\n" : ",\n");
     write_json_stdout(r, src, run.user_window_z, "  ");
   };
   run.bar.update("hosts", 0, n);
   read_each([&](std::size_t i, Recording&& r) {
     if (!o.peers) {
       DetectResult res;
+      const bool none = r.t_unix_ns.empty();
       try {
-        res = run.detect_host(r, nullptr);
+        if (!none) res = run.detect_host(r, nullptr);
       } catch (const DetectError& e) {
         throw DetectError("host " + hosts.names[i] + ": " + e.what());
       }
       std::lock_guard lock(out_mu);
+      absent[i] = none;
       pending[i] = std::move(res);
       for (; next < n && pending[next]; ++next) {
         emit(next, *pending[next]);
@@ -666,11 +673,21 @@ int report_prometheus(const Run& run) {
   });
   if (o.peers) return report_peers(run, hosts, memory_reader(hosts.recordings), &run.bar);
   if (next != n) throw PrometheusError("host " + hosts.names[next] + ": not read");  // for_each reads every host
-  if (!run.report && o.json) write_stdout("\n]\n");
   run.bar.finish();
+  std::string none;
+  for (std::size_t i = 0, listed = 0, count = std::size_t(std::count(absent.begin(), absent.end(), 1)); i < n; ++i)
+    if (absent[i] && listed++ < 10)
+      none += (none.empty() ? "" : ", ") + hosts.names[i] + (listed == 10 && count > 10 ? fmt::format(" and {} more", count - 10) : "");
+  if (written == 0)
+    throw PrometheusError("no host listed by " + hosts.source + " has a sample in the range (" + none + ")");
+  if (!run.report && o.json) write_stdout("\n]\n");
+  if (!none.empty())
+    std::fprintf(stderr, "reveal %s: not analysed, no sample in the range: %s\n", run.report ? "report" : "detect",
+                 none.c_str());
   if (run.html.wanted()) {
     std::vector<HtmlHost> hh;
-    for (std::size_t i = 0; i < n; ++i) hh.push_back({hosts.names[i], &hosts.recordings[i], &results[i]});
+    for (std::size_t i = 0; i < n; ++i)
+      if (!absent[i]) hh.push_back({hosts.names[i], &hosts.recordings[i], &results[i]});
     run.html.write(render_html(hh, hosts.source), hh.size(), incidents);
   }
   return run.exit_code(incidents > 0);

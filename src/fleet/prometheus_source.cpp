@@ -879,6 +879,13 @@ class Fetcher {
 // What every request about one query shares: the server, the raw-channel selector, the grid,
 // the range's API times (from kLookbackMs before the start, as query_range fills the first steps
 // from there) and the connection.
+// No series of the selector has a sample in the range: for one host of a fleet, a host that is
+// not there (for_each_prometheus_host hands it over empty); for read_prometheus, an error.
+class NoSeriesError : public PrometheusError {
+ public:
+  using PrometheusError::PrometheusError;
+};
+
 struct Query {
   explicit Query(const PrometheusQuery& q)
       : ep(fleet::parse_url(q.url)),
@@ -899,8 +906,8 @@ struct Query {
                                          fmt::format("{} series", max_series)),
                                where, max_series);
   }
-  PrometheusError none() const {
-    return PrometheusError(fmt::format("{}: no series matches {} (raw Reveal channels) between {} and {}", where,
+  NoSeriesError none() const {
+    return NoSeriesError(fmt::format("{}: no series matches {} (raw Reveal channels) between {} and {}", where,
                                        selector, format_utc(g.start_ns),
                                        format_utc(g.start_ns + std::int64_t(g.n - 1) * g.step_ns)));
   }
@@ -1023,24 +1030,35 @@ void for_each_prometheus_host(const PrometheusQuery& q, const std::vector<std::s
       const std::size_t i = next.fetch_add(1);
       if (i >= instances.size() || stop.load()) return;
       try {
+        const std::string name = instances[i].empty() ? "(no instance)" : instances[i];
         std::vector<Recording> got;
+        bool absent = false;
         try {
           got = read_prometheus(host_query(q, instances[i]));
+        } catch (const NoSeriesError&) {
+          // Listed, but no sample in the range: the listing is by storage block, so a host
+          // whose series ended shortly before the range (or begin after it) is listed too.
+          absent = true;
         } catch (const PrometheusError& e) {
-          throw PrometheusError("host " + (instances[i].empty() ? std::string("(no instance)") : instances[i]) +
-                                ": " + e.what());
+          throw PrometheusError("host " + name + ": " + e.what());
         }
-        // One host's selector matches one instance; series of another (a server or proxy that
-        // rewrites labels) are not this host's, and none of its own is an error, not a gap.
-        const std::string name = instances[i].empty() ? "(no instance)" : instances[i];
-        bool found = false;
-        for (auto& r : got)
-          if (!found && r.meta.hostname == name) {
-            found = true;
-            use(i, std::move(r));
-          }
-        if (!found)
-          throw PrometheusError("host " + name + ": the server answered its query with series of other instances only");
+        if (absent) {
+          Recording none;
+          none.meta.hostname = name;
+          use(i, std::move(none));
+        } else {
+          // One host's selector matches one instance; series of another (a server or proxy
+          // that rewrites labels) are not this host's, and none of its own is an error, not a
+          // gap.
+          bool found = false;
+          for (auto& r : got)
+            if (!found && r.meta.hostname == name) {
+              found = true;
+              use(i, std::move(r));
+            }
+          if (!found)
+            throw PrometheusError("host " + name + ": the server answered its query with series of other instances only");
+        }
         std::lock_guard lock(mu);
         ++finished;
         if (done) done(finished);

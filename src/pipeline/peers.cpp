@@ -46,6 +46,8 @@ Recording slice_recording(const Recording& r, std::size_t first, std::size_t cou
 
 namespace {
 
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
 // What the first read keeps of a host: its sample times, and its reference contribution (the
 // whole recording when it has at most R samples, else slices over it).
 struct Kept {
@@ -105,7 +107,7 @@ PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector
       opts);
 }
 
-PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_in, const PeerReader& read,
+PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_in, const PeerReader& read_all,
                           const DetectOptions& opts) {
   if (n < 2) throw PeersError("peers need at least two hosts, got " + std::to_string(n));
   if (!names_in.empty() && names_in.size() != n)
@@ -121,7 +123,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
   const std::size_t slice_len = std::max(kPeersSliceSamples, 4 * need);
   const std::size_t per_host = std::max(2 * slice_len, kPeersReferenceSamples / n);
   std::vector<Kept> kept(n);
-  read([&](std::size_t i, const Recording& r) {
+  read_all([&](std::size_t i, const Recording& r) {
     if (i >= n || kept[i].read) throw PeersError("peers: host " + std::to_string(i) + " read twice or out of range");
     Kept& k = kept[i];
     k.read = true;
@@ -140,14 +142,46 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
     if (!kept[i].read) throw PeersError("peers: host " + std::to_string(i) + " was not read");
     if (names_in.empty()) names.push_back(kept[i].hostname);
   }
-  for (std::size_t i = 0; i < n; ++i)
-    if (kept[i].t.size() < need)
-      throw PeersError(fmt::format("host {}: {} samples; peers need at least {} per host (one window of rates)",
-                                   names[i], kept[i].t.size(), need));
+  // A host without one window of samples (a fleet's host that stopped before the range, or
+  // joined at its end) is left out, with a note, while two remain; host i is compared as
+  // host index[i] from here on.
+  const std::size_t n_all = n;
+  std::vector<std::size_t> index(n_all, kNone);
+  std::string left_out;
+  {
+    std::vector<Kept> k2;
+    std::vector<std::string> names2;
+    for (std::size_t i = 0; i < n_all; ++i) {
+      if (kept[i].t.size() < need) {
+        left_out += fmt::format("{}{} ({} samples)", left_out.empty() ? "" : ", ", names[i], kept[i].t.size());
+        continue;
+      }
+      index[i] = k2.size();
+      k2.push_back(std::move(kept[i]));
+      names2.push_back(names[i]);
+    }
+    if (k2.size() < 2)
+      for (std::size_t i = 0; i < n_all; ++i)
+        if (index[i] == kNone)
+          throw PeersError(fmt::format("host {}: {} samples; peers need at least {} per host (one window of rates)",
+                                       names[i], kept[i].t.size(), need));
+    kept = std::move(k2);
+    names = std::move(names2);
+    n = kept.size();
+  }
+  const PeerReader read = [&](const std::function<void(std::size_t, const Recording&)>& use) {
+    read_all([&](std::size_t i, const Recording& r) {
+      if (i >= n_all) throw PeersError("peers: host " + std::to_string(i) + " out of range");
+      if (index[i] != kNone) use(index[i], r);
+    });
+  };
 
   // 1. Alignment: the common span when every host has a window in it, else offsets from each
   //    run's own start over the shortest run. Each host is compared over [from[i], to[i]].
   PeersResult res;
+  if (!left_out.empty())
+    res.notes.push_back(fmt::format("left out, fewer than {} samples (one window of rates) in the range: {}", need,
+                                    left_out));
   std::int64_t span_a = kept[0].t.front(), span_b = kept[0].t.back();
   for (const auto& k : kept) {
     span_a = std::max(span_a, k.t.front());

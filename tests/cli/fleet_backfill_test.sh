@@ -8,6 +8,8 @@
 #     same incidents (subsystem, start, end to the second) as `reveal detect` on each store: what
 #     went through the text, the backfill and the API is the store's channels and values;
 #   - `--peers` names fleet-b, as `reveal detect --peers` on the stores does;
+#   - a host the server lists (by storage block) without a sample in the range is named on
+#     stderr and left out, not an error for the fleet; alone, it is one error line (exit 3);
 #   - a selector matching no host is one clear error line (exit 3);
 #   - `export --step 15s` keeps one sample per 15 s per series, `--label` sets the job label,
 #     and a reserved or malformed label is refused (exit 2).
@@ -38,18 +40,31 @@ if grep -q "built without the agent" "$T/err"; then
   exit 0
 fi
 
-# Backfill the three hosts.
+# Backfill the three hosts, and fleet-gone: fleet-a's samples moved to the start of its 2-h
+# block (or after fleet-c's end when that start is too close), so that the block holds a host
+# with no sample in the range: listed by the server (it lists by block), read as nothing.
 for h in a b c; do
   "$REVEAL" export "$R/fleet-$h.db" --format openmetrics --label "instance=fleet-$h" -o "$T/fleet-$h.om" \
     2>"$T/export.log" || die "export fleet-$h: $(cat "$T/export.log")"
-  "$PROMTOOL" tsdb create-blocks-from openmetrics "$T/fleet-$h.om" "$T/tsdb" >"$T/promtool.log" 2>&1 ||
-    die "promtool on fleet-$h: $(tail -3 "$T/promtool.log")"
 done
 first=$(head -1 "$T/fleet-a.om")
 [[ $first == 'reveal_'*'{channel="'*'",job="reveal",instance="fleet-a"} '* ]] || fail "first line: $first"
 [[ $(tail -1 "$T/fleet-a.om") == "# EOF" ]] || fail "no # EOF at the end"
 T0=$(awk 'NR == 1 {print int($NF)}' "$T/fleet-a.om")
 T1=$(awk '$1 != "#" {t = $NF} END {print int(t) + 1}' "$T/fleet-c.om")
+D=$(awk 'NR == 1 {a = $NF} $1 != "#" {t = $NF} END {print int(t - a) + 1}' "$T/fleet-a.om")
+B=$((T0 - T0 % 7200))
+if ((T0 - B > D + 400)); then GONE_AT=$((B + 10)); else GONE_AT=$((T1 + 400)); fi
+((GONE_AT + D < B + 7200 || GONE_AT < T0)) || die "no room for fleet-gone in the 2-h block of $T0"
+{
+  grep -v '^# EOF' "$T/fleet-a.om"
+  awk -v d=$((GONE_AT - T0)) '$1 != "#" {t = $NF; $NF = sprintf("%.3f", t + d); sub(/instance="fleet-a"/, "instance=\"fleet-gone\""); print}' "$T/fleet-a.om"
+  echo '# EOF'
+} >"$T/fleet-a+gone.om"
+for f in fleet-a+gone fleet-b fleet-c; do
+  "$PROMTOOL" tsdb create-blocks-from openmetrics "$T/$f.om" "$T/tsdb" >"$T/promtool.log" 2>&1 ||
+    die "promtool on $f: $(tail -3 "$T/promtool.log")"
+done
 
 PP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 printf 'global:\n  scrape_interval: 15s\n' >"$T/prometheus.yml"
@@ -85,10 +100,20 @@ assert incidents(each[1]), "fleet-b has no incident"
 sys.exit(0 if ok else 1)
 PY
 
-# Peers: fleet-b, as over the stores.
+# fleet-gone is listed but has no sample in the range: named once on stderr, not analysed.
+curl -sf --max-time 5 "$URL/api/v1/label/instance/values?match[]=%7Bjob%3D%22reveal%22%7D&start=$T0&end=$T1" |
+  grep -q '"fleet-gone"' || fail "the server does not list fleet-gone for the range: the case is not exercised"
+grep -q "not analysed, no sample in the range: fleet-gone$" "$T/err" || fail "fleet-gone on stderr: $(cat "$T/err")"
+
+# Peers: fleet-b, as over the stores; fleet-gone left out with a note.
 expect_exit 0 "$REVEAL" detect --prometheus "$URL" --match '{job="reveal"}' --start "$T0" --end "$T1" --peers --json
 odd=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["odd_host"])' "$T/out")
 [[ $odd == fleet-b ]] || fail "--peers named '$odd', not fleet-b"
+grep -q 'left out.*fleet-gone (0 samples)' "$T/out" || fail "--peers: no note on fleet-gone"
+# Only fleet-gone in the range: one line, exit 3.
+expect_exit 3 "$REVEAL" detect --prometheus "$URL" --match '{instance="fleet-gone"}' --start "$T0" --end "$T1"
+[[ $(wc -l <"$T/err") == 1 ]] && grep -q "has a sample in the range (fleet-gone)" "$T/err" ||
+  fail "fleet-gone alone: $(cat "$T/err")"
 expect_exit 0 "$REVEAL" detect --peers "$R/fleet-a.db" "$R/fleet-b.db" "$R/fleet-c.db" --json
 odd=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["odd_host"])' "$T/out")
 [[ $odd == *fleet-b.db ]] || fail "--peers over the stores named '$odd'"

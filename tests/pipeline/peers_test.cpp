@@ -130,6 +130,32 @@ TEST(Peers, Errors) {
   }
 }
 
+TEST(Peers, HostsWithoutAWindowOfSamplesAreLeftOutWithANote) {
+  Recording gone;  // a fleet's host listed without a sample in the range
+  gone.meta.hostname = "gone";
+  const std::vector<Recording> hosts = {host("a", 1, kT0), gone, host("b", 2, kT0, 120, 40, 80, 12.0),
+                                        host("tiny", 4, kT0, 3), host("c", 3, kT0)};
+  const PeersResult pr = compare_peers(hosts, {}, {});
+  ASSERT_EQ(pr.hosts.size(), 3u);
+  ASSERT_TRUE(pr.odd.has_value());
+  EXPECT_EQ(pr.hosts[*pr.odd].name, "b");
+  EXPECT_EQ(pr.hosts[*pr.odd].result.baseline_hosts, (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(pr.end_unix_ns, kT0 + 119 * kS);  // the common span of the hosts compared
+  ASSERT_FALSE(pr.notes.empty());
+  EXPECT_NE(pr.notes.front().find("left out"), std::string::npos) << pr.notes.front();
+  EXPECT_NE(pr.notes.front().find("gone (0 samples), tiny (3 samples)"), std::string::npos) << pr.notes.front();
+  // The same as without them.
+  const PeersResult three = compare_peers({hosts[0], hosts[2], hosts[4]}, {}, {});
+  EXPECT_EQ(three.hosts[0].score, pr.hosts[0].score);
+  // Fewer than two left: the first short host is named.
+  try {
+    compare_peers({host("a", 1, kT0), gone}, {}, {});
+    ADD_FAILURE() << "no error";
+  } catch (const PeersError& e) {
+    EXPECT_NE(std::string(e.what()).find("host gone: 0 samples"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Peers, SliceRecording) {
   Recording r = host("a", 5, kT0, 20);
   r.events.push_back({kT0 + 2 * kS, "nvml", "xid", 79, "early"});
