@@ -29,7 +29,9 @@
 // Shape of the result: series are grouped by their `instance` label (one host each, in
 // instance order); series without one form a host named "(no instance)". Per host:
 //   meta.hostname    = the instance label value
-//   meta.interval_s  = step in seconds; meta.command = "prometheus <url> <selector>"
+//   meta.interval_s  = step in seconds; with a step finer than the host's scrapes, the median
+//                      spacing of the steps kept (repeats dropped, below), so that a 1-s step
+//                      over 15-s scrapes gives 15 s; meta.command = "prometheus <url> <selector>"
 //   meta.start_unix_ns / end_unix_ns = first / last step at which the host has any value
 //   t_unix_ns        = the common grid start + k·step, trimmed to that span, less repeated
 //                      steps: a step whose every value equals the previous step's is the same

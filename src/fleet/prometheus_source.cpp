@@ -706,9 +706,18 @@ std::vector<Recording> MatrixAssembler::finish(const std::string& command) {
         }
         if (!repeat) keep.push_back(k);
       }
+      // The host's sampling interval: the step, or with a step finer than its scrapes (repeats
+      // dropped above) the median spacing of the samples kept.
+      std::size_t median_steps = 1;
+      if (keep.size() >= 3) {
+        std::vector<std::size_t> gaps(keep.size() - 1);
+        for (std::size_t k = 1; k < keep.size(); ++k) gaps[k - 1] = keep[k] - keep[k - 1];
+        std::nth_element(gaps.begin(), gaps.begin() + std::ptrdiff_t(gaps.size() / 2), gaps.end());
+        median_steps = gaps[gaps.size() / 2];
+      }
       Recording r;
       r.meta.hostname = instance.empty() ? "(no instance)" : instance;
-      r.meta.interval_s = double(grid_.step_ns) * 1e-9;
+      r.meta.interval_s = double(grid_.step_ns) * 1e-9 * double(median_steps);
       r.meta.command = command;
       r.meta.root = "";
       r.meta.complete = true;

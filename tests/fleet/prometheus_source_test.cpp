@@ -302,6 +302,28 @@ TEST(PrometheusSource, RepeatedScrapesAreDropped) {
   EXPECT_EQ(h.meta.end_unix_ns, (kT0 + 20) * kS);
 }
 
+// A step finer than the host's scrapes (every 15 s): the repeats are dropped and the interval is
+// the samples' spacing, not the step.
+TEST(PrometheusSource, AStepFinerThanTheScrapesGivesTheScrapeInterval) {
+  FakePrometheus p;
+  const auto scraped = [](std::int64_t t) { return kT0 + (t - kT0) / 15 * 15; };
+  p.series.push_back({labels("reveal_proc_stat_idle_total", "h", "proc.stat:idle", "ticks", "cpu"),
+                      [&](std::int64_t t) -> std::optional<std::string> {
+                        return std::to_string(100 * (scraped(t) - kT0));
+                      }});
+  const auto hosts = read_prometheus(query(p, kT0, kT0 + 299));
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0].t_unix_ns.size(), 20u);
+  EXPECT_DOUBLE_EQ(hosts[0].meta.interval_s, 15.0);
+  // At the scrape interval itself, the step.
+  EXPECT_DOUBLE_EQ(read_prometheus([&] {
+              PrometheusQuery q = query(p, kT0, kT0 + 299);
+              q.step_ns = 15 * kS;
+              return q;
+            }())[0].meta.interval_s,
+            15.0);
+}
+
 // A host that stopped reporting long before the range's end: the server fills its steps with
 // the last sample for up to 5 minutes, more steps than the host was read live; those steps are
 // still the same sample seen again, and the host ends where it stopped.
