@@ -11,17 +11,20 @@
 //      [latest start, earliest end]: the hosts are compared at the same time ("same time").
 //      Otherwise (stores recorded one after another) each is cut to the shortest run's
 //      duration, counted from its own first sample ("offset").
-//   2. References, in memory that does not grow with the fleet or the span (issue #19). With
-//      slices of L = max(kPeersSliceSamples, 4 × (window length + 1)) samples, each host
-//      contributes its cut recording when it has at most R = max(2 × L, kPeersReferenceSamples /
-//      hosts) samples; a longer host contributes R / L slices of L consecutive samples spread
-//      evenly over its compared span (the j-th centred at (j + ½)/S of it; reveal/store_reader.h
-//      spread_slices): drawn in the first read over its whole recording, and read once more
-//      when the span is only part of it. The
-//      hosts are dealt into K = min(hosts, kPeersMaxFolds) folds (host i into fold i mod K), and
-//      each fold's reference model (reveal/baseline_model.h) is trained on the other folds'
-//      contributions. With up to kPeersMaxFolds hosts each host is its own fold: its reference is
-//      every other host, whole when they fit R.
+//   2. References, in memory that does not grow with the span, and with the fleet only by one
+//      slice a host (issue #19). With slices of L = max(kPeersSliceSamples, 4 × (window length
+//      + 1)) samples, each host contributes its cut recording when it has at most
+//      R = max(L, kPeersReferenceSamples / hosts) samples; a longer host contributes S = R / L
+//      slices of L consecutive samples spread evenly over its compared span (the j-th centred at
+//      (j + φ)/S of it, φ = frac(½ + i × 0.618…) for host i, so that hosts of one slice each
+//      cover different times; reveal/store_reader.h spread_slices): drawn in the first read over
+//      its whole recording, and read once more when the span is only part of it. The hosts are
+//      dealt into K = min(hosts, kPeersMaxFolds) folds (host i into fold i mod K), and each
+//      fold's reference model (reveal/baseline_model.h) is trained on the other folds'
+//      contributions, at most about kPeersReferenceSamples samples of them (taken evenly, in
+//      host order, when there are more: fleets of more than kPeersReferenceSamples / L hosts).
+//      With up to kPeersMaxFolds hosts each host is its own fold: its reference is every other
+//      host, whole when they fit R.
 //   3. Each host's cut recording goes through detect() (reveal/offline.h) against its fold's
 //      model: what this host did that its peers did not. A host longer than kWholeRunMaxValues
 //      samples × channels is scored against that model by the streaming driver

@@ -3,7 +3,9 @@
 // or the Prometheus query).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "reveal/peers.h"
 
@@ -19,5 +21,9 @@ std::string render_peers_text(const PeersResult& pr, const std::string& source);
 // 2-space indent and a final newline; each host's `report` is its reveal.detect/1 document
 // (render_json), non-finite numbers are null.
 std::string render_peers_json(const PeersResult& pr, const std::string& source);
+// The same text handed to `write` in pieces, a host's report at a time (written as it is
+// rendered: reveal/report.h write_json), so that a fleet's reports are never one document.
+void write_peers_json(const PeersResult& pr, const std::string& source,
+                      const std::function<void(std::string_view)>& write);
 
 }  // namespace reveal

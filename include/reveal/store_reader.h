@@ -91,10 +91,13 @@ class StoreReader {
 //
 // Rows to keep of a recording of `rows` samples so that about `budget` are kept: {{0, rows}}
 // when rows <= budget, else S = max(1, budget / len) runs of min(len, rows) consecutive rows,
-// the j-th centred at (j + 1/2)/S of the recording (clamped inside it), in order. Used by `reveal
-// train`, `detect --baseline STORE` and peers (reveal/peers.h), so that a reference spans a long
-// recording evenly, every phase of it, in the memory of `budget` samples.
-std::vector<std::pair<std::size_t, std::size_t>> spread_slices(std::size_t rows, std::size_t budget, std::size_t len);
+// the j-th centred at (j + phase)/S of the recording (clamped inside it), in order; `phase` in
+// [0, 1), else 1/2. Used by `reveal train`, `detect --baseline STORE` and peers
+// (reveal/peers.h), so that a reference spans a long recording evenly, every phase of it, in the
+// memory of `budget` samples (peers give each host its own phase: hosts of one slice each
+// then cover different times of the span).
+std::vector<std::pair<std::size_t, std::size_t>> spread_slices(std::size_t rows, std::size_t budget, std::size_t len,
+                                                               double phase = 0.5);
 
 // A store's samples as spread_slices(its samples, budget, len) picks them: one Recording per
 // slice (the whole store, as load_recording() gives it, when it has at most `budget` samples),

@@ -39,6 +39,7 @@
 #include "file_args.h"
 #include "output_file.h"
 #include "progress_bar.h"
+#include "report/json.h"
 #include "time_arg.h"
 #ifdef REVEAL_WITH_HTTP
 #include "fleet/prometheus_source.h"
@@ -70,29 +71,12 @@ std::vector<std::string> store_names(const std::vector<Recording>& runs, const s
 void write_json_stdout(DetectResult& r, const std::string& source, bool window_z, std::string_view indent = {}) {
   Matrix z;
   if (!window_z) std::swap(z, r.window_z);
+  const auto out = [](std::string_view piece) { write_stdout(std::string(piece)); };
   if (indent.empty()) {
-    write_json(r, source, [](std::string_view piece) { write_stdout(std::string(piece)); });
+    write_json(r, source, out);
   } else {
-    bool line_start = true, held_newline = false;  // a line feed is written once more text follows
-    std::string out;
-    write_json(r, source, [&](std::string_view piece) {
-      out.clear();
-      for (char c : piece) {
-        if (held_newline) {
-          out += '\n';
-          held_newline = false;
-          line_start = true;
-        }
-        if (c == '\n') {
-          held_newline = true;
-          continue;
-        }
-        if (line_start) out += indent;
-        line_start = false;
-        out += c;
-      }
-      if (!out.empty()) write_stdout(out);
-    });
+    out(indent);
+    write_json(r, source, report::indented(std::string(indent), out));
   }
   if (!window_z) std::swap(z, r.window_z);
 }

@@ -121,7 +121,13 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
   // First read: times and reference contributions (rule 2). A slice holds several windows
   // whatever --window is.
   const std::size_t slice_len = std::max(kPeersSliceSamples, 4 * need);
-  const std::size_t per_host = std::max(2 * slice_len, kPeersReferenceSamples / n);
+  const std::size_t per_host = std::max(slice_len, kPeersReferenceSamples / n);
+  // Host i's slices are spread from its own phase: with one slice a host (a large fleet), the
+  // hosts' slices cover the span instead of all sitting at its middle.
+  const auto phase = [](std::size_t i) {
+    const double p = 0.5 + double(i) * 0.6180339887498949;
+    return p - std::floor(p);
+  };
   std::vector<Kept> kept(n);
   read_all([&](std::size_t i, const Recording& r) {
     if (i >= n || kept[i].read) throw PeersError("peers: host " + std::to_string(i) + " read twice or out of range");
@@ -134,7 +140,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
       k.whole = r;
       return;
     }
-    for (const auto& [first, count] : spread_slices(rows, per_host, slice_len))
+    for (const auto& [first, count] : spread_slices(rows, per_host, slice_len, phase(i)))
       k.slices.push_back(slice_recording(r, first, count));
   });
   std::vector<std::string> names = names_in;
@@ -250,7 +256,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
       if (i >= n || !reslice[i]) return;
       const auto [first, count] = rows_in(r.t_unix_ns, from[i], to[i]);
       std::vector<Recording> got;
-      for (const auto& [a, c] : spread_slices(count, per_host, slice_len))
+      for (const auto& [a, c] : spread_slices(count, per_host, slice_len, phase(i)))
         if (c >= need) got.push_back(slice_recording(r, first + a, c));
       std::lock_guard lock(re_mu);
       contrib[i] = std::move(got);
@@ -261,9 +267,24 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
   const std::size_t folds = std::min(n, kPeersMaxFolds);
   std::vector<std::shared_ptr<const BaselineModel>> models(folds);
   for (std::size_t f = 0; f < folds; ++f) {
-    std::vector<Recording> refs;
+    // The other folds' contributions, at most about kPeersReferenceSamples samples of them
+    // (taken evenly, in host order, when a large fleet's one slice a host adds up to more).
+    std::vector<const Recording*> pool;
+    std::size_t samples = 0;
     for (std::size_t j = 0; j < n; ++j)
-      if (j % folds != f) refs.insert(refs.end(), contrib[j].begin(), contrib[j].end());
+      if (j % folds != f)
+        for (const auto& c : contrib[j]) {
+          pool.push_back(&c);
+          samples += c.t_unix_ns.size();
+        }
+    const std::size_t take =
+        samples <= kPeersReferenceSamples
+            ? pool.size()
+            : std::max<std::size_t>(1, std::size_t(double(pool.size()) * double(kPeersReferenceSamples) / double(samples)));
+    std::vector<Recording> refs;
+    refs.reserve(take);
+    for (std::size_t k = 0; k < pool.size(); ++k)
+      if ((k + 1) * take / pool.size() > k * take / pool.size()) refs.push_back(*pool[k]);
     try {
       if (refs.empty()) throw DetectError("no sample of its peers in the compared span");
       models[f] = std::make_shared<const BaselineModel>(BaselineModel::train(refs, peer_opts));

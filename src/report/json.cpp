@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -61,6 +62,36 @@ nlohmann::json incident_json(const Incident& inc) {
           {"action", inc.action}};
 }
 
+std::string marker_token() {
+  return fmt::format("{:016x}", std::random_device{}() * 0x9e3779b97f4a7c15ull ^ std::random_device{}());
+}
+
+std::function<void(std::string_view)> indented(std::string indent, std::function<void(std::string_view)> write) {
+  // A line feed is written once more text follows it (the last one is dropped).
+  struct State {
+    bool line_start = false, held_newline = false;
+    std::string out;
+  };
+  return [indent = std::move(indent), write = std::move(write), st = std::make_shared<State>()](std::string_view piece) {
+    st->out.clear();
+    for (char c : piece) {
+      if (st->held_newline) {
+        st->out += '\n';
+        st->held_newline = false;
+        st->line_start = true;
+      }
+      if (c == '\n') {
+        st->held_newline = true;
+        continue;
+      }
+      if (st->line_start) st->out += indent;
+      st->line_start = false;
+      st->out += c;
+    }
+    if (!st->out.empty()) write(st->out);
+  };
+}
+
 }  // namespace report
 
 namespace {
@@ -79,7 +110,7 @@ class WindowArrays {
  public:
   // Markers carry a random token, so that no string of the document (a channel name from a
   // crafted store) can pass for one.
-  WindowArrays() : token_(fmt::format("{:016x}", std::random_device{}() * 0x9e3779b97f4a7c15ull ^ std::random_device{}())) {}
+  WindowArrays() : token_(report::marker_token()) {}
   // A marker for the array of `n` elements whose text element(k) appends.
   template <class F>
   std::string add(std::size_t n, F element) {

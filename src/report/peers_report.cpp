@@ -52,9 +52,15 @@ std::string render_peers_text(const PeersResult& pr, const std::string& source) 
   return o;
 }
 
-std::string render_peers_json(const PeersResult& pr, const std::string& source) {
+void write_peers_json(const PeersResult& pr, const std::string& source,
+                      const std::function<void(std::string_view)>& write) {
   using nlohmann::json;
   const auto num = report::json_number;
+  // The document is dump(2) of the object below; the hosts' array, and in it each host's report,
+  // are written in their places (markers) one host at a time, not built as one document.
+  const std::string token = report::marker_token();
+  const auto marker = [&token](const char* what) { return "\x01" + token + "-" + what; };
+  const auto quoted = [&token](const char* what) { return "\"\\u0001" + token + "-" + what + "\""; };
   json j;
   j["schema"] = "reveal.peers/1";
   j["source"] = source;
@@ -73,16 +79,34 @@ std::string render_peers_json(const PeersResult& pr, const std::string& source) 
     chans.push_back({{"channel", ev.name}, {"unit", ev.unit}, {"subsystem", to_string(ev.subsystem)},
                      {"value", num(ev.value)}, {"reference", num(ev.reference)}, {"z", num(ev.z)}});
   j["strongest_channels"] = chans;
-  json hosts = json::array();
+  j["hosts"] = marker("hosts");
+  const std::string text = j.dump(2);
+  const std::size_t at = text.find(quoted("hosts"));
+  write(std::string_view(text).substr(0, at));
+  // The array at depth 1 (elements indented by 4), each host's report at depth 3 (by 6).
+  write(pr.hosts.empty() ? "[]" : "[\n");
+  const auto in_element = report::indented("    ", write);
   for (std::size_t i = 0; i < pr.hosts.size(); ++i) {
     const auto& h = pr.hosts[i];
-    hosts.push_back({{"host", h.name}, {"rank", i + 1}, {"score", h.score}, {"windows", h.windows},
-                     {"anomalous_windows", h.anomalous_windows}, {"incident_windows", h.incident_windows},
-                     {"peak", num(h.peak)}, {"incidents", h.result.incidents.size()},
-                     {"report", json::parse(render_json(h.result, h.name))}});
+    const json host = {{"host", h.name}, {"rank", i + 1}, {"score", h.score}, {"windows", h.windows},
+                       {"anomalous_windows", h.anomalous_windows}, {"incident_windows", h.incident_windows},
+                       {"peak", num(h.peak)}, {"incidents", h.result.incidents.size()}, {"report", marker("report")}};
+    const std::string ht = host.dump(2);
+    const std::size_t r = ht.find(quoted("report"));
+    write(i ? ",\n    " : "    ");
+    in_element(std::string_view(ht).substr(0, r));
+    write_json(h.result, h.name, report::indented("      ", write));
+    in_element(std::string_view(ht).substr(r + quoted("report").size()));
   }
-  j["hosts"] = hosts;
-  return j.dump(2) + "\n";
+  if (!pr.hosts.empty()) write("\n  ]");
+  write(std::string_view(text).substr(at + quoted("hosts").size()));
+  write("\n");
+}
+
+std::string render_peers_json(const PeersResult& pr, const std::string& source) {
+  std::string out;
+  write_peers_json(pr, source, [&out](std::string_view piece) { out += piece; });
+  return out;
 }
 
 }  // namespace reveal

@@ -6,14 +6,17 @@
 
 namespace reveal {
 
-std::vector<std::pair<std::size_t, std::size_t>> spread_slices(std::size_t rows, std::size_t budget, std::size_t len) {
+std::vector<std::pair<std::size_t, std::size_t>> spread_slices(std::size_t rows, std::size_t budget, std::size_t len,
+                                                               double phase) {
   if (rows <= budget) return {{0, rows}};
   len = std::max<std::size_t>(1, std::min(len, rows));
   const std::size_t n = std::max<std::size_t>(1, budget / len);
+  if (!(phase >= 0 && phase < 1)) phase = 0.5;
   std::vector<std::pair<std::size_t, std::size_t>> out;
   out.reserve(n);
   for (std::size_t j = 0; j < n; ++j) {
-    const std::size_t centre = (2 * j + 1) * rows / (2 * n);
+    const std::size_t centre = phase == 0.5 ? (2 * j + 1) * rows / (2 * n)
+                                            : std::size_t((double(j) + phase) * double(rows) / double(n));
     const std::size_t first = std::min(centre - std::min(centre, len / 2), rows - len);
     out.emplace_back(first, len);
   }

@@ -226,6 +226,28 @@ TEST(Peers, AFleetIsComparedWithSlicedReferencesInFolds) {
   for (std::size_t k = 1; k < pr.hosts.size(); ++k) EXPECT_LT(pr.hosts[k].score, 0.5 * odd.score) << pr.hosts[k].name;
 }
 
+// A fleet larger than the references hold in slices of one a host (80 hosts × one slice of 60
+// samples is more than kPeersReferenceSamples): each fold's model is trained on a part of the
+// other hosts' slices, taken evenly; the hosts' slices lie at different times (their phases),
+// so the model still knows the whole span, and the odd host is named.
+TEST(Peers, ALargeFleetTrainsEachModelOnABoundedShareOfOneSliceAHost) {
+  constexpr std::size_t kHosts = 80;
+  std::vector<Recording> hosts;
+  for (std::size_t i = 0; i < kHosts; ++i)
+    hosts.push_back(i == 37 ? host("h37", 200 + i, kT0, 600, 200, 400, 12.0)
+                            : host("h" + std::to_string(i), 200 + i, kT0, 600));
+  const PeersResult pr = compare_peers(hosts, {}, {});
+  ASSERT_TRUE(pr.odd.has_value());
+  const PeerHost& odd = pr.hosts[*pr.odd];
+  EXPECT_EQ(odd.name, "h37");
+  ASSERT_FALSE(odd.result.incidents.empty());
+  EXPECT_NEAR(odd.result.incidents.front().start_s, 200, 5);
+  // 70 hosts in the other 7 folds, 60 samples each: 66 slices (3960 samples) taken.
+  EXPECT_EQ(odd.result.baseline_hosts.size(), 66u);
+  EXPECT_LE(odd.result.reference_windows, kPeersReferenceSamples);
+  for (std::size_t k = 1; k < pr.hosts.size(); ++k) EXPECT_LT(pr.hosts[k].score, 0.5 * odd.score) << pr.hosts[k].name;
+}
+
 // A long host compared over a small part of it (a short host inside its last minutes): its
 // reference is spread over that part, not over its whole recording (where no slice might land),
 // and a --window longer than the default slices still finds windows in them.

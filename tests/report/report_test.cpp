@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "reveal/peers_report.h"
 #include "reveal/report.h"
 
 namespace reveal {
@@ -145,6 +146,56 @@ TEST(Report, JsonPerWindowArraysAreWrittenAsTheDocumentWouldBe) {
   EXPECT_EQ(j["windows"]["detectors"][0]["raw"], nlohmann::json({0.25, -0.0}));
   EXPECT_EQ(j["windows"]["detectors"][0]["calibrated"], nlohmann::json::array());
   EXPECT_NE(text.find("\"calibrated\": []"), std::string::npos);
+}
+
+// The peers document is written a host at a time; the text is that of the document built whole
+// (dump(2)), each host's report its reveal.detect/1 document.
+TEST(Report, PeersJsonIsWrittenAsTheDocumentWouldBe) {
+  PeersResult pr;
+  pr.alignment = "same time";
+  pr.start_unix_ns = 1'764'504'000'000'000'000;
+  pr.end_unix_ns = pr.start_unix_ns + 9'000'000'000;
+  pr.span_s = 9;
+  pr.notes = {"left out, \"quoted\"\n: x"};
+  for (const char* name : {"b\x01", "a", "c"}) {
+    PeerHost h;
+    h.name = name;
+    h.result = sample_result();
+    h.result.window_top_channel = {"\x01" "0", name};
+    h.windows = 2;
+    h.peak = name[0] == 'b' ? 2.0 : std::nan("");
+    h.score = name[0] == 'b' ? 0.5 : 0;
+    pr.hosts.push_back(std::move(h));
+  }
+  pr.hosts[1].result.incidents.clear();
+  pr.odd = 0;
+  pr.flagged = {"b\x01"};
+  pr.odd_channels = pr.hosts[0].result.incidents[0].top;
+  std::string pieces;
+  std::size_t calls = 0;
+  write_peers_json(pr, "stores", [&](std::string_view p) {
+    pieces += p;
+    ++calls;
+  });
+  const std::string text = render_peers_json(pr, "stores");
+  EXPECT_EQ(pieces, text);
+  EXPECT_GT(calls, 3u);
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j.dump(2) + "\n", text);
+  ASSERT_EQ(j["hosts"].size(), 3u);
+  EXPECT_EQ(j["hosts"][0]["host"], "b\x01");
+  EXPECT_EQ(j["hosts"][0]["report"], nlohmann::json::parse(render_json(pr.hosts[0].result, "b\x01")));
+  EXPECT_EQ(j["hosts"][1]["report"]["incidents"], nlohmann::json::array());
+  EXPECT_TRUE(j["hosts"][2]["peak"].is_null());
+  EXPECT_EQ(j["odd_host"], "b\x01");
+  EXPECT_EQ(j["notes"][0], pr.notes[0]);
+  EXPECT_EQ(j["strongest_channels"][0]["channel"], "derived:cpu_steal_pct");
+  // Two hosts without incidents and no odd host.
+  pr.hosts.resize(2);
+  pr.odd.reset();
+  pr.odd_channels.clear();
+  const std::string two = render_peers_json(pr, "stores");
+  EXPECT_EQ(nlohmann::json::parse(two).dump(2) + "\n", two);
 }
 
 }  // namespace

@@ -198,6 +198,13 @@ TEST(SpreadSlices, WholeWhenItFitsElseEvenlySpreadRuns) {
   // A budget under one run: one run, in the middle; runs never leave the recording.
   EXPECT_EQ(spread_slices(600, 4, 10), (V{{295, 10}}));
   for (const auto& [first, count] : spread_slices(101, 100, 60)) EXPECT_LE(first + count, 101u);
+  // From another phase: centred at (j + 0.1)/3 and (0 + 0.9)/1; clamped inside; a phase out of
+  // [0, 1) is 1/2.
+  EXPECT_EQ(spread_slices(600, 30, 10, 0.1), (V{{15, 10}, {215, 10}, {415, 10}}));
+  EXPECT_EQ(spread_slices(600, 10, 10, 0.9), (V{{535, 10}}));
+  EXPECT_EQ(spread_slices(600, 10, 100, 0.99), (V{{500, 100}}));
+  EXPECT_EQ(spread_slices(600, 30, 10, 1.0), spread_slices(600, 30, 10));
+  EXPECT_EQ(spread_slices(600, 30, 10, std::nan("")), spread_slices(600, 30, 10));
 }
 
 // A long store read as slices (reveal train, detect --baseline): each slice is those rows of
