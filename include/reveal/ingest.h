@@ -101,6 +101,21 @@ inline constexpr std::int64_t kDefaultImportStartNs = 1'577'836'800'000'000'000;
 // passes the last kept row's, and each such run is an event "clock_step" (source "import").
 Recording import_wide_csv(const ImportInput& in, const ImportOptions& opt = {});
 
+// `reveal import csv`: the CSV file at `path` into the store `out`, in memory that does not grow
+// with the file (issue #19): the store write_store(out, import_wide_csv(the whole file, opt))
+// writes, with the channels `known` describes adopted (adopt_channel_info) and meta.cores =
+// `cores`, but read a line at a time (a line may hold 64 MiB) and written as the rows are read.
+// Memory: a line, a row, and 8 bytes a row (for the median spacing). `progress` (when given)
+// hears stage "import", KiB read of the file's KiB. Errors as import_wide_csv and write_store,
+// and "<path>: cannot open: …"; on any error nothing is left at `out`.
+struct CsvImported {
+  std::size_t samples = 0, channels = 0, adopted = 0;  // rows and channels written; channels adopted
+};
+class Progress;
+CsvImported import_wide_csv_file(const std::string& path, const std::filesystem::path& out,
+                                 const ImportOptions& opt = {}, const std::vector<ChannelInfo>& known = {},
+                                 int cores = 0, Progress* progress = nullptr);
+
 // --- raw numpy arrays with a manifest ("smd") ----------------------------------------------
 // The Server Machine Dataset pickles (and any array described the same way): the manifest
 // (MANIFEST.tsv beside the dataset) gives per file its shape, dtype (f4|f8), endianness, order

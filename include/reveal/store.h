@@ -182,6 +182,9 @@ class StoreWriter {
   // Writes the tenant scans not yet written (a partial row), commits the last chunk, records
   // end time and exit code, checkpoints the WAL into the main file and deletes the head log.
   void finish(std::int64_t end_unix_ns, int exit_code);
+  // Replaces the sampling interval of the run's metadata: a streaming importer learns it (the
+  // median spacing of the rows) only once every row is written.
+  void set_interval(double interval_s);
   // Samples appended by this writer (a continued store's earlier ones not counted).
   std::size_t samples_written() const { return seq_ - seq_at_open_; }
   const StoreContinuation& continuation() const { return continuation_; }

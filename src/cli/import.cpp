@@ -83,6 +83,17 @@ Recording import_inputs(const Opts& o, const ImportOptions& io) {
   return import_prometheus(ins, io);
 }
 
+// The lines on stderr after an import: what a lenient import let through, and what was written.
+void report_import(const ImportNotes& notes, std::size_t samples, std::size_t channels, const Opts& o,
+                   std::size_t adopted) {
+  if (const std::string what = notes.summary(); !what.empty())
+    std::fprintf(stderr, "reveal: import: %s (--strict: fail instead)\n", what.c_str());
+  std::fprintf(stderr, "reveal: imported %zu samples × %zu channels (%s) into %s%s\n", samples, channels,
+               o.format.c_str(), o.out.c_str(),
+               o.channels_from.empty() ? ""
+                                       : fmt::format("; {} channels described by {}", adopted, o.channels_from).c_str());
+}
+
 int run_import(const Opts& o) {
   std::vector<std::string> inputs = o.inputs;
   if (!o.channels_from.empty()) inputs.push_back(o.channels_from);
@@ -125,6 +136,15 @@ int run_import(const Opts& o) {
     known_cores = from.meta.cores;
   }
   const auto bar = stderr_progress("reveal import", !o.no_progress);
+  if (o.format == "csv") {
+    // Streamed: read a line at a time and written as read, in memory that does not grow with
+    // the file (issue #19).
+    const CsvImported got =
+        import_wide_csv_file(o.inputs[0], o.out, io, known, o.cores > 0 ? o.cores : known_cores, bar.get());
+    bar->finish();
+    report_import(notes, got.samples, got.channels, o, got.adopted);
+    return kExitOk;
+  }
   bar->update("convert", 0, 2);
   Recording rec = import_inputs(o, io);
   const std::size_t adopted = o.channels_from.empty() ? 0 : adopt_channel_info(rec, known);
@@ -134,12 +154,7 @@ int run_import(const Opts& o) {
   bar->update("write", 1, 2);
   write_store(o.out, rec);
   bar->finish();
-  if (const std::string what = notes.summary(); !what.empty())
-    std::fprintf(stderr, "reveal: import: %s (--strict: fail instead)\n", what.c_str());
-  std::fprintf(stderr, "reveal: imported %zu samples × %zu channels (%s) into %s%s\n", rec.t_unix_ns.size(),
-               rec.channels.size(), o.format.c_str(), o.out.c_str(),
-               o.channels_from.empty() ? ""
-                                       : fmt::format("; {} channels described by {}", adopted, o.channels_from).c_str());
+  report_import(notes, rec.t_unix_ns.size(), rec.channels.size(), o, adopted);
   return kExitOk;
 }
 

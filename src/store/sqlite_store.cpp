@@ -641,6 +641,8 @@ void StoreWriter::write_tenant_row() {
   tenant_row_n_ = 0;
 }
 
+void StoreWriter::set_interval(double interval_s) { set_meta("interval_s", fmt_double(interval_s)); }
+
 void StoreWriter::finish(std::int64_t end_unix_ns, int exit_code) {
   commit_chunk();
   exec(db_, path_, "BEGIN;");

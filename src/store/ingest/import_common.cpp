@@ -121,27 +121,41 @@ std::string file_stem(std::string_view path) {
   return std::string(path);
 }
 
-void finish_metadata(Recording& rec, const std::string& format, const std::string& hostname,
-                     const std::vector<std::string>& inputs, double fallback_interval_s) {
-  RunMetadata& m = rec.meta;
+RunMetadata import_metadata(const std::string& format, const std::string& hostname,
+                            const std::vector<std::string>& inputs, std::size_t channels) {
+  RunMetadata m;
   m.hostname = hostname;
   m.command = "reveal import " + format;
   for (const auto& in : inputs) m.command += " " + in;
   m.root = "";
   m.reveal_version = kVersion;
-  m.probes = {{"import." + format, true, "", rec.channels.size()}};
+  m.probes = {{"import." + format, true, "", channels}};
+  m.complete = true;
+  return m;
+}
+
+double median_interval_s(std::vector<std::uint64_t>& gaps, double fallback_interval_s) {
+  if (gaps.empty()) return fallback_interval_s;
+  std::nth_element(gaps.begin(), gaps.begin() + std::ptrdiff_t(gaps.size() / 2), gaps.end());
+  return double(gaps[gaps.size() / 2]) * 1e-9;
+}
+
+void finish_metadata(Recording& rec, const std::string& format, const std::string& hostname,
+                     const std::vector<std::string>& inputs, double fallback_interval_s) {
+  RunMetadata& m = rec.meta;
+  const RunMetadata base = import_metadata(format, hostname, inputs, rec.channels.size());
+  m.hostname = base.hostname;
+  m.command = base.command;
+  m.root = base.root;
+  m.reveal_version = base.reveal_version;
+  m.probes = base.probes;
+  m.complete = base.complete;
   m.start_unix_ns = rec.t_unix_ns.front();
   m.end_unix_ns = rec.t_unix_ns.back();
-  m.complete = true;
   std::vector<std::uint64_t> gaps;  // times increase, so the unsigned difference is exact
   for (std::size_t i = 1; i < rec.t_unix_ns.size(); ++i)
     gaps.push_back(std::uint64_t(rec.t_unix_ns[i]) - std::uint64_t(rec.t_unix_ns[i - 1]));
-  if (gaps.empty()) {
-    m.interval_s = fallback_interval_s;
-  } else {
-    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-    m.interval_s = double(gaps[gaps.size() / 2]) * 1e-9;
-  }
+  m.interval_s = median_interval_s(gaps, fallback_interval_s);
 }
 
 TimeFormat detect_time_format(std::string_view first) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "reveal/ingest.h"
+#include "store/ingest/atomic_store.h"
 #include "reveal/store.h"
 #include "util/remove_on_signal.h"
 #include "util/replace_target.h"
@@ -30,53 +31,66 @@ std::size_t adopt_channel_info(Recording& rec, const std::vector<ChannelInfo>& k
   return matched;
 }
 
-void write_store(const std::filesystem::path& out_arg, const Recording& rec) {
+namespace importer {
+
+AtomicStore::AtomicStore(const std::filesystem::path& out_arg) {
   namespace fs = std::filesystem;
   std::error_code ec;
   // A symbolic link stays a link: the store it leads to is replaced (created, when dangling).
-  fs::path out = out_arg;
+  out_ = out_arg;
   try {
-    out = replace_target(out_arg).value_or(out_arg);
+    out_ = replace_target(out_arg).value_or(out_arg);
   } catch (const fs::filesystem_error& e) {
     throw ImportError(out_arg.string() + ": " + e.code().message());
   }
   // Replace only a previous store (as StoreWriter does): never a device, a directory, someone's
   // other file or a store a recorder is still writing.
   try {
-    check_replaceable_store(out);
+    check_replaceable_store(out_);
   } catch (const StoreError& e) {
     throw ImportError(e.what());
   }
-  const auto st = fs::symlink_status(out, ec);
-  const mode_t keep_mode = !ec && fs::exists(st) ? mode_t(st.permissions()) & 07777 : 0;  // the replaced store's
+  const auto st = fs::symlink_status(out_, ec);
+  keep_mode_ = !ec && fs::exists(st) ? mode_t(st.permissions()) & 07777 : 0;  // the replaced store's
   // Short, so that a 255-byte file name still has room for a temporary one beside it.
-  const fs::path tmp = out.parent_path() / (".reveal-import-" + std::to_string(::getpid()));
-  remove_store_files(tmp);
-  std::vector<std::unique_ptr<RemoveOnSignal>> guards;  // Ctrl-C leaves no temporary behind
-  guards.push_back(std::make_unique<RemoveOnSignal>(tmp.string()));
+  tmp_ = out_.parent_path() / (".reveal-import-" + std::to_string(::getpid()));
+  remove_store_files(tmp_);
+  guards_.push_back(std::make_unique<RemoveOnSignal>(tmp_.string()));  // Ctrl-C leaves no temporary behind
   for (const auto& side : store_side_files())
-    guards.push_back(std::make_unique<RemoveOnSignal>(tmp.string() + side.suffix));
-  try {
-    {
-      StoreWriter w(tmp, rec.meta, rec.channels);
-      for (std::size_t r = 0; r < rec.t_unix_ns.size(); ++r) w.append(rec.t_unix_ns[r], rec.values.row(r));
-      for (const auto& e : rec.events) w.append_event(e);
-      w.finish(rec.meta.end_unix_ns, rec.meta.exit_code);
-    }
-    if (keep_mode && ::chmod(tmp.c_str(), keep_mode) != 0)
-      throw ImportError(out.string() + ": cannot set the permissions of the new store: " + std::strerror(errno));
-    // A previous store at `out` may have left a head log or WAL that would be read with the new file.
-    for (const auto& side : store_side_files()) {
-      fs::remove(out.string() + side.suffix, ec);
-      if (ec == std::errc::filename_too_long) continue;  // a name that long cannot exist
-      if (ec) throw ImportError(out.string() + side.suffix + ": cannot remove: " + ec.message());
-    }
-    fs::rename(tmp, out, ec);
-    if (ec) throw ImportError(out.string() + ": cannot rename " + tmp.string() + " to it: " + ec.message());
-  } catch (...) {
-    remove_store_files(tmp);
-    throw;
+    guards_.push_back(std::make_unique<RemoveOnSignal>(tmp_.string() + side.suffix));
+}
+
+AtomicStore::~AtomicStore() {
+  if (!committed_) remove_store_files(tmp_);
+}
+
+void AtomicStore::commit() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (keep_mode_ && ::chmod(tmp_.c_str(), keep_mode_) != 0)
+    throw ImportError(out_.string() + ": cannot set the permissions of the new store: " + std::strerror(errno));
+  // A previous store at `out` may have left a head log or WAL that would be read with the new file.
+  for (const auto& side : store_side_files()) {
+    fs::remove(out_.string() + side.suffix, ec);
+    if (ec == std::errc::filename_too_long) continue;  // a name that long cannot exist
+    if (ec) throw ImportError(out_.string() + side.suffix + ": cannot remove: " + ec.message());
   }
+  fs::rename(tmp_, out_, ec);
+  if (ec) throw ImportError(out_.string() + ": cannot rename " + tmp_.string() + " to it: " + ec.message());
+  committed_ = true;
+}
+
+}  // namespace importer
+
+void write_store(const std::filesystem::path& out, const Recording& rec) {
+  importer::AtomicStore store(out);
+  {
+    StoreWriter w(store.temp(), rec.meta, rec.channels);
+    for (std::size_t r = 0; r < rec.t_unix_ns.size(); ++r) w.append(rec.t_unix_ns[r], rec.values.row(r));
+    for (const auto& e : rec.events) w.append_event(e);
+    w.finish(rec.meta.end_unix_ns, rec.meta.exit_code);
+  }
+  store.commit();
 }
 
 }  // namespace reveal
