@@ -10,7 +10,9 @@
 # HOURS (default "6 24 168") picks the lengths; WHOLE_MAX_H (default 24) the longest recording
 # the whole-run `reveal detect` is tried on (it holds the whole recording: ~1 GB a day), and
 # EXPORT_MAX_H (default 6) the longest exported (every channel as CSV: ~45 MB an hour, written to
-# OUT_DIR and removed).
+# OUT_DIR and removed). IMPORT_MAX_H (default 6) the longest imported back: the store is exported
+# as CSV once (by the first binary), then `reveal import csv` by each binary (--channels-from the
+# store), and the CSV removed.
 # Writes OUT_DIR/results.tsv (one row per binary × command × length) and prints it.
 set -euo pipefail
 out=$1 mk=$2
@@ -24,6 +26,7 @@ mkdir -p "$out"
 hours=${HOURS:-6 24 168}
 whole_max=${WHOLE_MAX_H:-24}
 export_max=${EXPORT_MAX_H:-6}
+import_max=${IMPORT_MAX_H:-6}
 res=$out/results.tsv
 printf 'binary\tcommand\thours\tsamples\tchannels\twall_s\tpeak_rss_mb\tmch_samples_per_s\tincidents\n' > "$res"
 measure() {  # label cmd hours store -- argv...
@@ -40,6 +43,14 @@ measure() {  # label cmd hours store -- argv...
 for h in $hours; do
   store=$out/long${h}h.db
   [[ -f $store ]] || "$mk" --out "$store" --hours "$h" --seed 1 --common-channels "${srcs[@]}"
+  if (( h <= import_max )); then
+    "${bins[0]}" export "$store" -o "$out/import.csv" --no-progress
+    for b in "${bins[@]}"; do
+      measure "$b" "import csv" "$h" "$store" "$b" import csv "$out/import.csv" -o "$out/imported.db" \
+        --channels-from "$store" --no-progress
+    done
+    rm -f "$out/import.csv" "$out/imported.db"
+  fi
   for b in "${bins[@]}"; do
     measure "$b" "detect --streaming" "$h" "$store" "$b" detect "$store" --no-progress --streaming
     if (( h <= whole_max )); then measure "$b" "detect" "$h" "$store" "$b" detect "$store" --no-progress; fi

@@ -55,7 +55,10 @@ struct ChannelInfo {
 // an infrastructure fault).
 //   symptom: the host is short of something or something failed — pressure stall time (PSI),
 //            steal and I/O wait, direct reclaim, major faults, swapping, OOM kills, CPU
-//            throttling (cgroup quota, thermal), TCP retransmits and timeouts, drops, errors,
+//            throttling (cgroup quota, thermal), TCP retransmissions for loss
+//            (derived:tcp_loss_retrans_per_s, tcp_retrans_pct: those the receiver did not report
+//            spurious by D-SACK; the raw Tcp_RetransSegs and TCPFastRetrans, which count the
+//            spurious ones a busy CPU causes too, are load) and timeouts, drops, errors,
 //            overruns, I/O latency per request (derived:disk_await_ms, not derived yet),
 //            memory being used up fast enough to run out within minutes
 //            (derived:mem_fill_pct_per_min),
@@ -96,7 +99,8 @@ bool failure_counter(std::string_view name, std::string_view unit);
 // Symptom channels whose healthy level is a flat 0, scored even when they never moved in the
 // history a detector is fitted on: the failure counters above, the pace at which memory is
 // being used up (derived:mem_fill_pct_per_min, 0 unless the host would run out of memory within
-// 5 minutes at the pace of the last 15 s; reveal/features.h), the page-cache drops below, and
+// 5 minutes at the pace of the last 15 s; reveal/features.h), TCP retransmissions for loss
+// (derived:tcp_loss_retrans_per_s), the page-cache drops below, and
 // rdma:saturated_counters.<dev>.<port> (InfiniBand counters stuck at their maximum).
 bool flat_when_healthy(std::string_view name, std::string_view unit);
 

@@ -45,7 +45,9 @@ bool is_recorder_restart(const Event& e);
 //   /proc/sys/vm/drop_caches per minute, counted over the last 20 s, from vmstat drop_pagecache + drop_slab:
 //   src/features/recent_count.h; these two are stateful, so rows go in time order),
 //   swap_used_pct, net_{rx,tx}_bytes_per_s (all interfaces),
-//   tcp_retrans_pct (RetransSegs / OutSegs), disk_{read,write}_bytes_per_s, disk_iops and
+//   tcp_loss_retrans_per_s (RetransSegs − TCPDSACKRecvSegs, ≥ 0: retransmissions the receiver
+//   did not report spurious by D-SACK, RFC 2883/3708; TCPDSACKRecv where Segs is missing, all
+//   of them without either), tcp_retrans_pct (those / OutSegs), disk_{read,write}_bytes_per_s, disk_iops and
 //   disk_util_pct (per device), psi_<res>_<some|full>_pct (stall time share from PSI totals),
 //   from perf.hardware (when the events are present): ipc (host, and ipc.cpu<N> per core),
 //   branch_miss_pct, cache_miss_pct, l1d_load_miss_pct, llc_load_miss_pct, dtlb_load_miss_pct,

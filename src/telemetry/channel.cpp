@@ -133,6 +133,16 @@ ChannelRole classify_role(std::string_view name) {
   if (source == "proc.diskstats") return ChannelRole::load;
   if (source == "derived" && field.rfind("disk_await_ms", 0) == 0) return ChannelRole::symptom;
   if (source == "proc.meminfo") return ChannelRole::load;  // levels move with every job
+  // Retransmission counts that include the spurious ones (retransmitted on delay, not loss: a
+  // busy CPU late to send or acknowledge; the receiver's D-SACKs report them), tail-loss probes
+  // (sent on a timer whenever the last segment is not yet acknowledged) and duplicates received
+  // (DelayedACKLost: the peer retransmitted what had arrived): load, on a healthy busy host
+  // they move every few seconds. The symptom is derived:tcp_loss_retrans_per_s (and
+  // tcp_retrans_pct), the retransmissions not reported spurious; loss probes that found a loss
+  // (TCPLossProbeRecovery), lost retransmissions and timeouts stay symptoms.
+  if (source == "proc.net.snmp" && (field == "tcp_retranssegs" || field == "tcpext_tcpfastretrans" ||
+                                    field == "tcpext_tcplossprobes" || field == "tcpext_delayedacklost"))
+    return ChannelRole::load;
   for (std::string_view f : kSymptomFragments)
     if (contains(field, f)) return ChannelRole::symptom;
   return ChannelRole::load;
@@ -153,7 +163,7 @@ bool failure_counter(std::string_view name, std::string_view unit) {
 
 bool flat_when_healthy(std::string_view name, std::string_view unit) {
   return failure_counter(name, unit) || name == "derived:mem_fill_pct_per_min" || page_cache_dropped(name) ||
-         name.starts_with("rdma:saturated_counters.");
+         name == "derived:tcp_loss_retrans_per_s" || name.starts_with("rdma:saturated_counters.");
 }
 
 bool page_cache_dropped(std::string_view name) { return name == "derived:drop_caches_per_min"; }

@@ -217,7 +217,7 @@ TEST(AttributeWeights, WhenOnlyLoadMovesTheSharesAreTheEffectSizes) {
 // blames a load channel a little more than a symptom channel names the symptom's subsystem.
 TEST(AttributeWeights, TheMultivariateViewsWeighRolesToo) {
   Channels c;
-  c.add("proc.net.snmp:Tcp_RetransSegs", "count", Subsystem::network, 5);  // symptom
+  c.add("proc.net.snmp:TcpExt_TCPLostRetransmit", "count", Subsystem::network, 5);  // symptom
   c.add("proc.vmstat:pgalloc_normal", "pages", Subsystem::memory, 4000);  // load
   const std::vector<double> zbar{1, 1}, mean{5, 4000};  // no level shift: the forest raised it
   const std::vector<double> forest{0.45, 0.55}, pca{0.4, 0.6};

@@ -56,6 +56,29 @@ TEST(Derived, MemoryNetworkDiskPsi) {
   EXPECT_EQ(s.find("derived:ipc"), -1);
 }
 
+// Retransmissions for loss: retransmitted segments less those reported spurious by D-SACK
+// (TCPDSACKRecvSegs, else TCPDSACKRecv blocks), never below 0; all of them without D-SACK
+// counters; tcp_retrans_pct is their share of the segments sent.
+TEST(Derived, RetransmissionsForLossLeaveOutTheSpuriousOnes) {
+  Series s = series({{"proc.net.snmp:Tcp_RetransSegs", {50, 10, 0, NAN}},
+                     {"proc.net.snmp:TcpExt_TCPDSACKRecvSegs", {48, 30, 0, 1}},
+                     {"proc.net.snmp:TcpExt_TCPDSACKRecv", {1, 1, 1, 1}},
+                     {"proc.net.snmp:Tcp_OutSegs", {1000, 1000, 0, 1000}}});
+  add_derived(s);
+  EXPECT_DOUBLE_EQ(at(s, "derived:tcp_loss_retrans_per_s", 0), 2.0);
+  EXPECT_DOUBLE_EQ(at(s, "derived:tcp_loss_retrans_per_s", 1), 0.0);  // a D-SACK of an earlier second
+  EXPECT_DOUBLE_EQ(at(s, "derived:tcp_loss_retrans_per_s", 2), 0.0);
+  EXPECT_TRUE(std::isnan(at(s, "derived:tcp_loss_retrans_per_s", 3)));
+  EXPECT_DOUBLE_EQ(at(s, "derived:tcp_retrans_pct", 0), 0.2);
+  EXPECT_TRUE(std::isnan(at(s, "derived:tcp_retrans_pct", 2)));  // nothing sent
+  Series blocks = series({{"proc.net.snmp:Tcp_RetransSegs", {50}}, {"proc.net.snmp:TcpExt_TCPDSACKRecv", {20}}});
+  add_derived(blocks);
+  EXPECT_DOUBLE_EQ(at(blocks, "derived:tcp_loss_retrans_per_s", 0), 30.0);
+  Series none = series({{"proc.net.snmp:Tcp_RetransSegs", {50}}});
+  add_derived(none);
+  EXPECT_DOUBLE_EQ(at(none, "derived:tcp_loss_retrans_per_s", 0), 50.0);
+}
+
 // The memory fill pace reads the rows in time order (t_s): MemAvailable falling 50 kB/s from
 // 10000 kB steadily for 20 s reads 100 · 60 · 50 / MemAvailable % per minute from t = 15 s,
 // 0 before; without MemAvailable there is no such channel.

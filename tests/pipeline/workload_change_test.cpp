@@ -77,7 +77,7 @@ std::vector<double> low(const std::vector<double>& z, const std::vector<double>&
 TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
   const ChannelInfo psi{"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu};
   const ChannelInfo busy{"derived:cpu_busy_pct", "%", Kind::gauge, Subsystem::cpu};
-  const ChannelInfo retrans{"proc.net.snmp:Tcp_RetransSegs", "count/s", Kind::counter, Subsystem::network};
+  const ChannelInfo retrans{"derived:tcp_loss_retrans_per_s", "segments/s", Kind::gauge, Subsystem::network};
   pipeline::SymptomGate g;
   g.reset({&busy, &psi, &retrans}, 2);
   EXPECT_EQ(g.symptom_channels(), 2u);

@@ -11,7 +11,7 @@ TEST(ChannelRole, ShortageAndFailureChannelsAreSymptoms) {
                            "proc.stat:steal", "proc.stat:steal.cpu1", "proc.stat:iowait.cpu0", "derived:cpu_steal_pct",
                            "derived:cpu_iowait_pct.cpu3", "proc.stat:procs_blocked", "proc.stat:processes", "proc.vmstat:pgmajfault",
                            "proc.vmstat:allocstall_normal", "proc.vmstat:pgscan_direct", "proc.vmstat:pswpout",
-                           "proc.vmstat:oom_kill", "proc.net.snmp:Tcp_RetransSegs",
+                           "proc.vmstat:oom_kill", "derived:tcp_loss_retrans_per_s",
                            "proc.net.snmp:TcpExt_TCPTimeouts", "proc.net.dev:rx_drop.eth0", "proc.net.dev:tx_errs.ib0",
                            "derived:tcp_retrans_pct", "derived:disk_await_ms.nvme0n1", "ethtool:rx_drops.eth0", "sys.net:rx_crc_errors.eth0",
                            "cgroup:cpu.stat.nr_throttled.kubepods", "nvml:clocks_event_reasons_hw_thermal_slowdown.gpu0",
@@ -19,6 +19,23 @@ TEST(ChannelRole, ShortageAndFailureChannelsAreSymptoms) {
                            "nvml:row_remap_pending.gpu0", "nvml:clocks_throttle_reasons_sw_power_cap.gpu0", "PROC.PRESSURE:CPU_SOME_TOTAL",
                            "reveal.sampler:delay_seconds", "reveal.sampler:ticks_missed", "derived:drop_caches_per_min"})
     EXPECT_EQ(channel_role(name), ChannelRole::symptom) << name;
+}
+
+// Retransmissions: those for loss (not reported spurious by D-SACK) are the symptom, scored while
+// flat; the raw counts, which a busy CPU raises with spurious ones, are load; timeouts, lost
+// retransmissions and retransmit failures stay symptoms.
+TEST(ChannelRole, RetransmissionsForLossAreTheSymptom) {
+  EXPECT_EQ(channel_role("proc.net.snmp:Tcp_RetransSegs"), ChannelRole::load);
+  EXPECT_EQ(channel_role("proc.net.snmp:TcpExt_TCPFastRetrans"), ChannelRole::load);
+  EXPECT_EQ(channel_role("proc.net.snmp:TcpExt_TCPDSACKRecvSegs"), ChannelRole::load);
+  EXPECT_EQ(channel_role("proc.net.snmp:TcpExt_TCPLossProbes"), ChannelRole::load);
+  EXPECT_EQ(channel_role("proc.net.snmp:TcpExt_DelayedACKLost"), ChannelRole::load);
+  for (const char* name : {"proc.net.snmp:TcpExt_TCPLostRetransmit", "proc.net.snmp:TcpExt_TCPLossProbeRecovery", "proc.net.snmp:TcpExt_TCPSlowStartRetrans",
+                           "proc.net.snmp:TcpExt_TCPRetransFail", "proc.net.snmp:TcpExt_TCPTimeouts",
+                           "derived:tcp_retrans_pct", "derived:tcp_loss_retrans_per_s"})
+    EXPECT_EQ(channel_role(name), ChannelRole::symptom) << name;
+  EXPECT_TRUE(flat_when_healthy("derived:tcp_loss_retrans_per_s", "segments/s"));
+  EXPECT_FALSE(flat_when_healthy("proc.net.snmp:Tcp_RetransSegs", "count/s"));
 }
 
 // Drops of the caches: the derived count over the last 20 s is the symptom, scored while flat;
