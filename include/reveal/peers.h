@@ -14,7 +14,9 @@
 //   2. References, in memory that does not grow with the span, and with the fleet only by one
 //      slice a host (issue #19). With slices of L = max(kPeersSliceSamples, 4 × (window length
 //      + 1)) samples, each host contributes its cut recording when it has at most
-//      R = max(L, kPeersReferenceSamples / hosts) samples; a longer host contributes S = R / L
+//      R = max(L, kPeersReferenceSamples / hosts compared) samples (the first read sizes R by the
+//      hosts given; when some are left out, the sliced hosts are read once more with the larger
+//      R); a longer host contributes S = R / L
 //      slices of L consecutive samples spread evenly over its compared span (the j-th centred at
 //      (j + φ)/S of it, φ = frac(½ + i × 0.618…) for host i, so that hosts of one slice each
 //      cover different times; reveal/store_reader.h spread_slices): drawn in the first read over

@@ -551,7 +551,12 @@ int report_peers(const Run& run, const Hosts& hosts, const PeerReader& read, Pro
   }
   if (!run.user_window_z)
     for (auto& h : pr.hosts) h.result.window_z = Matrix();
-  if (!run.report) write_stdout(o.json ? render_peers_json(pr, hosts.source) : render_peers_text(pr, hosts.source));
+  if (!run.report) {
+    if (o.json)  // a host's report at a time: a fleet's reports are never one string
+      write_peers_json(pr, hosts.source, [](std::string_view piece) { write_stdout(std::string(piece)); });
+    else
+      write_stdout(render_peers_text(pr, hosts.source));
+  }
   return run.exit_code(!pr.flagged.empty());
 }
 
@@ -614,10 +619,12 @@ int report_prometheus(const Run& run) {
   // Each host's report is written as soon as it and the hosts before it are done, in host order,
   // then freed (the HTML report keeps them): memory is that of the hosts in flight, not of the
   // fleet. The JSON array is the text dump(2) gives it, written a host at a time.
-  // A listed host without a sample in the range (reveal/prometheus_source.h) is not analysed:
-  // named on stderr at the end, absent from the reports.
+  // A listed host with less than one window of samples in the range (none at all: listed by
+  // storage block, reveal/prometheus_source.h) is not analysed: named on stderr at the end,
+  // absent from the reports.
   std::vector<std::optional<DetectResult>> pending(o.peers ? 0 : n);
   std::vector<char> absent(n, 0);
+  std::vector<std::size_t> samples(n, 0);
   std::vector<DetectResult> results(run.html.wanted() && !o.peers ? n : 0);
   std::mutex out_mu;
   std::size_t next = 0, incidents = 0, written = 0;
@@ -638,7 +645,8 @@ int report_prometheus(const Run& run) {
   read_each([&](std::size_t i, Recording&& r) {
     if (!o.peers) {
       DetectResult res;
-      const bool none = r.t_unix_ns.empty();
+      // Fewer samples than one window of rates (none: listed, but nothing in the range).
+      const bool none = r.t_unix_ns.size() < std::max<std::size_t>(o.d.window.length, 1) + 1;
       try {
         if (!none) res = run.detect_host(r, nullptr);
       } catch (const DetectError& e) {
@@ -646,6 +654,7 @@ int report_prometheus(const Run& run) {
       }
       std::lock_guard lock(out_mu);
       absent[i] = none;
+      if (none) samples[i] = r.t_unix_ns.size();
       pending[i] = std::move(res);
       for (; next < n && pending[next]; ++next) {
         emit(next, *pending[next]);
@@ -661,13 +670,14 @@ int report_prometheus(const Run& run) {
   std::string none;
   for (std::size_t i = 0, listed = 0, count = std::size_t(std::count(absent.begin(), absent.end(), 1)); i < n; ++i)
     if (absent[i] && listed++ < 10)
-      none += (none.empty() ? "" : ", ") + hosts.names[i] + (listed == 10 && count > 10 ? fmt::format(" and {} more", count - 10) : "");
+      none += (none.empty() ? "" : ", ") + fmt::format("{} ({} samples)", hosts.names[i], samples[i]) +
+              (listed == 10 && count > 10 ? fmt::format(" and {} more", count - 10) : "");
   if (written == 0)
-    throw PrometheusError("no host listed by " + hosts.source + " has a sample in the range (" + none + ")");
+    throw PrometheusError("no host listed by " + hosts.source + " has one window of samples in the range: " + none);
   if (!run.report && o.json) write_stdout("\n]\n");
   if (!none.empty())
-    std::fprintf(stderr, "reveal %s: not analysed, no sample in the range: %s\n", run.report ? "report" : "detect",
-                 none.c_str());
+    std::fprintf(stderr, "reveal %s: not analysed, less than one window of samples in the range: %s\n",
+                 run.report ? "report" : "detect", none.c_str());
   if (run.html.wanted()) {
     std::vector<HtmlHost> hh;
     for (std::size_t i = 0; i < n; ++i)

@@ -708,12 +708,22 @@ std::vector<Recording> MatrixAssembler::finish(const std::string& command) {
       }
       // The host's sampling interval: the step, or with a step finer than its scrapes (repeats
       // dropped above) the median spacing of the samples kept.
+      // Spacing between steps with a value (an outage's empty steps are kept, a step apart).
       std::size_t median_steps = 1;
-      if (keep.size() >= 3) {
-        std::vector<std::size_t> gaps(keep.size() - 1);
-        for (std::size_t k = 1; k < keep.size(); ++k) gaps[k - 1] = keep[k] - keep[k - 1];
-        std::nth_element(gaps.begin(), gaps.begin() + std::ptrdiff_t(gaps.size() / 2), gaps.end());
-        median_steps = gaps[gaps.size() / 2];
+      {
+        std::vector<std::size_t> gaps;
+        std::size_t prev = grid_.n;
+        for (std::size_t k : keep) {
+          bool any = false;
+          for (auto c = it; !any && c != end; ++c) any = std::isfinite(c->second.v[k]);
+          if (!any) continue;
+          if (prev != grid_.n) gaps.push_back(k - prev);
+          prev = k;
+        }
+        if (!gaps.empty()) {
+          std::nth_element(gaps.begin(), gaps.begin() + std::ptrdiff_t(gaps.size() / 2), gaps.end());
+          median_steps = gaps[gaps.size() / 2];
+        }
       }
       Recording r;
       r.meta.hostname = instance.empty() ? "(no instance)" : instance;

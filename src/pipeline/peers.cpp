@@ -152,7 +152,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
   // joined at its end) is left out, with a note, while two remain; host i is compared as
   // host index[i] from here on.
   const std::size_t n_all = n;
-  std::vector<std::size_t> index(n_all, kNone);
+  std::vector<std::size_t> index(n_all, kNone), orig;  // listed → compared index, and back
   std::string left_out;
   {
     std::vector<Kept> k2;
@@ -163,6 +163,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
         continue;
       }
       index[i] = k2.size();
+      orig.push_back(i);
       k2.push_back(std::move(kept[i]));
       names2.push_back(names[i]);
     }
@@ -230,6 +231,9 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
   // 2. References: each host's contribution cut to its compared span, then one model per fold.
   //    A sliced host compared over part of its recording is read once more, its slices spread
   //    over that part (the first read's were spread over all of it).
+  // The budget a host of the hosts compared gets (more than the first read's when hosts were
+  // left out: their sliced peers are read once more with it).
+  const std::size_t budget = std::max(slice_len, kPeersReferenceSamples / n);
   std::vector<std::vector<Recording>> contrib(n);
   std::vector<char> reslice(n, 0);
   bool sliced = false;
@@ -241,7 +245,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
     } else if (!k.slices.empty()) {
       sliced = true;
       const auto [first, count] = rows_in(k.t, from[i], to[i]);
-      if (first != 0 || count != k.t.size()) {
+      if (first != 0 || count != k.t.size() || budget != per_host) {
         reslice[i] = 1;
       } else {
         for (auto& sl : k.slices) contrib[i].push_back(std::move(sl));
@@ -256,7 +260,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
       if (i >= n || !reslice[i]) return;
       const auto [first, count] = rows_in(r.t_unix_ns, from[i], to[i]);
       std::vector<Recording> got;
-      for (const auto& [a, c] : spread_slices(count, per_host, slice_len, phase(i)))
+      for (const auto& [a, c] : spread_slices(count, budget, slice_len, phase(orig[i])))
         if (c >= need) got.push_back(slice_recording(r, first + a, c));
       std::lock_guard lock(re_mu);
       contrib[i] = std::move(got);

@@ -136,12 +136,14 @@ ChannelRole classify_role(std::string_view name) {
   // Retransmission counts that include the spurious ones (retransmitted on delay, not loss: a
   // busy CPU late to send or acknowledge; the receiver's D-SACKs report them), tail-loss probes
   // (sent on a timer whenever the last segment is not yet acknowledged) and duplicates received
-  // (DelayedACKLost: the peer retransmitted what had arrived): load, on a healthy busy host
+  // (DelayedACKLost: the peer retransmitted what had arrived), and recoveries undone as spurious
+  // (TCPLossUndo): load, on a healthy busy host
   // they move every few seconds. The symptom is derived:tcp_loss_retrans_per_s (and
   // tcp_retrans_pct), the retransmissions not reported spurious; loss probes that found a loss
   // (TCPLossProbeRecovery), lost retransmissions and timeouts stay symptoms.
   if (source == "proc.net.snmp" && (field == "tcp_retranssegs" || field == "tcpext_tcpfastretrans" ||
-                                    field == "tcpext_tcplossprobes" || field == "tcpext_delayedacklost"))
+                                    field == "tcpext_tcplossprobes" || field == "tcpext_delayedacklost" ||
+                                    field == "tcpext_tcplossundo"))
     return ChannelRole::load;
   for (std::string_view f : kSymptomFragments)
     if (contains(field, f)) return ChannelRole::symptom;

@@ -103,7 +103,8 @@ PY
 # fleet-gone is listed but has no sample in the range: named once on stderr, not analysed.
 curl -sf --max-time 5 "$URL/api/v1/label/instance/values?match[]=%7Bjob%3D%22reveal%22%7D&start=$T0&end=$T1" |
   grep -q '"fleet-gone"' || fail "the server does not list fleet-gone for the range: the case is not exercised"
-grep -q "not analysed, no sample in the range: fleet-gone$" "$T/err" || fail "fleet-gone on stderr: $(cat "$T/err")"
+grep -q "not analysed, less than one window of samples in the range: fleet-gone (0 samples)$" "$T/err" ||
+  fail "fleet-gone on stderr: $(cat "$T/err")"
 
 # Peers: fleet-b, as over the stores; fleet-gone left out with a note.
 expect_exit 0 "$REVEAL" detect --prometheus "$URL" --match '{job="reveal"}' --start "$T0" --end "$T1" --peers --json
@@ -112,7 +113,7 @@ odd=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["odd_host
 grep -q 'left out.*fleet-gone (0 samples)' "$T/out" || fail "--peers: no note on fleet-gone"
 # Only fleet-gone in the range: one line, exit 3.
 expect_exit 3 "$REVEAL" detect --prometheus "$URL" --match '{instance="fleet-gone"}' --start "$T0" --end "$T1"
-[[ $(wc -l <"$T/err") == 1 ]] && grep -q "has a sample in the range (fleet-gone)" "$T/err" ||
+[[ $(wc -l <"$T/err") == 1 ]] && grep -q "has one window of samples in the range: fleet-gone (0 samples)$" "$T/err" ||
   fail "fleet-gone alone: $(cat "$T/err")"
 expect_exit 0 "$REVEAL" detect --peers "$R/fleet-a.db" "$R/fleet-b.db" "$R/fleet-c.db" --json
 odd=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["odd_host"])' "$T/out")

@@ -315,6 +315,8 @@ TEST(PrometheusSource, AStepFinerThanTheScrapesGivesTheScrapeInterval) {
   ASSERT_EQ(hosts.size(), 1u);
   EXPECT_EQ(hosts[0].t_unix_ns.size(), 20u);
   EXPECT_DOUBLE_EQ(hosts[0].meta.interval_s, 15.0);
+  // Two scrapes: their spacing.
+  EXPECT_DOUBLE_EQ(read_prometheus(query(p, kT0, kT0 + 20))[0].meta.interval_s, 15.0);
   // At the scrape interval itself, the step.
   EXPECT_DOUBLE_EQ(read_prometheus([&] {
               PrometheusQuery q = query(p, kT0, kT0 + 299);

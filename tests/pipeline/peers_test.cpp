@@ -156,6 +156,27 @@ TEST(Peers, HostsWithoutAWindowOfSamplesAreLeftOutWithANote) {
   }
 }
 
+// Hosts left out give the others their share of the reference: two long hosts of ten listed
+// are read once more, each then with the budget of two hosts.
+TEST(Peers, HostsLeftOutGiveTheOthersTheirReference) {
+  std::vector<Recording> hosts(8);
+  for (std::size_t i = 0; i < hosts.size(); ++i) hosts[i].meta.hostname = "gone" + std::to_string(i);
+  hosts.push_back(host("a", 71, kT0, 3000));
+  hosts.push_back(host("b", 72, kT0, 3000, 1000, 2000, 12.0));
+  int reads = 0;
+  const PeersResult pr = compare_peers(
+      hosts.size(), {}, [&](const auto& use) {
+        ++reads;
+        for (std::size_t i = 0; i < hosts.size(); ++i) use(i, hosts[i]);
+      },
+      {});
+  EXPECT_EQ(reads, 3);
+  ASSERT_EQ(pr.hosts.size(), 2u);
+  for (const auto& h : pr.hosts) EXPECT_GE(h.result.reference_windows, 1500u) << h.name;  // 2000 samples of the other
+  ASSERT_TRUE(pr.odd.has_value());
+  EXPECT_EQ(pr.hosts[*pr.odd].name, "b");
+}
+
 TEST(Peers, SliceRecording) {
   Recording r = host("a", 5, kT0, 20);
   r.events.push_back({kT0 + 2 * kS, "nvml", "xid", 79, "early"});

@@ -52,6 +52,8 @@ bool LineReader::next(Line& line) {
   for (;;) {
     const std::size_t nl = buf_.find('\n', from);
     if (nl != std::string::npos) {
+      if (nl - pos_ > kMaxLineBytes)
+        fail_at(path_, number_ + 1, 1, "a line longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB");
       std::string_view text(buf_.data() + pos_, nl - pos_);
       consumed_ += nl + 1 - pos_;
       pos_ = nl + 1;

@@ -171,6 +171,10 @@ TEST_F(CsvImportFileTest, ErrorsLeaveNothingAndKeepAPreviousStore) {
   const fs::path endless = put("endless.csv", "t,x\n1," + std::string((64u << 20) + 10, '1'));
   EXPECT_EQ(error(endless), endless.string() + ":2:1: a line longer than 64 MiB");
   fs::remove(endless);
+  // One that ends in the block after the limit is refused too.
+  const fs::path longer = put("longer.csv", "t,x\n1," + std::string((64u << 20) + (600u << 10), '1') + "\n2,3\n");
+  EXPECT_EQ(error(longer), longer.string() + ":2:1: a line longer than 64 MiB");
+  fs::remove(longer);
   EXPECT_EQ(fs::last_write_time(out), before);
   EXPECT_EQ(load_recording(out).t_unix_ns.size(), 2u);
   for (const auto& e : fs::directory_iterator(dir_))
