@@ -251,7 +251,8 @@ Recording import_wide_csv(const ImportInput& in, const ImportOptions& opt) {
 CsvImported import_wide_csv_file(const std::string& path, const std::filesystem::path& out, const ImportOptions& opt,
                                  const std::vector<ChannelInfo>& known, int cores, Progress* progress) {
   importer::LineReader lines(path);
-  RunMetadata meta = importer::import_metadata("csv", importer::file_stem(path), {path}, 0);
+  RunMetadata meta;
+  importer::set_import_metadata(meta, "csv", importer::file_stem(path), {path}, 0);
   meta.cores = cores;
   std::vector<Event> events;
   StoreSink sink(out, std::move(meta), known, opt.interval_s, progress, lines);

@@ -121,9 +121,8 @@ std::string file_stem(std::string_view path) {
   return std::string(path);
 }
 
-RunMetadata import_metadata(const std::string& format, const std::string& hostname,
-                            const std::vector<std::string>& inputs, std::size_t channels) {
-  RunMetadata m;
+void set_import_metadata(RunMetadata& m, const std::string& format, const std::string& hostname,
+                         const std::vector<std::string>& inputs, std::size_t channels) {
   m.hostname = hostname;
   m.command = "reveal import " + format;
   for (const auto& in : inputs) m.command += " " + in;
@@ -131,7 +130,6 @@ RunMetadata import_metadata(const std::string& format, const std::string& hostna
   m.reveal_version = kVersion;
   m.probes = {{"import." + format, true, "", channels}};
   m.complete = true;
-  return m;
 }
 
 double median_interval_s(std::vector<std::uint64_t>& gaps, double fallback_interval_s) {
@@ -143,13 +141,7 @@ double median_interval_s(std::vector<std::uint64_t>& gaps, double fallback_inter
 void finish_metadata(Recording& rec, const std::string& format, const std::string& hostname,
                      const std::vector<std::string>& inputs, double fallback_interval_s) {
   RunMetadata& m = rec.meta;
-  const RunMetadata base = import_metadata(format, hostname, inputs, rec.channels.size());
-  m.hostname = base.hostname;
-  m.command = base.command;
-  m.root = base.root;
-  m.reveal_version = base.reveal_version;
-  m.probes = base.probes;
-  m.complete = base.complete;
+  set_import_metadata(m, format, hostname, inputs, rec.channels.size());
   m.start_unix_ns = rec.t_unix_ns.front();
   m.end_unix_ns = rec.t_unix_ns.back();
   std::vector<std::uint64_t> gaps;  // times increase, so the unsigned difference is exact

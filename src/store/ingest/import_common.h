@@ -55,11 +55,11 @@ TimeFormat detect_time_format(std::string_view first);
 // Nanoseconds since 1970 (never negative; whole numbers only for ns), or nullopt.
 std::optional<std::int64_t> parse_time(std::string_view text, const TimeFormat& tf);
 
-// The metadata every import gets (finish_metadata's, without times and interval): hostname,
-// command "reveal import <format> <inputs>", probes = {"import.<format>", `channels`}, version,
-// complete.
-RunMetadata import_metadata(const std::string& format, const std::string& hostname,
-                            const std::vector<std::string>& inputs, std::size_t channels);
+// Sets the metadata every import gets (finish_metadata's, without times and interval):
+// hostname, command "reveal import <format> <inputs>", probes = {"import.<format>", `channels`},
+// version, complete; other fields are left as they are.
+void set_import_metadata(RunMetadata& m, const std::string& format, const std::string& hostname,
+                         const std::vector<std::string>& inputs, std::size_t channels);
 // The median of `gaps` (ns between consecutive rows; reordered) in seconds, or
 // `fallback_interval_s` when there are none.
 double median_interval_s(std::vector<std::uint64_t>& gaps, double fallback_interval_s);
