@@ -40,6 +40,12 @@ namespace reveal {
 //   Aggressors: tenants whose CPU use rose by at least kTenantCpuStep cores and by at least
 //     half again its level before (or that appeared using that much). Sorted by rise, at most
 //     kTenantMax. A tenant can be both (a new job starved by the one it starves).
+//   Outside every tenant: the pseudo-tenant "/" (kOutsideTenants, reveal/recording.h: CPU time
+//     of processes in no leaf cgroup — a build in an admin's shell, a daemon outside any
+//     service, kernel threads) is judged as an aggressor like any tenant and named "processes
+//     outside every cgroup scanned (/: ...)"; it is never young, never a victim (no pressure
+//     totals), and names nothing without scans of it before the onset. A host where it used
+//     kTenantCpuStep cores or more before the onset ran another job for judge_workload_start().
 // Empty when the timeline has no scan before the onset, or fewer than two after it.
 // How often `reveal record` and `reveal agent` walk the tree (when the cgroup probe is selected).
 inline constexpr std::chrono::seconds kTenantScanPeriod{5};

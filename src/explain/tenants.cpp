@@ -83,6 +83,9 @@ std::string path_of(const TenantTimeline& tl, std::uint32_t id) {
 
 double or0(double v) { return std::isfinite(v) ? v : 0.0; }
 
+// How an aggressor outside every tenant is named.
+constexpr const char* kOutsideText = "processes outside every cgroup scanned (/: a shell, a build, a daemon, kernel threads)";
+
 // The finding over the after span that ends at the last scan stamped at or before `after_end`,
 // and what judge_workload_start() needs besides: whether some scan lies kTenantYoungS or more
 // before the onset (youth is judged against it), the young tenants running a job after the
@@ -154,9 +157,13 @@ Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_en
           went_down(bs->second.c1, seen_after.c0)))
       b = bs->second.rates();
     const bool appeared = !b;
-    const bool is_young = appeared || absent_then(id);
-    if (!is_young && b && or0(b->cores) >= kTenantCpuStep) out.other_job = true;
     const std::string path = path_of(tl, id);
+    // Outside every tenant ("/"): the host's own processes are never new; without its rates
+    // before the onset (scans began in between) it names nothing.
+    const bool outside = path == kOutsideTenants;
+    if (outside && appeared) continue;
+    const bool is_young = !outside && (appeared || absent_then(id));
+    if (!is_young && b && or0(b->cores) >= kTenantCpuStep) out.other_job = true;
     if (is_young && std::isfinite(a.cores) && a.cores >= kTenantCpuStep)
       out.young_jobs.push_back(fmt::format("{} {:.2f} cores", path, a.cores));
     if (!appeared && or0(b->cores) >= kTenantActiveCores) {  // victims: a running tenant, stalled more
@@ -179,7 +186,8 @@ Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_en
     if (std::isfinite(a.cores) && a.cores - was >= kTenantCpuStep && a.cores >= 1.5 * was) {
       out.old_aggressor |= !is_young;
       aggressors.push_back({a.cores - was, {path, "cpu", "cores", was, a.cores, appeared,
-                                            fmt::format("{} CPU {:.2f} -> {:.2f} cores{}", path, was, a.cores,
+                                            fmt::format("{} CPU {:.2f} -> {:.2f} cores{}",
+                                                        outside ? kOutsideText : path, was, a.cores,
                                                         appeared ? " (new)" : "")}});
     }
   }

@@ -73,6 +73,45 @@ TEST(Tenants, NamesTheJobHurtAndTheNewcomerUsingTheCpu) {
   EXPECT_EQ(f.aggressors[0].text, "jobs/newcomer CPU 0.00 -> 1.20 cores (new)");
 }
 
+TEST(Tenants, ProcessesOutsideEveryCgroupAreNamedAsTheNeighbour) {
+  // A build in an admin's shell (no cgroup of its own): "/" from 0.05 to 1.1 cores at 100 s,
+  // the job's CPU use 1.9 -> 0.9 cores and its cpu pressure 3 % -> 85 %.
+  const auto tl = timeline({"jobs/job", std::string(kOutsideTenants)}, [](double t, std::uint32_t id)
+                                                                           -> std::optional<TenantCounters> {
+    TenantCounters c;
+    if (id == 0) {
+      c.cpu_usage_us = integral(t, 100, 1.9, 0.9);
+      c.cpu_some_us = integral(t, 100, 0.03, 0.85);
+      c.memory_some_us = c.io_some_us = 0;
+    } else {
+      c.cpu_usage_us = integral(t, 100, 0.05, 1.1);  // no pressure totals
+    }
+    return c;
+  });
+  const TenantFinding f = judge_tenants(tl, 100 * kS, 160 * kS);
+  ASSERT_EQ(f.victims.size(), 1u);
+  EXPECT_EQ(f.victims[0].cgroup, "jobs/job");
+  ASSERT_EQ(f.aggressors.size(), 1u);
+  EXPECT_EQ(f.aggressors[0].cgroup, "/");
+  EXPECT_FALSE(f.aggressors[0].appeared);
+  EXPECT_NEAR(f.aggressors[0].before, 0.05, 1e-9);
+  EXPECT_NEAR(f.aggressors[0].after, 1.1, 1e-9);
+  EXPECT_EQ(f.aggressors[0].text.rfind("processes outside every cgroup scanned (/", 0), 0u) << f.aggressors[0].text;
+  EXPECT_NE(f.aggressors[0].text.find("CPU 0.05 -> 1.10 cores"), std::string::npos) << f.aggressors[0].text;
+
+  // Scans of "/" that begin after the onset (an agent restarted meanwhile): it is not new, so
+  // it names nothing.
+  TenantTimeline late = tl;
+  for (auto& sc : late.scans)
+    if (sc.t_unix_ns < 100 * kS) {
+      sc.ids.resize(1);
+      sc.counters.resize(1);
+    }
+  const TenantFinding g = judge_tenants(late, 100 * kS, 160 * kS);
+  EXPECT_TRUE(g.aggressors.empty());
+  EXPECT_EQ(g.victims.size(), 1u);
+}
+
 TEST(Tenants, SmallRisesAndSteadyTenantsNameNobody) {
   // cpu pressure +8 points (under the 10-point step); CPU use +0.2 cores (under 0.25) and a
   // busy tenant +0.3 cores on 2.0 (not half again its level).
@@ -255,6 +294,25 @@ TEST(WorkloadStart, NotBesideAJobThatRunsOnNorWhenSomeoneIsHurt) {
   // ... and the same tenant not hurt: a start.
   EXPECT_EQ(judge_workload_start(start_case({.old_cores = 0.1}), 100 * kS, 200 * kS).state,
             WorkloadStartVerdict::start);
+}
+
+TEST(WorkloadStart, NotBesideBusyProcessesOutsideEveryCgroup) {
+  // The start case plus "/" at `outside` cores throughout: a build running beside it is a job
+  // the newcomer could slow down; the host's own few percent are not.
+  const auto with_outside = [](double outside) {
+    TenantTimeline tl = start_case({});
+    const auto id = std::uint32_t(tl.paths.size());
+    tl.paths.emplace_back(kOutsideTenants);
+    for (auto& sc : tl.scans) {
+      TenantCounters c;
+      c.cpu_usage_us = outside * 1e6 * double(sc.t_unix_ns) / double(kS);
+      sc.ids.push_back(id);
+      sc.counters.push_back(c);
+    }
+    return tl;
+  };
+  EXPECT_EQ(judge_workload_start(with_outside(0.03), 100 * kS, 200 * kS).state, WorkloadStartVerdict::start);
+  EXPECT_EQ(judge_workload_start(with_outside(1.0), 100 * kS, 200 * kS).state, WorkloadStartVerdict::not_start);
 }
 
 TEST(WorkloadStart, TheNewcomerMustBeYoung) {

@@ -83,6 +83,61 @@ TEST(TenantScanner, LeafCgroupsWithTheirCountersAtAnyDepth) {
   EXPECT_EQ(scan.counters[1].io_some_us, 30);
 }
 
+TEST(TenantScanner, CpuTimeNoTenantWasChargedIsTheOutsidePseudoTenant) {
+  Tree t(/*hybrid=*/true);
+  const auto root_usage = [&](long us) { t.put("cpu.stat", "usage_usec " + std::to_string(us) + "\nuser_usec 1\n"); };
+  const auto outside = [](const TenantScanner& s, const TenantScan& scan) {
+    for (std::size_t k = 0; k < scan.ids.size(); ++k)
+      if (s.paths().at(scan.ids[k]) == "/") return scan.counters[k];
+    ADD_FAILURE() << "no outside pseudo-tenant";
+    return TenantCounters{};
+  };
+  t.cgroup("jobs/a", 1000);
+  t.cgroup("jobs/b", 2000);
+  root_usage(10'000);
+  TenantScanner s;
+  std::string why;
+  ASSERT_TRUE(s.open(t.root(), why)) << why;
+  TenantScan scan;
+  s.scan(1, scan);
+  ASSERT_EQ(scanned(s, scan), (std::vector<std::string>{"jobs/a", "jobs/b", "/"}));
+  EXPECT_EQ(outside(s, scan).cpu_usage_us, 0);  // a running total from the first scan
+  EXPECT_TRUE(std::isnan(outside(s, scan).cpu_some_us));
+  EXPECT_TRUE(std::isnan(outside(s, scan).memory_some_us));
+  EXPECT_TRUE(std::isnan(outside(s, scan).io_some_us));
+
+  // +10000 us on the host: a +3000, b +0, c new with 1500 of its own: 5500 outside.
+  root_usage(20'000);
+  t.cgroup("jobs/a", 4000);
+  t.cgroup("jobs/c", 1500);
+  s.scan(2, scan);
+  EXPECT_EQ(outside(s, scan).cpu_usage_us, 5500);
+  // +1000: b gone (its last use is outside's), a +500, c removed and created again at 100 (a
+  // counter that went down counts with its whole use): 400 more.
+  root_usage(21'000);
+  t.remove("jobs/b");
+  t.cgroup("jobs/a", 4500);
+  t.cgroup("jobs/c", 100);
+  s.scan(3, scan);
+  EXPECT_EQ(outside(s, scan).cpu_usage_us, 5900);
+  // The tenants rose more than the host (read at slightly different times): nothing, never less.
+  root_usage(21'500);
+  t.cgroup("jobs/a", 6000);
+  s.scan(4, scan);
+  EXPECT_EQ(outside(s, scan).cpu_usage_us, 5900);
+  // A root counter that went back (cannot happen; a crafted tree) adds nothing and restarts.
+  root_usage(100);
+  s.scan(5, scan);
+  EXPECT_EQ(outside(s, scan).cpu_usage_us, 5900);
+  root_usage(1100);
+  s.scan(6, scan);
+  EXPECT_EQ(outside(s, scan).cpu_usage_us, 6900);  // a and c did not move
+  // No usage_usec at the root (kernels before 5.8): no pseudo-tenant.
+  t.put("cpu.stat", "user_usec 1\n");
+  s.scan(7, scan);
+  EXPECT_EQ(scanned(s, scan), (std::vector<std::string>{"jobs/a", "jobs/c"}));
+}
+
 TEST(TenantScanner, FollowsCgroupsThatComeAndGoAndKeepsTheirIds) {
   Tree t(/*hybrid=*/true);
   t.cgroup("hostday/j01", 100);

@@ -76,6 +76,45 @@ void TenantScanner::scan(std::int64_t t_unix_ns, TenantScan& out) {
   if (dir_.empty()) return;
   dirs_seen_ = 0;
   walk(dir_, "", 0, out);
+  add_outside(out);
+}
+
+void TenantScanner::add_outside(TenantScan& out) {
+  char buf[1024];
+  const double root = usage_usec(read_small(dir_ / "cpu.stat", buf, sizeof buf));
+  if (!std::isfinite(root)) return;  // no host-wide usage here: no "/" pseudo-tenant
+  const std::uint32_t id = id_of(std::string(kOutsideTenants));
+  if (id == kNoId) return;
+  if (std::isfinite(last_root_us_) && root >= last_root_us_) {
+    const double rise = root - last_root_us_;
+    double tenants = 0.0;
+    for (std::size_t k = 0; k < out.ids.size(); ++k) {
+      const double now = out.counters[k].cpu_usage_us;
+      if (!std::isfinite(now)) continue;
+      const std::uint32_t t = out.ids[k];
+      const double was = t < last_usage_.size() ? last_usage_[t] : std::nan("");
+      tenants += std::isfinite(was) && now >= was ? now - was : now;  // new or restarted: all of it
+    }
+    outside_us_ += std::clamp(rise - tenants, 0.0, rise);
+  }
+  last_root_us_ = root;
+  for (const std::uint32_t t : last_ids_) last_usage_[t] = std::nan("");
+  last_ids_.assign(out.ids.begin(), out.ids.end());
+  if (last_usage_.size() < paths_.size()) last_usage_.resize(paths_.size(), std::nan(""));
+  for (std::size_t k = 0; k < out.ids.size(); ++k) last_usage_[out.ids[k]] = out.counters[k].cpu_usage_us;
+  TenantCounters c;
+  c.cpu_usage_us = outside_us_;
+  out.ids.push_back(id);
+  out.counters.push_back(c);
+}
+
+std::uint32_t TenantScanner::id_of(const std::string& rel) {
+  if (auto it = ids_.find(rel); it != ids_.end()) return it->second;
+  if (paths_.size() >= kMaxPaths) return kNoId;
+  const auto id = std::uint32_t(paths_.size());
+  paths_.push_back(rel);
+  ids_.emplace(rel, id);
+  return id;
 }
 
 void TenantScanner::walk(const fs::path& dir, const std::string& rel, int depth, TenantScan& out) {
@@ -114,17 +153,10 @@ void TenantScanner::read_tenant(const fs::path& dir, const std::string& rel, Ten
     ++skipped_;
     return;
   }
-  std::uint32_t id = 0;
-  if (auto it = ids_.find(rel); it != ids_.end()) {
-    id = it->second;
-  } else {
-    if (paths_.size() >= kMaxPaths) {
-      ++skipped_;
-      return;
-    }
-    id = std::uint32_t(paths_.size());
-    paths_.push_back(rel);
-    ids_.emplace(rel, id);
+  const std::uint32_t id = id_of(rel);
+  if (id == kNoId) {
+    ++skipped_;
+    return;
   }
   char buf[1024];
   TenantCounters c;
