@@ -282,7 +282,15 @@ struct LoadOptions {
   std::function<bool(const ChannelInfo&)> keep_channel;
   std::int64_t start_unix_ns = std::numeric_limits<std::int64_t>::min();
   std::int64_t end_unix_ns = std::numeric_limits<std::int64_t>::max();
+  // The most bytes the decoded samples (8 per value and per time) and tenant scans may take;
+  // 0: default_load_budget().
+  std::uint64_t max_bytes = 0;
 };
+
+// Half of what this process may still allocate: half the host's physical memory, and with an
+// address-space limit (RLIMIT_AS) half of what it leaves beyond the process's current size.
+// A store whose samples decode to more is refused rather than run out of memory.
+std::uint64_t default_load_budget();
 
 // Reads a recording (all of it by default). Throws StoreError for a missing, empty, truncated,
 // corrupt or foreign file, or a newer schema version.
@@ -300,7 +308,10 @@ struct LoadOptions {
 // kStoreMaxChunkSamples, a chunk's n_samples at most chunk_samples and n_samples x channels at
 // most kStoreMaxChunkValues, and its zstd frames must declare exactly the bytes of its samples
 // (checked on the frame headers before the chunk is decoded); the values are reserved up front
-// only up to the chunks' clipped claims and 32 x the file's size. Each of these is a StoreError. Recording::channels and the columns of
+// only up to the chunks' clipped claims and 32 x the file's size; and the decoded samples and
+// tenant scans together stay within LoadOptions::max_bytes (a store of chunks of constants, or
+// one chunk's blobs repeated, decodes to thousands of times its size): past it, a StoreError
+// that says to read a time range. Each of these is a StoreError. Recording::channels and the columns of
 // Recording::values are the kept channels, in store order; metadata, events and configuration
 // are always whole.
 // Recording::tenants: paths[id] from tenant_paths, sized to the largest id + 1 ("" where a

@@ -2,11 +2,14 @@
 // load_recording() collecting everything (include/reveal/store.h; the bounds are documented
 // there).
 #include <sqlite3.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -639,6 +642,23 @@ bool StoreReader::next_tenant_scans(std::vector<TenantScan>& out) {
   return false;
 }
 
+std::uint64_t default_load_budget() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  std::uint64_t budget = pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) / 2 : std::uint64_t{1} << 32;
+  rlimit as{};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    std::uint64_t size_pages = 0;  // the process's address space now: /proc/self/statm's first field
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+      unsigned long long v = 0;
+      if (std::fscanf(f, "%llu", &v) == 1) size_pages = v;
+      std::fclose(f);
+    }
+    const std::uint64_t now = size_pages * std::uint64_t(page > 0 ? page : 4096);
+    budget = std::min<std::uint64_t>(budget, as.rlim_cur > now ? (as.rlim_cur - now) / 2 : 0);
+  }
+  return std::max<std::uint64_t>(budget, std::uint64_t{1} << 20);
+}
+
 Recording load_recording(const std::filesystem::path& path, const LoadOptions& options) {
   StoreReader reader(path, options.keep_channel);
   Recording rec;
@@ -656,9 +676,18 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
     const std::uint64_t max_values = std::max(kMinReserveBytes, kReservePerFileByte * file_bytes) / sizeof(double);
     if (kept) rec.values.data().reserve(std::min(claimed, max_values / kept) * kept);
   }
+  const std::uint64_t budget = options.max_bytes ? options.max_bytes : default_load_budget();
+  std::uint64_t used = 0;
+  const auto spend = [&](std::uint64_t bytes) {
+    used += bytes;
+    if (used > budget)
+      throw StoreError(path.string() + ": its samples decode to more than " + std::to_string(budget >> 20) +
+                       " MiB, half the memory this process can use: read a time range of it (--start/--end)");
+  };
   SampleBlock block;
   reader.begin_samples(options.start_unix_ns, options.end_unix_ns);
   while (reader.next_samples(block)) {
+    spend(std::uint64_t(block.t_unix_ns.size()) * (kept + 1) * sizeof(double));
     rec.t_unix_ns.insert(rec.t_unix_ns.end(), block.t_unix_ns.begin(), block.t_unix_ns.end());
     for (std::size_t i = 0; i < block.values.rows() && kept; ++i) rec.values.append_row(block.values.row(i));
   }
@@ -669,7 +698,10 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
   std::vector<TenantScan> row;
   reader.begin_tenant_scans(options.start_unix_ns, options.end_unix_ns);
   while (reader.next_tenant_scans(row))
-    for (auto& s : row) rec.tenants.scans.push_back(std::move(s));
+    for (auto& s : row) {
+      spend(sizeof(TenantScan) + s.ids.size() * (sizeof(std::uint32_t) + sizeof(TenantCounters)));
+      rec.tenants.scans.push_back(std::move(s));
+    }
   // Rows are in order of their first scans; a clock stepped back makes rows overlap.
   const auto by_time = [](const TenantScan& a, const TenantScan& b) { return a.t_unix_ns < b.t_unix_ns; };
   auto& scans = rec.tenants.scans;

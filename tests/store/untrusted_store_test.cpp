@@ -196,6 +196,39 @@ TEST_F(UntrustedStoreTest, ChunkClaiming2To24SamplesIsRefusedBeforeAllocating) {
   expect_error(p, "chunk times holds 32 bytes, not the 524288 of its samples");
 }
 
+TEST_F(UntrustedStoreTest, ChunksThatDecodeToMoreThanTheBudgetAreRefused) {
+  // 2000 channels of a constant in one 128-sample chunk (2 MB decoded, a few KB stored), its
+  // row repeated 5000 times: 10 GB of doubles from a file of about 30 MB.
+  const fs::path p = make_store("repeated.db", 2000, 128);
+  exec(p, "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 4999) "
+          "INSERT INTO chunks SELECT c.first_seq + 128 * k.i, c.n_samples, c.t_first_ns + 1000 * k.i, "
+          "c.t_last_ns + 1000 * k.i, c.times, c.columns FROM chunks c, k;");
+  EXPECT_LT(fs::file_size(p), std::uintmax_t{64} << 20);
+  // The default budget: half of what this process may allocate, here its address space now plus 512 MiB.
+  load_within(p, 512, "decode to more than");
+  // An explicit budget: 40 chunks fit in 100 MB, not 5000.
+  LoadOptions o;
+  o.max_bytes = 100u << 20;
+  try {
+    (void)load_recording(p, o);
+    ADD_FAILURE() << "loaded";
+  } catch (const StoreError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg, p.string() + ": its samples decode to more than 100 MiB, half the memory this process can use: "
+                                "read a time range of it (--start/--end)");
+  }
+  // A time range of it loads.
+  o.start_unix_ns = 2'000;
+  o.end_unix_ns = 2'000 + 1000 * 9;
+  EXPECT_EQ(load_recording(p, o).t_unix_ns.size(), 10u * 128u);
+}
+
+TEST_F(UntrustedStoreTest, TheDefaultBudgetIsHalfOfWhatTheProcessMayStillAllocate) {
+  const std::uint64_t b = default_load_budget();
+  EXPECT_GE(b, std::uint64_t{1} << 20);
+  EXPECT_LE(b, std::uint64_t(sysconf(_SC_PHYS_PAGES)) * std::uint64_t(sysconf(_SC_PAGESIZE)) / 2);
+}
+
 TEST_F(UntrustedStoreTest, TenantPathIdsFarPastTheRowsAreIgnored) {
   const fs::path p = make_store("tenantid.db");
   // Without the bound this one row sized the path list to 16 M entries (512 MB).
