@@ -15,6 +15,7 @@
 #include "file_args.h"
 #include "reveal/baseline_model.h"
 #include "reveal/store.h"
+#include "reveal/store_reader.h"
 #include "reveal/units.h"
 
 namespace reveal::cli {
@@ -80,10 +81,30 @@ int model_info(const std::string& path, bool json) {
 int info(const std::string& path, bool json) {
   check_input_path("store", path);
   if (is_model_file(path)) return model_info(path, json);
-  const Recording rec = load_recording(path);
+  // What a store holds, read in bounded memory: its tables, and the samples' times a chunk at a
+  // time (no channel kept, so no value is decoded).
+  Recording rec;
+  std::size_t n = 0;
+  std::int64_t first_ns = 0, last_ns = 0;
+  {
+    StoreReader reader(path);
+    rec.meta = reader.meta();
+    rec.channels = reader.channels();
+    rec.events = reader.events();
+    reader.config(rec.config, rec.config_changes);
+    StoreReader times(path, [](const ChannelInfo&) { return false; });
+    SampleBlock block;
+    times.begin_samples();
+    while (times.next_samples(block)) {
+      if (!n) first_ns = block.t_unix_ns.front();
+      last_ns = block.t_unix_ns.back();
+      n += block.t_unix_ns.size();
+    }
+    // A recorder that was killed never wrote its end: take it from the last sample (as load_recording()).
+    if (!rec.meta.complete && n) rec.meta.end_unix_ns = last_ns;
+  }
   const RunMetadata& m = rec.meta;
-  const std::size_t n = rec.t_unix_ns.size();
-  const double span_s = n >= 2 ? double(rec.t_unix_ns.back() - rec.t_unix_ns.front()) * 1e-9 : 0.0;
+  const double span_s = n >= 2 ? double(last_ns - first_ns) * 1e-9 : 0.0;
   const double covered_s = span_s + (n ? m.interval_s : 0.0);  // n samples cover n intervals
   const std::uintmax_t bytes = store_bytes(path);
   const double bytes_per_s = covered_s > 0 ? double(bytes) / covered_s : 0.0;
@@ -104,10 +125,10 @@ int info(const std::string& path, bool json) {
         {"schema", "reveal.info/1"},
         {"store", path},
         {"host", {{"hostname", m.hostname}, {"kernel", m.kernel}, {"cpu_model", m.cpu_model}, {"cores", m.cores}}},
-        {"start", n ? format_utc(rec.t_unix_ns.front()) : ""},
-        {"end", n ? format_utc(rec.t_unix_ns.back()) : ""},
-        {"start_unix_ns", n ? rec.t_unix_ns.front() : 0},
-        {"end_unix_ns", n ? rec.t_unix_ns.back() : 0},
+        {"start", n ? format_utc(first_ns) : ""},
+        {"end", n ? format_utc(last_ns) : ""},
+        {"start_unix_ns", n ? first_ns : 0},
+        {"end_unix_ns", n ? last_ns : 0},
         {"interval_s", m.interval_s},
         {"samples", n},
         {"duration_s", covered_s},
@@ -139,8 +160,8 @@ int info(const std::string& path, bool json) {
   o += fmt::format("host        {}{}\n", m.hostname.empty() ? "(unknown)" : m.hostname,
                    hw.empty() ? "" : fmt::format(" ({})", fmt::join(hw, ", ")));
   if (n)
-    o += fmt::format("time        {} → {} ({:.0f} s, {} samples every {:g} s){}\n", format_utc(rec.t_unix_ns.front()),
-                     format_utc(rec.t_unix_ns.back()), covered_s, n, m.interval_s,
+    o += fmt::format("time        {} → {} ({:.0f} s, {} samples every {:g} s){}\n", format_utc(first_ns),
+                     format_utc(last_ns), covered_s, n, m.interval_s,
                      m.complete ? "" : "; the recorder did not finish cleanly");
   else
     o += "time        no samples\n";

@@ -666,28 +666,35 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
   rec.channels = reader.channels();
   const std::size_t kept = rec.channels.size();
   rec.values = Matrix(0, kept);
+  const std::uint64_t budget = options.max_bytes ? options.max_bytes : default_load_budget();
+  const std::uint64_t row_bytes = (kept + 1) * sizeof(double);  // a sample's values and time
+  const auto over_budget = [&] {
+    return StoreError(path.string() + ": its samples decode to more than " + std::to_string(budget >> 20) +
+                      " MiB, half the memory this process can use: read a time range of it (--start/--end)");
+  };
   {
-    // Reserved for the samples the chunks claim, their counts clipped to the chunk length and
-    // the total to a multiple of the file's size (a claim is not data: beyond it the matrix grows).
+    // The chunks' claims, their counts clipped to the chunk length: over the budget, refused
+    // before anything is decoded; within it, reserved (so the matrix never grows by copying),
+    // up to a multiple of the file's size (a claim is not data: beyond it the matrix grows).
     std::error_code ec;
     std::uint64_t file_bytes = std::filesystem::file_size(path, ec);
     if (const auto wal = std::filesystem::file_size(path.string() + "-wal", ec); !ec) file_bytes += wal;
     const std::uint64_t claimed = reader.claimed_samples(options.start_unix_ns, options.end_unix_ns);
+    if (claimed > budget / row_bytes) throw over_budget();
     const std::uint64_t max_values = std::max(kMinReserveBytes, kReservePerFileByte * file_bytes) / sizeof(double);
-    if (kept) rec.values.data().reserve(std::min(claimed, max_values / kept) * kept);
+    const std::uint64_t rows = std::min(claimed, max_values / (kept + 1));
+    rec.t_unix_ns.reserve(rows);
+    if (kept) rec.values.data().reserve(rows * kept);
   }
-  const std::uint64_t budget = options.max_bytes ? options.max_bytes : default_load_budget();
   std::uint64_t used = 0;
   const auto spend = [&](std::uint64_t bytes) {
     used += bytes;
-    if (used > budget)
-      throw StoreError(path.string() + ": its samples decode to more than " + std::to_string(budget >> 20) +
-                       " MiB, half the memory this process can use: read a time range of it (--start/--end)");
+    if (used > budget) throw over_budget();
   };
   SampleBlock block;
   reader.begin_samples(options.start_unix_ns, options.end_unix_ns);
   while (reader.next_samples(block)) {
-    spend(std::uint64_t(block.t_unix_ns.size()) * (kept + 1) * sizeof(double));
+    spend(std::uint64_t(block.t_unix_ns.size()) * row_bytes);
     rec.t_unix_ns.insert(rec.t_unix_ns.end(), block.t_unix_ns.begin(), block.t_unix_ns.end());
     for (std::size_t i = 0; i < block.values.rows() && kept; ++i) rec.values.append_row(block.values.row(i));
   }

@@ -53,5 +53,34 @@ expect_exit 3 "$REVEAL" export "$T/missing.db" --csv -
 expect_exit 3 "$REVEAL" info "$T/missing.db"
 expect_exit 3 "$REVEAL" export "$T/run.db" --csv /dev/full
 expect_exit 3 "$REVEAL" export "$T/run.db" --csv "$T/no/such/dir/x.csv"
+# A store of one chunk's row repeated 3000 times (3 GB of doubles in a few MB): `info` reads
+# it in bounded memory (the times alone, a chunk at a time), and whatever loads it whole refuses
+# it in one line within an address-space limit.
+python3 - "$T/wide.csv" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("t_unix_ns," + ",".join(f"m{c}" for c in range(1000)) + "\n")
+    for r in range(128):
+        f.write(f"{1796500000000000000 + r * 1000000000}," + ",".join("1.5" for _ in range(1000)) + "\n")
+PY
+expect_exit 0 "$REVEAL" import csv "$T/wide.csv" -o "$T/wide.db" --no-progress
+python3 - "$T/wide.db" <<'PY' || fail "crafting the repeated-chunk store"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+(n,) = db.execute("SELECT COUNT(*) FROM chunks").fetchone()
+assert n == 1, n
+db.execute("WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 2999) "
+           "INSERT INTO chunks SELECT c.first_seq + 128 * k.i, c.n_samples, c.t_first_ns + 200000000000 * k.i, "
+           "c.t_last_ns + 200000000000 * k.i, c.times, c.columns FROM chunks c, k")
+db.commit()
+PY
+(ulimit -v 1000000; exec "$REVEAL" info "$T/wide.db" --json) > "$T/out" 2> "$T/err" || fail "info on the repeated-chunk store: $(cat "$T/err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["samples"] == 3000 * 128, d["samples"]' "$T/out" \
+  || fail "info's sample count of the repeated-chunk store"
+(ulimit -v 1000000; exec "$REVEAL" detect "$T/wide.db" --html "$T/wide.html" --no-progress) > "$T/out" 2> "$T/err"
+rc=$?
+[[ $rc == 3 ]] || fail "report of the repeated-chunk store: exit $rc, not 3: $(tail -2 "$T/err")"
+grep -q "wide.db: its samples decode to more than .* MiB" "$T/err" || fail "report's error line: $(cat "$T/err")"
+
 ((fails)) && exit 1
 echo "info and export: all checks passed"
