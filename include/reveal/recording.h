@@ -84,9 +84,9 @@ struct TenantScan {
 
 // Scans of one recording, in time order. paths[id] is the cgroup's path relative to the v2
 // root, '/'-separated ("kubepods.slice/kubepods-burstable.slice/.../cri-containerd-ab12.scope").
-// The path "/" (kOutsideTenants) is no cgroup but everything outside the tenants: the CPU
-// time the root's cpu.stat counts and no tenant was charged (src/telemetry/cgroup/tenants.h);
-// its pressure totals are NaN.
+// The path "/" (kOutsideTenants) is no cgroup but everything outside the tenants: the host's
+// process CPU time (/proc/stat user + nice + system) no tenant was charged
+// (src/telemetry/cgroup/tenants.h); its pressure totals are NaN.
 inline constexpr std::string_view kOutsideTenants = "/";
 struct TenantTimeline {
   std::vector<std::string> paths;

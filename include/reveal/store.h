@@ -287,9 +287,10 @@ struct LoadOptions {
   std::uint64_t max_bytes = 0;
 };
 
-// Half of what this process may still allocate: half the host's physical memory, and with an
-// address-space limit (RLIMIT_AS) half of what it leaves beyond the process's current size.
-// A store whose samples decode to more is refused rather than run out of memory.
+// Half of what this process may still allocate (src/util/memory_headroom.h: the host's physical
+// memory, the address-space limit less the process's size, its cgroups' memory limits less
+// their use — a systemd MemoryMax=, a container's limit), at least 1 MiB. A store whose
+// samples decode to more is refused rather than run out of memory.
 std::uint64_t default_load_budget();
 
 // Reads a recording (all of it by default). Throws StoreError for a missing, empty, truncated,

@@ -44,8 +44,10 @@ namespace reveal {
 //     of processes in no leaf cgroup — a build in an admin's shell, a daemon outside any
 //     service, kernel threads) is judged as an aggressor like any tenant and named "processes
 //     outside every cgroup scanned (/: ...)"; it is never young, never a victim (no pressure
-//     totals), and names nothing without scans of it before the onset. A host where it used
-//     kTenantCpuStep cores or more before the onset ran another job for judge_workload_start().
+//     totals), and names nothing without scans of it before the onset. For
+//     judge_workload_start(), a host where it used kTenantCpuStep cores or more before the onset
+//     ran another job, and it is an older aggressor only when it rose by at least what the
+//     young tenants use after the onset (less is the kernel's work for them: reclaim, kworkers).
 // Empty when the timeline has no scan before the onset, or fewer than two after it.
 // How often `reveal record` and `reveal agent` walk the tree (when the cgroup probe is selected).
 inline constexpr std::chrono::seconds kTenantScanPeriod{5};

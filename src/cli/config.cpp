@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "reveal/host_config.h"
 #include "reveal/store.h"
+#include "reveal/store_reader.h"
 #include "reveal/units.h"
 
 namespace reveal::cli {
@@ -32,7 +33,13 @@ Source load_source(const std::string& store, const std::string& root, bool at_en
     s.live = true;
     return s;
   }
-  Recording rec = load_recording(store);
+  // The configuration tables alone (no sample is read: a store of any length).
+  Recording rec;
+  {
+    StoreReader reader(store, [](const ChannelInfo&) { return false; });
+    rec.meta = reader.meta();
+    reader.config(rec.config, rec.config_changes);
+  }
   s.label = store;
   s.config = at_end ? config_at_end(rec) : rec.config;
   s.changes = std::move(rec.config_changes);

@@ -145,6 +145,7 @@ Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_en
     TenantEvidence ev;
   };
   std::vector<Ranked> victims, aggressors;
+  double outside_rise = 0.0, young_cores = 0.0;
   for (const auto& [id, seen_after] : after) {
     if (!seen_after.has_rates()) continue;
     const Rates a = seen_after.rates();
@@ -164,8 +165,10 @@ Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_en
     if (outside && appeared) continue;
     const bool is_young = !outside && (appeared || absent_then(id));
     if (!is_young && b && or0(b->cores) >= kTenantCpuStep) out.other_job = true;
-    if (is_young && std::isfinite(a.cores) && a.cores >= kTenantCpuStep)
+    if (is_young && std::isfinite(a.cores) && a.cores >= kTenantCpuStep) {
       out.young_jobs.push_back(fmt::format("{} {:.2f} cores", path, a.cores));
+      young_cores += a.cores;
+    }
     if (!appeared && or0(b->cores) >= kTenantActiveCores) {  // victims: a running tenant, stalled more
       const std::pair<const char*, double> res[] = {{"cpu", a.cpu_pct - b->cpu_pct},
                                                     {"memory", a.memory_pct - b->memory_pct},
@@ -184,13 +187,19 @@ Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_en
     }
     const double was = appeared ? 0.0 : or0(b->cores);
     if (std::isfinite(a.cores) && a.cores - was >= kTenantCpuStep && a.cores >= 1.5 * was) {
-      out.old_aggressor |= !is_young;
+      if (outside)
+        outside_rise = a.cores - was;  // judged against the young jobs below
+      else
+        out.old_aggressor |= !is_young;
       aggressors.push_back({a.cores - was, {path, "cpu", "cores", was, a.cores, appeared,
                                             fmt::format("{} CPU {:.2f} -> {:.2f} cores{}",
                                                         outside ? kOutsideText : path, was, a.cores,
                                                         appeared ? " (new)" : "")}});
     }
   }
+  // Outsiders that rose by less than the young jobs use: the kernel's work for them (reclaim,
+  // kworkers), or a neighbour too small to tell; not an older job rising.
+  if (outside_rise > 0 && outside_rise >= young_cores) out.old_aggressor = true;
   const auto by_rise = [](const Ranked& x, const Ranked& y) {
     return x.rise != y.rise ? x.rise > y.rise : x.ev.cgroup < y.ev.cgroup;
   };

@@ -2,14 +2,11 @@
 // load_recording() collecting everything (include/reveal/store.h; the bounds are documented
 // there).
 #include <sqlite3.h>
-#include <sys/resource.h>
-#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -21,6 +18,7 @@
 #include "store/head_log.h"
 #include "store/sqlite_util.h"
 #include "store/tenant_codec.h"
+#include "util/memory_headroom.h"
 
 namespace reveal {
 using store::fail;
@@ -642,22 +640,7 @@ bool StoreReader::next_tenant_scans(std::vector<TenantScan>& out) {
   return false;
 }
 
-std::uint64_t default_load_budget() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  std::uint64_t budget = pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) / 2 : std::uint64_t{1} << 32;
-  rlimit as{};
-  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-    std::uint64_t size_pages = 0;  // the process's address space now: /proc/self/statm's first field
-    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
-      unsigned long long v = 0;
-      if (std::fscanf(f, "%llu", &v) == 1) size_pages = v;
-      std::fclose(f);
-    }
-    const std::uint64_t now = size_pages * std::uint64_t(page > 0 ? page : 4096);
-    budget = std::min<std::uint64_t>(budget, as.rlim_cur > now ? (as.rlim_cur - now) / 2 : 0);
-  }
-  return std::max<std::uint64_t>(budget, std::uint64_t{1} << 20);
-}
+std::uint64_t default_load_budget() { return std::max<std::uint64_t>(memory_headroom() / 2, std::uint64_t{1} << 20); }
 
 Recording load_recording(const std::filesystem::path& path, const LoadOptions& options) {
   StoreReader reader(path, options.keep_channel);
@@ -669,8 +652,10 @@ Recording load_recording(const std::filesystem::path& path, const LoadOptions& o
   const std::uint64_t budget = options.max_bytes ? options.max_bytes : default_load_budget();
   const std::uint64_t row_bytes = (kept + 1) * sizeof(double);  // a sample's values and time
   const auto over_budget = [&] {
-    return StoreError(path.string() + ": its samples decode to more than " + std::to_string(budget >> 20) +
-                      " MiB, half the memory this process can use: read a time range of it (--start/--end)");
+    return StoreError(path.string() + ": its samples decode to more than " + std::to_string(budget >> 20) + " MiB, " +
+                      (options.max_bytes ? "the budget given" : "half the memory this process can use") +
+                      ": read it in pieces (reveal detect without --html and reveal export stream it; export "
+                      "--start/--end takes a time range)");
   };
   {
     // The chunks' claims, their counts clipped to the chunk length: over the budget, refused

@@ -315,6 +315,30 @@ TEST(WorkloadStart, NotBesideBusyProcessesOutsideEveryCgroup) {
   EXPECT_EQ(judge_workload_start(with_outside(1.0), 100 * kS, 200 * kS).state, WorkloadStartVerdict::not_start);
 }
 
+TEST(WorkloadStart, TheKernelsWorkForANewJobIsNoOlderAggressor) {
+  // "/" at 0.05 cores, rising at the onset by `rise` cores with the newcomer's 1.5: reclaim and
+  // kworkers for the new job (less than it uses) leave it a start; an outsider rising by as much
+  // as the newcomer uses (a build started with it) does not.
+  const auto with_rise = [](double rise) {
+    TenantTimeline tl = start_case({});
+    const auto id = std::uint32_t(tl.paths.size());
+    tl.paths.emplace_back(kOutsideTenants);
+    for (auto& sc : tl.scans) {
+      TenantCounters c;
+      c.cpu_usage_us = integral(double(sc.t_unix_ns) / double(kS), 99, 0.05, 0.05 + rise);
+      sc.ids.push_back(id);
+      sc.counters.push_back(c);
+    }
+    return tl;
+  };
+  const auto f = judge_tenants(with_rise(0.4), 100 * kS, 160 * kS);
+  ASSERT_EQ(f.aggressors.size(), 2u);  // named all the same: the newcomer first
+  EXPECT_EQ(f.aggressors[0].cgroup, "jobs/new");
+  EXPECT_EQ(f.aggressors[1].cgroup, "/");
+  EXPECT_EQ(judge_workload_start(with_rise(0.4), 100 * kS, 200 * kS).state, WorkloadStartVerdict::start);
+  EXPECT_EQ(judge_workload_start(with_rise(1.6), 100 * kS, 200 * kS).state, WorkloadStartVerdict::not_start);
+}
+
 TEST(WorkloadStart, TheNewcomerMustBeYoung) {
   // Created at 72 s, loading at 0.1 cores, busy from 99 s: absent from the last scan 30 s
   // before the onset (70 s), so young: a start.

@@ -214,8 +214,9 @@ TEST_F(UntrustedStoreTest, ChunksThatDecodeToMoreThanTheBudgetAreRefused) {
     ADD_FAILURE() << "loaded";
   } catch (const StoreError& e) {
     const std::string msg = e.what();
-    EXPECT_EQ(msg, p.string() + ": its samples decode to more than 100 MiB, half the memory this process can use: "
-                                "read a time range of it (--start/--end)");
+    EXPECT_EQ(msg, p.string() + ": its samples decode to more than 100 MiB, the budget given: read it in pieces "
+                                "(reveal detect without --html and reveal export stream it; export --start/--end "
+                                "takes a time range)");
   }
   // A time range of it loads.
   o.start_unix_ns = 2'000;
@@ -223,10 +224,29 @@ TEST_F(UntrustedStoreTest, ChunksThatDecodeToMoreThanTheBudgetAreRefused) {
   EXPECT_EQ(load_recording(p, o).t_unix_ns.size(), 10u * 128u);
 }
 
-TEST_F(UntrustedStoreTest, TheDefaultBudgetIsHalfOfWhatTheProcessMayStillAllocate) {
-  const std::uint64_t b = default_load_budget();
-  EXPECT_GE(b, std::uint64_t{1} << 20);
-  EXPECT_LE(b, std::uint64_t(sysconf(_SC_PHYS_PAGES)) * std::uint64_t(sysconf(_SC_PAGESIZE)) / 2);
+TEST_F(UntrustedStoreTest, TheBudgetCountsDecodedSamplesAndTenantScansToo) {
+  // What no claim announces is counted as it is decoded: a schema-1 store (no chunk claims) and
+  // the tenant scans. A store just within its budget loads.
+  const fs::path v1 = fs::path(REVEAL_FIXTURES_DIR) / "recordings/h200-clean.db";
+  const Recording whole = load_recording(v1);
+  const std::uint64_t v1_bytes = whole.t_unix_ns.size() * (whole.channels.size() + 1) * sizeof(double);
+  LoadOptions o;
+  o.max_bytes = v1_bytes;
+  EXPECT_EQ(load_recording(v1, o).t_unix_ns.size(), whole.t_unix_ns.size());
+  o.max_bytes = v1_bytes - 1;
+  EXPECT_THROW((void)load_recording(v1, o), StoreError);
+
+  const fs::path p = make_store("scans.db", 3, 300, 16);  // and one tenant scan of one entry
+  const std::uint64_t samples = 300 * 4 * sizeof(double);
+  o.max_bytes = samples + sizeof(TenantScan) + sizeof(std::uint32_t) + sizeof(TenantCounters);
+  EXPECT_EQ(load_recording(p, o).tenants.scans.size(), 1u);
+  o.max_bytes = samples + 8;
+  try {
+    (void)load_recording(p, o);
+    ADD_FAILURE() << "loaded";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("decode to more than"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(UntrustedStoreTest, TenantPathIdsFarPastTheRowsAreIgnored) {

@@ -49,6 +49,11 @@ class Tree {
     put(rel + "/io.pressure", psi(io_some));
   }
   void remove(const std::string& rel) const { fs::remove_all(cg_ / rel); }
+  // A file relative to the root (proc/stat).
+  void put_root(const std::string& rel, const std::string& text) const {
+    fs::create_directories((root_ / rel).parent_path());
+    std::ofstream(root_ / rel, std::ios::trunc) << text;
+  }
   const fs::path& root() const { return root_; }
 
  private:
@@ -83,18 +88,24 @@ TEST(TenantScanner, LeafCgroupsWithTheirCountersAtAnyDepth) {
   EXPECT_EQ(scan.counters[1].io_some_us, 30);
 }
 
-TEST(TenantScanner, CpuTimeNoTenantWasChargedIsTheOutsidePseudoTenant) {
+TEST(TenantScanner, ProcessTimeNoTenantWasChargedIsTheOutsidePseudoTenant) {
   Tree t(/*hybrid=*/true);
-  const auto root_usage = [&](long us) { t.put("cpu.stat", "usage_usec " + std::to_string(us) + "\nuser_usec 1\n"); };
+  const double u = 1e6 / double(sysconf(_SC_CLK_TCK));  // us per USER_HZ tick
+  // The host's process time in ticks: user + nice + system; idle, iowait, irq, softirq and steal
+  // (here large) are not.
+  const auto host = [&](long ticks) {
+    t.put_root("proc/stat", "cpu  " + std::to_string(ticks - 3) + " 1 2 900 50 70 80 5000 0 0\n"
+                            "cpu0 1 2 3 4 5 6 7 8 0 0\nintr 12345 0 0\n");
+  };
   const auto outside = [](const TenantScanner& s, const TenantScan& scan) {
     for (std::size_t k = 0; k < scan.ids.size(); ++k)
       if (s.paths().at(scan.ids[k]) == "/") return scan.counters[k];
     ADD_FAILURE() << "no outside pseudo-tenant";
     return TenantCounters{};
   };
-  t.cgroup("jobs/a", 1000);
-  t.cgroup("jobs/b", 2000);
-  root_usage(10'000);
+  t.cgroup("jobs/a", long(1 * u));
+  t.cgroup("jobs/b", long(2 * u));
+  host(10);
   TenantScanner s;
   std::string why;
   ASSERT_TRUE(s.open(t.root(), why)) << why;
@@ -106,35 +117,51 @@ TEST(TenantScanner, CpuTimeNoTenantWasChargedIsTheOutsidePseudoTenant) {
   EXPECT_TRUE(std::isnan(outside(s, scan).memory_some_us));
   EXPECT_TRUE(std::isnan(outside(s, scan).io_some_us));
 
-  // +10000 us on the host: a +3000, b +0, c new with 1500 of its own: 5500 outside.
-  root_usage(20'000);
-  t.cgroup("jobs/a", 4000);
-  t.cgroup("jobs/c", 1500);
+  // +10 ticks on the host: a +3, b +0, c new with 1.5 of its own: 5.5 outside.
+  host(20);
+  t.cgroup("jobs/a", long(4 * u));
+  t.cgroup("jobs/c", long(1.5 * u));
   s.scan(2, scan);
-  EXPECT_EQ(outside(s, scan).cpu_usage_us, 5500);
-  // +1000: b gone (its last use is outside's), a +500, c removed and created again at 100 (a
-  // counter that went down counts with its whole use): 400 more.
-  root_usage(21'000);
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 5.5 * u);
+  // +1: b gone (its last use is outside's), a +0.5, c removed and created again at 0.1 (a
+  // counter that went down counts with its whole use): 0.4 more.
+  host(21);
   t.remove("jobs/b");
-  t.cgroup("jobs/a", 4500);
-  t.cgroup("jobs/c", 100);
+  t.cgroup("jobs/a", long(4.5 * u));
+  t.cgroup("jobs/c", long(0.1 * u));
   s.scan(3, scan);
-  EXPECT_EQ(outside(s, scan).cpu_usage_us, 5900);
-  // The tenants rose more than the host (read at slightly different times): nothing, never less.
-  root_usage(21'500);
-  t.cgroup("jobs/a", 6000);
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 5.9 * u);
+  // The host +1, a +2 (read late): -1, at most the host's rise back; "/" never goes down...
+  host(22);
+  t.cgroup("jobs/a", long(6.5 * u));
   s.scan(4, scan);
-  EXPECT_EQ(outside(s, scan).cpu_usage_us, 5900);
-  // A root counter that went back (cannot happen; a crafted tree) adds nothing and restarts.
-  root_usage(100);
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 5.9 * u);
+  // ... and the next outside use first makes up for it: +2 with nothing in the tenants: +1.
+  host(24);
   s.scan(5, scan);
-  EXPECT_EQ(outside(s, scan).cpu_usage_us, 5900);
-  root_usage(1100);
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 6.9 * u);
+  // A host counter that went back (cannot happen; a crafted tree) adds nothing and restarts.
+  host(5);
   s.scan(6, scan);
-  EXPECT_EQ(outside(s, scan).cpu_usage_us, 6900);  // a and c did not move
-  // No usage_usec at the root (kernels before 5.8): no pseudo-tenant.
-  t.put("cpu.stat", "user_usec 1\n");
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 6.9 * u);
+  host(6);
   s.scan(7, scan);
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 7.9 * u);
+  // A scan that left a tenant out (deeper than kMaxDepth): its use would look like an
+  // outsider's, so that scan carries no "/" and adds nothing.
+  std::string deep = "deep";
+  for (int d = 0; d < TenantScanner::kMaxDepth; ++d) deep += "/d";
+  t.cgroup(deep, long(100 * u));
+  host(16);
+  s.scan(8, scan);
+  for (auto id : scan.ids) EXPECT_NE(s.paths().at(id), "/");
+  t.remove("deep");
+  host(17);
+  s.scan(9, scan);
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 8.9 * u);
+  // No /proc/stat (or not its cpu line): no pseudo-tenant.
+  t.put_root("proc/stat", "intr 1\n");
+  s.scan(10, scan);
   EXPECT_EQ(scanned(s, scan), (std::vector<std::string>{"jobs/a", "jobs/c"}));
 }
 

@@ -66,6 +66,9 @@ bool TenantScanner::open(const fs::path& root, std::string& reason) {
     return false;
   }
   dir_ = h->dir;
+  proc_stat_ = root / "proc" / "stat";
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  clock_ticks_ = hz > 0 ? hz : 100;
   return true;
 }
 
@@ -75,18 +78,46 @@ void TenantScanner::scan(std::int64_t t_unix_ns, TenantScan& out) {
   out.counters.clear();
   if (dir_.empty()) return;
   dirs_seen_ = 0;
+  const std::uint64_t skipped = skipped_;
+  const double before = host_process_us();
   walk(dir_, "", 0, out);
-  add_outside(out);
+  const double after = host_process_us();
+  // The leaves were read between the two: their mean time is about the walk's middle.
+  const double host = std::isfinite(before) && std::isfinite(after) ? 0.5 * (before + after)
+                      : std::isfinite(before)                       ? before
+                                                                    : after;
+  add_outside(out, host, skipped_ != skipped);
 }
 
-void TenantScanner::add_outside(TenantScan& out) {
-  char buf[1024];
-  const double root = usage_usec(read_small(dir_ / "cpu.stat", buf, sizeof buf));
-  if (!std::isfinite(root)) return;  // no host-wide usage here: no "/" pseudo-tenant
+double TenantScanner::host_process_us() const {
+  // The first line of /proc/stat: "cpu  user nice system idle iowait irq softirq steal ...", in
+  // USER_HZ ticks. Only its start is read: the file runs to hundreds of kB on big hosts.
+  char buf[512];
+  const int fd = ::open(proc_stat_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nan("");
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return std::nan("");
+  std::string_view text(buf, std::size_t(n));
+  std::string_view line = next_line(text);
+  if (next_token(line) != "cpu") return std::nan("");
+  double ticks = 0;
+  for (int f = 0; f < 3; ++f) {  // user (guest time included), nice, system
+    const auto v = parse_u64(next_token(line));
+    if (!v) return std::nan("");
+    ticks += double(*v);
+  }
+  return ticks * 1e6 / double(clock_ticks_);
+}
+
+void TenantScanner::add_outside(TenantScan& out, double host, bool skipped) {
+  if (!std::isfinite(host)) return;  // no /proc/stat here: no "/" pseudo-tenant
   const std::uint32_t id = id_of(std::string(kOutsideTenants));
   if (id == kNoId) return;
-  if (std::isfinite(last_root_us_) && root >= last_root_us_) {
-    const double rise = root - last_root_us_;
+  // Skipped tenants' use would land outside: nothing is added over such a scan's interval.
+  const bool counted = std::isfinite(last_host_us_) && host >= last_host_us_ && !skipped;
+  if (counted) {
+    const double rise = host - last_host_us_;
     double tenants = 0.0;
     for (std::size_t k = 0; k < out.ids.size(); ++k) {
       const double now = out.counters[k].cpu_usage_us;
@@ -95,13 +126,17 @@ void TenantScanner::add_outside(TenantScan& out) {
       const double was = t < last_usage_.size() ? last_usage_[t] : std::nan("");
       tenants += std::isfinite(was) && now >= was ? now - was : now;  // new or restarted: all of it
     }
-    outside_us_ += std::clamp(rise - tenants, 0.0, rise);
+    // Signed, so that a scan whose tenants were read late (they rose more than the host) takes
+    // back what the previous one gave too much; at most one interval's rise either way.
+    signed_us_ += std::clamp(rise - tenants, -rise, rise);
+    outside_us_ = std::max(outside_us_, signed_us_);
   }
-  last_root_us_ = root;
+  last_host_us_ = host;
   for (const std::uint32_t t : last_ids_) last_usage_[t] = std::nan("");
   last_ids_.assign(out.ids.begin(), out.ids.end());
   if (last_usage_.size() < paths_.size()) last_usage_.resize(paths_.size(), std::nan(""));
   for (std::size_t k = 0; k < out.ids.size(); ++k) last_usage_[out.ids[k]] = out.counters[k].cpu_usage_us;
+  if (skipped) return;
   TenantCounters c;
   c.cpu_usage_us = outside_us_;
   out.ids.push_back(id);

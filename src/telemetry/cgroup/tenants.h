@@ -23,16 +23,22 @@
 // Paths: relative to the hierarchy root, '/'-separated; whitespace and control characters
 // become '_' (as the cgroup probe's channel labels).
 //
-// Outside every tenant (kOutsideTenants, reveal/recording.h): when the root's cpu.stat has
-// usage_usec (the whole host's CPU time: kernel 5.8 and later; the hybrid tree's root has it
-// too), each scan also carries the pseudo-tenant "/" — the CPU time no tenant was charged:
-// processes in the root or in inner cgroups (a shell, a build, a daemon outside any service or
-// container), kernel threads (kswapd, ksoftirqd), interrupts. It is a running total kept by
-// the scanner: from one scan to the next, the root's usage rise less every tenant's rise (a
-// tenant new since the previous scan counts with all its usage, one whose counter went down
-// with its usage now), clamped to [0, the root's rise]; 0 at the first scan. A tenant that
-// left between two scans, or one the bounds leave out, has its last use counted outside. No
-// pressure totals (NaN): the root's PSI is the host's, not the outsiders'.
+// Outside every tenant (kOutsideTenants, reveal/recording.h): when <root>/proc/stat is
+// readable, each scan also carries the pseudo-tenant "/" — the CPU time of processes no tenant
+// was charged for: processes in the root or in inner cgroups (a shell, a build, a daemon outside
+// any service or container) and kernel threads (kswapd, kworkers). The host's process time is
+// /proc/stat's user + nice + system (guest time is inside user), read before and after the walk
+// and taken at the middle, when the leaves were read on average; interrupts, softirqs and steal
+// are not process time (the root's cpu.stat usage_usec would count them, and steal on many
+// kernels: a busy neighbour VM is not a process here). From one scan to the next, the host's
+// rise less every tenant's rise (a tenant new since the previous scan counts with all its
+// usage, one whose counter went down with its usage now), clamped to ± the host's rise, is
+// added to a signed running total; "/" is that total's highest value so far (so it never goes
+// down, and a scan whose leaves were read late gives back what the one before gave too much).
+// 0 at the first scan. A tenant that left between two scans has its last use counted outside.
+// A scan that skipped tenants or directories (the bounds below) adds nothing and carries no
+// "/" (their use would look like outsiders'); once kMaxPaths paths are taken no new tenant is
+// scanned, so "/" stops there. No pressure totals (NaN): the root's PSI is the host's.
 #pragma once
 
 #include <cstdint>
@@ -72,17 +78,20 @@ class TenantScanner {
   void read_tenant(const std::filesystem::path& dir, const std::string& rel, TenantScan& out);
   static constexpr std::uint32_t kNoId = std::numeric_limits<std::uint32_t>::max();
   std::uint32_t id_of(const std::string& rel);  // kNoId when kMaxPaths are taken
-  void add_outside(TenantScan& out);
+  void add_outside(TenantScan& out, double host_us, bool skipped);
+  double host_process_us() const;  // /proc/stat's user + nice + system, in us; NaN: unreadable
 
   std::filesystem::path dir_;
   std::vector<std::string> paths_;
   std::unordered_map<std::string, std::uint32_t> ids_;
   std::size_t dirs_seen_ = 0;
   std::uint64_t skipped_ = 0;
-  // The "/" pseudo-tenant's running total and what the previous scan saw: the root's usage
+  // The "/" pseudo-tenant's running totals and what the previous scan saw: the host's usage
   // (NaN: none yet) and each tenant's usage by id (NaN: not in it).
-  double outside_us_ = 0.0;
-  double last_root_us_ = std::numeric_limits<double>::quiet_NaN();
+  std::filesystem::path proc_stat_;
+  long clock_ticks_ = 100;  // USER_HZ
+  double outside_us_ = 0.0, signed_us_ = 0.0;
+  double last_host_us_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> last_usage_;
   std::vector<std::uint32_t> last_ids_;
 };
