@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -22,20 +23,37 @@ constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
 std::optional<std::uint64_t> bytes_in(const fs::path& p) {
   std::ifstream f(p);
   std::string tok;
-  if (!(f >> tok) || tok.empty() || tok.size() > 20) return std::nullopt;
-  for (char c : tok)
-    if (c < '0' || c > '9') return std::nullopt;  // "max", garbage
-  return std::stoull(tok);
+  if (!(f >> tok)) return std::nullopt;
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+  if (ec != std::errc() || end != tok.data() + tok.size()) return std::nullopt;  // "max", garbage, too large
+  return v;
 }
 
-// Headroom of the cgroup at `dir` and its ancestors up to `top` (inclusive of dir, exclusive of
-// top: the hierarchy's root has no limit file).
-std::uint64_t headroom_up(fs::path dir, const fs::path& top, const char* limit_file, const char* usage_file) {
+// A memory.stat field ("inactive_file 123"); 0 when absent.
+std::uint64_t stat_field(const fs::path& p, const std::string& key) {
+  std::ifstream f(p);
+  std::string k, v;
+  for (int n = 0; n < 256 && f >> k >> v; ++n)
+    if (k == key) {
+      std::uint64_t x = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+      return ec == std::errc() && end == v.data() + v.size() ? x : 0;
+    }
+  return 0;
+}
+
+// Headroom of the cgroup at `dir` and its ancestors up to `top`, both included (the real
+// root has no limit file; a namespace's or a bind-mounted root may). Used memory is the
+// usage less the inactive page cache, which the kernel reclaims first (kubelet's working set).
+std::uint64_t headroom_up(fs::path dir, const fs::path& top, const char* limit_file, const char* usage_file,
+                          const char* inactive_key) {
   std::uint64_t best = kNone;
   for (int depth = 0; depth < 64; ++depth) {
     const auto limit = bytes_in(dir / limit_file);
     if (limit && *limit < (std::uint64_t{1} << 62)) {  // v1's "unlimited" is 2^63 rounded to a page
-      const std::uint64_t used = bytes_in(dir / usage_file).value_or(0);
+      std::uint64_t used = bytes_in(dir / usage_file).value_or(0);
+      used -= std::min(used, stat_field(dir / "memory.stat", inactive_key));
       best = std::min(best, *limit > used ? *limit - used : 0);
     }
     if (dir == top || !dir.has_parent_path() || dir.parent_path() == dir) break;
@@ -61,8 +79,10 @@ std::uint64_t cgroup_memory_headroom(const fs::path& root) {
     if (id == "0" && controllers.empty()) {  // cgroup v2
       for (const char* mount : {"sys/fs/cgroup", "sys/fs/cgroup/unified"}) {
         const fs::path top = root / mount;
-        if (!fs::exists(top / "cgroup.controllers")) continue;
-        best = std::min(best, headroom_up(path.empty() ? top : top / path, top, "memory.max", "memory.current"));
+        std::error_code ec;
+        if (!fs::exists(top / "cgroup.controllers", ec)) continue;
+        best = std::min(best, headroom_up(path.empty() ? top : top / path, top, "memory.max", "memory.current",
+                                          "inactive_file"));
         break;
       }
     } else {  // cgroup v1: the memory controller's hierarchy
@@ -73,7 +93,7 @@ std::uint64_t cgroup_memory_headroom(const fs::path& root) {
       if (!memory) continue;
       const fs::path top = root / "sys/fs/cgroup/memory";
       best = std::min(best, headroom_up(path.empty() ? top : top / path, top, "memory.limit_in_bytes",
-                                        "memory.usage_in_bytes"));
+                                        "memory.usage_in_bytes", "total_inactive_file"));
     }
   }
   return best;

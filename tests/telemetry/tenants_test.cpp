@@ -158,11 +158,38 @@ TEST(TenantScanner, ProcessTimeNoTenantWasChargedIsTheOutsidePseudoTenant) {
   t.remove("deep");
   host(17);
   s.scan(9, scan);
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 7.9 * u);  // the scan after only takes its baseline
+  host(18);
+  s.scan(10, scan);
   EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 8.9 * u);
+  // A leaf with a long past appearing (a parent whose children went): at most one interval's
+  // rise below the peak, so the next outside use shows at once.
+  t.cgroup("old/parent", long(500 * u));
+  host(19);
+  s.scan(11, scan);
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 8.9 * u);
+  host(21);
+  s.scan(12, scan);
+  EXPECT_DOUBLE_EQ(outside(s, scan).cpu_usage_us, 9.9 * u);
   // No /proc/stat (or not its cpu line): no pseudo-tenant.
   t.put_root("proc/stat", "intr 1\n");
-  s.scan(10, scan);
-  EXPECT_EQ(scanned(s, scan), (std::vector<std::string>{"jobs/a", "jobs/c"}));
+  s.scan(13, scan);
+  EXPECT_EQ(scanned(s, scan), (std::vector<std::string>{"jobs/a", "jobs/c", "old/parent"}));
+}
+
+TEST(TenantScanner, NoOutsidePseudoTenantInsideACgroupNamespace) {
+  // The hierarchy's root is a container's cgroup (it has cgroup.type): /proc/stat is the host's.
+  Tree t;
+  t.put("cgroup.type", "domain\n");
+  t.put_root("proc/stat", "cpu  10 0 0 100 0 0 0 0 0 0\n");
+  t.cgroup("app", 1000);
+  TenantScanner s;
+  std::string why;
+  ASSERT_TRUE(s.open(t.root(), why)) << why;
+  TenantScan scan;
+  s.scan(1, scan);
+  s.scan(2, scan);
+  EXPECT_EQ(scanned(s, scan), (std::vector<std::string>{"app"}));
 }
 
 TEST(TenantScanner, FollowsCgroupsThatComeAndGoAndKeepsTheirIds) {

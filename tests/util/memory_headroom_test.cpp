@@ -49,6 +49,10 @@ TEST(MemoryHeadroom, TheTightestCgroupV2LimitOnTheWayUp) {
   r.put("sys/fs/cgroup/kubepods.slice/memory.max", std::to_string(8192 * kMiB) + "\n");
   r.put("sys/fs/cgroup/kubepods.slice/memory.current", std::to_string(1024 * kMiB) + "\n");
   EXPECT_EQ(cgroup_memory_headroom(r.dir()), 112 * kMiB);
+  // Inactive page cache is not held: 100 MiB of the pod's 400 is.
+  r.put("sys/fs/cgroup/kubepods.slice/pod1/memory.stat", "anon 1\nfile 2\ninactive_file " + std::to_string(100 * kMiB) + "\n");
+  EXPECT_EQ(cgroup_memory_headroom(r.dir()), 212 * kMiB);
+  r.put("sys/fs/cgroup/kubepods.slice/pod1/memory.stat", "");
   // At or over its limit: nothing left.
   r.put("sys/fs/cgroup/kubepods.slice/pod1/memory.current", std::to_string(600 * kMiB) + "\n");
   EXPECT_EQ(cgroup_memory_headroom(r.dir()), 0u);
@@ -67,6 +71,9 @@ TEST(MemoryHeadroom, HybridHostsUnifiedTreeAndTheV1MemoryController) {
   r.put("sys/fs/cgroup/memory/system.slice/memory.limit_in_bytes", "9223372036854771712\n");
   r.put("sys/fs/cgroup/memory/system.slice/memory.usage_in_bytes", "1\n");
   EXPECT_EQ(cgroup_memory_headroom(r.dir()), 412 * kMiB);
+  r.put("sys/fs/cgroup/memory/system.slice/reveal-agent.service/memory.stat",
+        "cache 9\ntotal_inactive_file " + std::to_string(50 * kMiB) + "\n");
+  EXPECT_EQ(cgroup_memory_headroom(r.dir()), 462 * kMiB);
   // The unified tree's own limit, when tighter, wins.
   r.put("sys/fs/cgroup/unified/system.slice/reveal-agent.service/memory.max", std::to_string(300 * kMiB) + "\n");
   r.put("sys/fs/cgroup/unified/system.slice/reveal-agent.service/memory.current", std::to_string(100 * kMiB) + "\n");
@@ -82,6 +89,10 @@ TEST(MemoryHeadroom, NoLimitsOrUnreadableOrHostileFilesImposeNothing) {
   r.put("sys/fs/cgroup/a/memory.max", "-5\n");
   EXPECT_EQ(cgroup_memory_headroom(r.dir()), kNone);
   r.put("sys/fs/cgroup/a/memory.max", "99999999999999999999999\n");
+  EXPECT_EQ(cgroup_memory_headroom(r.dir()), kNone);
+  r.put("sys/fs/cgroup/a/memory.max", "99999999999999999999\n");  // 20 digits, over 2^64
+  EXPECT_EQ(cgroup_memory_headroom(r.dir()), kNone);
+  r.put("sys/fs/cgroup/a/memory.max", "+5\n");
   EXPECT_EQ(cgroup_memory_headroom(r.dir()), kNone);
   r.put("sys/fs/cgroup/a/memory.max", std::to_string(64 * kMiB));  // no memory.current: all of it
   EXPECT_EQ(cgroup_memory_headroom(r.dir()), 64 * kMiB);

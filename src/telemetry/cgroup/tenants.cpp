@@ -66,7 +66,11 @@ bool TenantScanner::open(const fs::path& root, std::string& reason) {
     return false;
   }
   dir_ = h->dir;
-  proc_stat_ = root / "proc" / "stat";
+  // /proc/stat is the host's: it stands for the hierarchy's processes only when the hierarchy
+  // is the host's (its root has no cgroup.type; inside a cgroup namespace the root seen is a
+  // container's cgroup, and the rest of the host would count as its outsiders).
+  proc_stat_.clear();
+  if (::access((dir_ / "cgroup.type").c_str(), F_OK) != 0) proc_stat_ = root / "proc" / "stat";
   const long hz = ::sysconf(_SC_CLK_TCK);
   clock_ticks_ = hz > 0 ? hz : 100;
   return true;
@@ -90,6 +94,7 @@ void TenantScanner::scan(std::int64_t t_unix_ns, TenantScan& out) {
 }
 
 double TenantScanner::host_process_us() const {
+  if (proc_stat_.empty()) return std::nan("");
   // The first line of /proc/stat: "cpu  user nice system idle iowait irq softirq steal ...", in
   // USER_HZ ticks. Only its start is read: the file runs to hundreds of kB on big hosts.
   char buf[512];
@@ -128,10 +133,15 @@ void TenantScanner::add_outside(TenantScan& out, double host, bool skipped) {
     }
     // Signed, so that a scan whose tenants were read late (they rose more than the host) takes
     // back what the previous one gave too much; at most one interval's rise either way.
-    signed_us_ += std::clamp(rise - tenants, -rise, rise);
+    // Never more than one interval's rise below the peak: a cgroup that was a parent in the
+    // previous scan and is a leaf now (its children gone) counts with its whole usage, and must
+    // not keep "/" flat for long after.
+    signed_us_ = std::max(signed_us_ + std::clamp(rise - tenants, -rise, rise), outside_us_ - rise);
     outside_us_ = std::max(outside_us_, signed_us_);
   }
-  last_host_us_ = host;
+  // After a skipped scan the next one only takes its baseline: the tenants left out now would
+  // come back with their whole usage.
+  last_host_us_ = skipped ? std::nan("") : host;
   for (const std::uint32_t t : last_ids_) last_usage_[t] = std::nan("");
   last_ids_.assign(out.ids.begin(), out.ids.end());
   if (last_usage_.size() < paths_.size()) last_usage_.resize(paths_.size(), std::nan(""));

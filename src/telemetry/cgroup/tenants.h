@@ -33,12 +33,16 @@
 // kernels: a busy neighbour VM is not a process here). From one scan to the next, the host's
 // rise less every tenant's rise (a tenant new since the previous scan counts with all its
 // usage, one whose counter went down with its usage now), clamped to ± the host's rise, is
-// added to a signed running total; "/" is that total's highest value so far (so it never goes
-// down, and a scan whose leaves were read late gives back what the one before gave too much).
-// 0 at the first scan. A tenant that left between two scans has its last use counted outside.
-// A scan that skipped tenants or directories (the bounds below) adds nothing and carries no
-// "/" (their use would look like outsiders'); once kMaxPaths paths are taken no new tenant is
-// scanned, so "/" stops there. No pressure totals (NaN): the root's PSI is the host's.
+// added to a signed running total kept at most one rise below its peak; "/" is that peak (so
+// it never goes down, and a scan whose leaves were read late gives back what the one before
+// gave too much; a former parent that became a leaf, counted with its whole usage, costs at
+// most one interval). 0 at the first scan. A tenant that left between two scans has its last
+// use counted outside. A scan that skipped tenants or directories (the bounds below) adds
+// nothing and carries no "/" (their use would look like outsiders'), and the next scan only
+// takes its baseline; once kMaxPaths paths are taken no new tenant is scanned, so "/" stops
+// there. No "/" inside a cgroup namespace (the hierarchy's root has a cgroup.type: it is a
+// container's cgroup, and /proc/stat would count the rest of the host as its outsiders). No
+// pressure totals (NaN): the root's PSI is the host's.
 #pragma once
 
 #include <cstdint>
