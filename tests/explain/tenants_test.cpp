@@ -265,6 +265,19 @@ TenantTimeline start_case(const StartCase& c) {
                   });
 }
 
+// `tl` with the pseudo-tenant "/" in every scan, its usage (us) at t seconds `usage_us(t)`.
+TenantTimeline plus_outside(TenantTimeline tl, const std::function<double(double)>& usage_us) {
+  const auto id = std::uint32_t(tl.paths.size());
+  tl.paths.emplace_back(kOutsideTenants);
+  for (auto& sc : tl.scans) {
+    TenantCounters c;
+    c.cpu_usage_us = usage_us(double(sc.t_unix_ns) / double(kS));
+    sc.ids.push_back(id);
+    sc.counters.push_back(c);
+  }
+  return tl;
+}
+
 TEST(WorkloadStart, ANewCgroupOnAHostRunningNoOtherJobIsAStartDecidedAtTheSecondScanAfterTheOnset) {
   const auto tl = start_case({});
   // Scans every 5 s; onset 100 s: the before span ends at 95 s, the interval 95–100 s holds the
@@ -300,16 +313,7 @@ TEST(WorkloadStart, NotBesideBusyProcessesOutsideEveryCgroup) {
   // The start case plus "/" at `outside` cores throughout: a build running beside it is a job
   // the newcomer could slow down; the host's own few percent are not.
   const auto with_outside = [](double outside) {
-    TenantTimeline tl = start_case({});
-    const auto id = std::uint32_t(tl.paths.size());
-    tl.paths.emplace_back(kOutsideTenants);
-    for (auto& sc : tl.scans) {
-      TenantCounters c;
-      c.cpu_usage_us = outside * 1e6 * double(sc.t_unix_ns) / double(kS);
-      sc.ids.push_back(id);
-      sc.counters.push_back(c);
-    }
-    return tl;
+    return plus_outside(start_case({}), [outside](double t) { return integral(t, 0, outside, outside); });
   };
   EXPECT_EQ(judge_workload_start(with_outside(0.03), 100 * kS, 200 * kS).state, WorkloadStartVerdict::start);
   EXPECT_EQ(judge_workload_start(with_outside(1.0), 100 * kS, 200 * kS).state, WorkloadStartVerdict::not_start);
@@ -320,16 +324,7 @@ TEST(WorkloadStart, TheKernelsWorkForANewJobIsNoOlderAggressor) {
   // kworkers for the new job (less than it uses) leave it a start; an outsider rising by as much
   // as the newcomer uses (a build started with it) does not.
   const auto with_rise = [](double rise) {
-    TenantTimeline tl = start_case({});
-    const auto id = std::uint32_t(tl.paths.size());
-    tl.paths.emplace_back(kOutsideTenants);
-    for (auto& sc : tl.scans) {
-      TenantCounters c;
-      c.cpu_usage_us = integral(double(sc.t_unix_ns) / double(kS), 99, 0.05, 0.05 + rise);
-      sc.ids.push_back(id);
-      sc.counters.push_back(c);
-    }
-    return tl;
+    return plus_outside(start_case({}), [rise](double t) { return integral(t, 99, 0.05, 0.05 + rise); });
   };
   const auto f = judge_tenants(with_rise(0.4), 100 * kS, 160 * kS);
   ASSERT_EQ(f.aggressors.size(), 2u);  // named all the same: the newcomer first
