@@ -51,7 +51,7 @@ _reveal() {
       ;;
     'detect')
       subs=''
-      flags='-h --help --html --baseline --peers --streaming --whole-run --agent-config --prometheus --match --start --end --step --jobs --timeout --json --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --window-z --all-anomalies --no-symptom-windows --top'
+      flags='-h --help --html --baseline --peers --streaming --whole-run --agent-config --prometheus --match --start --end --step --jobs --timeout --json --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --min-duration --pca --pearson-cut --false-per-day --window-z --all-anomalies --no-symptom-windows --top'
       positional=stores
       case $prev in
         --html) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -71,6 +71,7 @@ _reveal() {
         --min-windows) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --settle) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --end-after) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --min-duration) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --pca) COMPREPLY=($(compgen -W 'report fuse off' -- "$cur")); return ;;
         --pearson-cut) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --false-per-day) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -79,7 +80,7 @@ _reveal() {
       ;;
     'report')
       subs=''
-      flags='-h --help -o --output --baseline --peers --prometheus --match --start --end --step --jobs --timeout --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --pca --pearson-cut --false-per-day --all-anomalies --no-symptom-windows --top'
+      flags='-h --help -o --output --baseline --peers --prometheus --match --start --end --step --jobs --timeout --fail-on-incident --no-progress --window --stride --trail --seed --min-windows --settle --end-after --min-duration --pca --pearson-cut --false-per-day --all-anomalies --no-symptom-windows --top'
       positional=stores
       case $prev in
         -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -98,6 +99,7 @@ _reveal() {
         --min-windows) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --settle) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --end-after) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --min-duration) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --pca) COMPREPLY=($(compgen -W 'report fuse off' -- "$cur")); return ;;
         --pearson-cut) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --false-per-day) COMPREPLY=($(compgen -f -- "$cur")); return ;;

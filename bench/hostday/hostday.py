@@ -1361,7 +1361,8 @@ def change_stats(changes, faults, events):
     over = [c for c in changes if any(c["start_unix_ns"] <= f["end_unix_ns"] and c["end_unix_ns"] >= f["start_unix_ns"]
                                       for f in fl)]
     near = [c for c in changes if any(abs(e["t_unix_ns"] - c["start_unix_ns"]) <= EVENT_NEAR_S * 1e9 for e in events)]
-    wd = [c for c in changes if c.get("withdrawn")]
+    wd = [c for c in changes if c.get("withdrawn") and c.get("kind") != "transient"]
+    tr = [c for c in changes if c.get("kind") == "transient"]
     return {"n": len(changes), "overlapping_faults": len(over), "at_workload_events": len(near),
             "faults_overlapped": sum(1 for f in fl if any(c["start_unix_ns"] <= f["end_unix_ns"]
                                                            and c["end_unix_ns"] >= f["start_unix_ns"] for c in changes)),
@@ -1369,6 +1370,10 @@ def change_stats(changes, faults, events):
             # began within EVENT_NEAR_S of a workload event, and how many overlap a fault
             "withdrawn": len(wd),
             "withdrawn_at_workload_events": sum(1 for c in wd if c in near),
+            # transients: incidents shorter than the agent's detect.min_duration (never reported)
+            "transients": len(tr),
+            "transients_at_workload_events": sum(1 for c in tr if c in near),
+            "transients_overlapping_faults": sum(1 for c in tr if c in over),
             "withdrawn_overlapping_faults": sum(1 for c in wd if c in over)}
 
 
@@ -1623,6 +1628,7 @@ def cmd_score(a):
         store["absence_opened_events"] = sum(1 for e in ev if e[1] == "absence_opened")
         store["workload_change_events"] = sum(1 for e in ev if e[1].startswith("workload_change"))
         store["incident_withdrawn_events"] = sum(1 for e in ev if e[1] == "incident_withdrawn")
+        store["transient_events"] = sum(1 for e in ev if e[1] == "transient")
     live_scores = score_source(live, faults, events, clip((max(t0, ready), t1)), len(live_abs))
     live_scores["workload_changes"] = change_stats(live_changes, faults, events)
     # the agent's detector replayed over its store (`reveal detect --streaming`), over the live span
@@ -1737,6 +1743,11 @@ def render_md(r):
                 lambda x: "{withdrawn}, {withdrawn_at_workload_events}, {withdrawn_overlapping_faults}".format(
                     **{"withdrawn": 0, "withdrawn_at_workload_events": 0, "withdrawn_overlapping_faults": 0,
                        **x["workload_changes"]})),
+            row("… of which transients (symptoms over within detect.min_duration, never reported): n, at workload "
+                "events, overlapping a fault",
+                lambda x: "{transients}, {transients_at_workload_events}, {transients_overlapping_faults}".format(
+                    **{"transients": 0, "transients_at_workload_events": 0, "transients_overlapping_faults": 0,
+                       **x["workload_changes"]})),
             row("incidents naming the aggressor cgroup: n/m (faults with processes of their own; second tenant's starts)",
                 lambda x: nm(x, "aggressor", ("faults", "second_tenant_starts"))),
             row("… the victim: n/m (those faults; faults acting on the job; second tenant's starts)",
@@ -1755,7 +1766,7 @@ def render_md(r):
     lines += ["", f"Store: {st['samples']} samples over a {fmt_s(st['day_s'])} day (covers it: {fmt(st['covers_day'])}); "
               f"incident events in the store: {st.get('incident_opened_events', '?')} opened, "
               f"{st.get('incident_closed_events', '?')} closed, {st.get('incident_withdrawn_events', 0)} withdrawn, "
-              f"{st.get('workload_change_events', '?')} workload-change events; "
+              f"{st.get('workload_change_events', '?')} workload-change events, {st.get('transient_events', 0)} transients; "
               f"live incidents polled: {st['live_incidents']}."]
     if any(f.get("cgroup") or f.get("job_cgroup") for f in r["fault_list"]) \
             or any(x.get("cgroup") for x in r.get("neighbour_starts") or []):

@@ -28,7 +28,9 @@
 //     reveal_windows_scored_total          counter
 //     reveal_symptom_led_windows_total     counter windows a symptom's material step made anomalous
 //                                          below the fused threshold (streaming.h)
-//     reveal_incidents_total{subsystem}    counter incidents opened, by attributed subsystem
+//     reveal_incidents_total{subsystem}    counter incidents opened, by attributed subsystem:
+//                                          counted once an incident's span reached
+//                                          detect.min_duration (10 s; IncidentRule::min_duration_s)
 //     reveal_incident_active{subsystem,focus,top_channel}  gauge 1 while an incident is open
 //                                          (absent otherwise); top_channel = its strongest channel
 //                                          (not `channel`: that label marks raw channels only)
@@ -40,8 +42,12 @@
 //     reveal_incidents_withdrawn_total     counter incidents withdrawn as a new workload starting
 //                                          (new cgroups alone, nobody hurt; reveal/tenants.h,
 //                                          judge_workload_start()), 5-10 s after they opened;
-//                                          each also counts in reveal_incidents_total and then
-//                                          in reveal_workload_changes_total
+//                                          each then counts in reveal_workload_changes_total
+//                                          (and in reveal_incidents_total only when it had
+//                                          been reported: it spanned min_duration before)
+//     reveal_incidents_transient_total     counter incidents that ended shorter than
+//                                          detect.min_duration: never reported as incidents
+//                                          (kind "transient" among the workload changes)
 //     reveal_workload_change_active{subsystem,top_channel}  gauge 1 while a workload change is
 //                                          open (absent otherwise)
 //     reveal_regimes_remembered            gauge past regimes' models the detector remembers
@@ -150,6 +156,7 @@ struct AgentSnapshot {
   // Workload changes (kind "workload_change"): the open one, the ended ones (newest last).
   std::uint64_t workload_changes_total = 0;
   std::uint64_t incidents_withdrawn_total = 0;
+  std::uint64_t incidents_transient_total = 0;
   std::size_t regimes_remembered = 0;
   std::optional<Incident> active_workload_change;
   std::vector<Incident> workload_changes;

@@ -32,6 +32,9 @@
 //   history = "1h"                     # (reload) reference history length
 //   min_windows = 2                    # (reload) anomalous windows in a row that open an incident
 //   end_after = 3                      # (reload) normal windows in a row that close it
+//   min_duration = "10s"               # (reload) how long an incident must last to be one
+//                                      # (IncidentRule::min_duration_s); a shorter one is a
+//                                      # transient, never reported; "0s" reports every one
 //   false_per_day = 1.0                # (reload, at the next refit) expected false incidents per
 //                                      # day: the EVT-calibrated fused score's rate (offline.h)
 //   seed = 42                          # Isolation Forest seed
@@ -57,6 +60,7 @@
 namespace reveal {
 
 struct StreamingOptions;
+struct IncidentRule;
 
 struct AgentConfig {
   std::string listen = "127.0.0.1:9797";
@@ -82,6 +86,7 @@ struct AgentConfig {
   std::chrono::nanoseconds refit = std::chrono::seconds(300);
   std::chrono::nanoseconds history = std::chrono::hours(1);
   int min_windows = 2, end_after = 3;
+  std::chrono::nanoseconds min_duration = std::chrono::seconds(10);
   double false_per_day = 1.0;
   std::uint64_t seed = 42;
   bool workload_changes = true;
@@ -112,6 +117,8 @@ std::size_t samples_in(std::chrono::nanoseconds d, std::chrono::nanoseconds inte
 // windows: window + 3 × stride samples), and the agent's 10 s start-up settle.
 // The one mapping `reveal agent` and `reveal detect --streaming` share.
 StreamingOptions streaming_options(const AgentConfig& c);
+// Its incident rule: min_windows, end_after, min_duration (reveal/incident.h).
+IncidentRule incident_rule(const AgentConfig& c);
 
 // Keys whose value differs between a and b and that only a restart applies (for SIGHUP).
 std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentConfig& b);

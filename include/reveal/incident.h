@@ -26,7 +26,27 @@ struct IncidentRule {
   // pipeline sets this from DetectOptions::settle_s; the streaming detector skips its start-up
   // samples instead (StreamingOptions::settle_samples) and leaves it 0.
   std::size_t settle_windows = 0;
+  // Seconds an incident must span to be one (issue #17): from its start to its last
+  // symptomatic window (to its last anomalous window when it had no symptom). A shorter one is
+  // a transient — a few seconds of stalls while a neighbour's build forks its compilers, a
+  // burst of page reclaim — reported with the workload changes (Incident::kind "transient",
+  // `withdrawn` says why), never as an incident. The agent reports an incident once its span
+  // reaches this (its start stays dated at the onset), so a transient raises no alert.
+  // Applied where workload changes are told apart (DetectOptions::workload_changes, the
+  // streaming detector alike); 0 keeps every incident. 10 s: the time an incident's symptoms
+  // must be gone before it ends (kSymptomGoneWindows at 1 Hz), so an incident lasts at least as
+  // long as the quiet that ends it; shorter than a Prometheus scrape interval (15 s by default),
+  // the granularity at which operators see any alert. Chosen while looking at host days 42 and
+  // 43, whose false incidents include 2–7 s ones (docs/BENCHMARKS.md).
+  double min_duration_s = 10.0;
 };
+
+// Whether an incident spanning [start, end] (Unix ns) is shorter than `rule.min_duration_s`.
+inline bool is_transient(const IncidentRule& rule, std::int64_t start_unix_ns, std::int64_t end_unix_ns) {
+  return double(end_unix_ns - start_unix_ns) * 1e-9 < rule.min_duration_s;
+}
+// The `withdrawn` text of a transient that spanned [start, end].
+std::string transient_text(const IncidentRule& rule, std::int64_t start_unix_ns, std::int64_t end_unix_ns);
 
 // The incident rule applied one window at a time (the streaming detector; find_incidents()
 // runs the same machine over a whole run). An incident opens at the first of k consecutive
@@ -93,7 +113,9 @@ struct TenantEvidence {
 
 struct Incident {
   // "anomaly": anomalous windows (the detectors); "absence": channels that stopped producing
-  // data (absence.h; peak_score 0, z 0, value NaN in `top`).
+  // data (absence.h; peak_score 0, z 0, value NaN in `top`). Among the workload changes
+  // (DetectResult::workload_changes, StreamingDetector::workload_changes()): "workload_change"
+  // and "transient" (IncidentRule::min_duration_s).
   std::string kind = "anomaly";
   std::size_t first_window = 0, last_window = 0;
   double start_s = 0, end_s = 0;          // seconds since the run's first sample
@@ -134,8 +156,9 @@ struct Incident {
   std::vector<TenantEvidence> victims, aggressors;
   // A workload change (kind "workload_change") that was first reported as an incident and then
   // withdrawn, once the tenant scans showed a new workload starting on a host where it hurt
-  // nobody (reveal/tenants.h, judge_workload_start()): why, and when it was withdrawn. Empty
-  // text and 0 otherwise.
+  // nobody (reveal/tenants.h, judge_workload_start()), or a transient (kind "transient": an
+  // incident shorter than IncidentRule::min_duration_s, never reported as one): why, and when
+  // it was withdrawn. Empty text and 0 otherwise.
   std::string withdrawn;
   std::int64_t withdrawn_unix_ns = 0;
 };

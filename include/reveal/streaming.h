@@ -165,7 +165,16 @@ class StreamingDetector {
   // (DetectOptions::symptom_windows; StreamUpdate::symptom_led).
   std::uint64_t symptom_led_windows() const { return symptom_led_windows_; }
   std::string not_ready_reason() const { return not_ready_; }
-  const std::optional<Incident>& active() const { return active_; }
+  // The open incident, once reported: its span reached IncidentRule::min_duration_s (see
+  // opened_incident()); empty while it is shorter (it may still end as a transient).
+  const std::optional<Incident>& active() const { return confirmed_ ? active_ : no_incident_; }
+  // The incident this push reported as opened (StreamUpdate::opened): the open one, or the one
+  // it closed when its span reached min_duration_s only at its close (reported opened and
+  // closed at once). Null when the push opened none.
+  const Incident* opened_incident() const;
+  // Incidents that ended shorter than min_duration_s (kind "transient", among the
+  // workload_changes()), never reported as incidents.
+  std::uint64_t transients_total() const { return transients_total_; }
   // Incidents closed since the start, oldest first (at most 100 kept).
   const std::vector<Incident>& closed() const { return closed_; }
   // Evidence the detector cannot compute from the samples — the agent's tenant findings
@@ -234,6 +243,13 @@ class StreamingDetector {
   // Ends the open incident: `how` joins its action; dated at its last symptom when
   // `at_last_symptom` and it had one.
   void close_incident(const char* how, bool at_last_symptom);
+  // The open incident's end, once decided: a closed incident (reported as opened now if it had
+  // not been and its span reached min_duration_s) or a transient among the workload changes.
+  void retire_incident(Incident inc);
+  // Reports the open incident (StreamUpdate::opened) once its span reaches min_duration_s:
+  // its last symptomatic row (its current end when it has none, or when workload changes are
+  // not told apart) that far past its start.
+  void confirm_if_due();
   // After an incident closed: when the current window is still anomalous, the episode goes on
   // as a workload change dated from `from_row` (true); else nothing (false).
   bool change_follows(std::uint64_t from_row);
@@ -282,6 +298,9 @@ class StreamingDetector {
   std::string not_ready_ = "warming up";
   // Incident state.
   std::optional<Incident> active_;
+  bool confirmed_ = false;               // active_ was reported (StreamUpdate::opened)
+  std::optional<Incident> no_incident_;  // active() while active_ is not confirmed
+  std::uint64_t transients_total_ = 0;
   std::unique_ptr<explain::IncidentEvidence> evidence_;  // the open incident's
   std::vector<double> mean_;        // its channels' mean values (attribution)
   // Running sums of mean_ over history rows [means_from_, means_to_) (episode_means()).

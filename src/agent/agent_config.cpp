@@ -256,7 +256,7 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
   }
   if (const toml::table* t = in.table(doc, "detect")) {
     in.check_keys(*t, "detect.",
-                  {"window", "stride", "trail", "warmup", "refit", "history", "min_windows", "end_after", "false_per_day",
+                  {"window", "stride", "trail", "warmup", "refit", "history", "min_windows", "end_after", "min_duration", "false_per_day",
                    "seed", "workload_changes", "relearn", "regimes"});
     in.integer(*t, "detect.", "window", c.window, 2, kInt64Max);
     in.integer(*t, "detect.", "stride", c.stride, 1, kInt64Max);
@@ -266,6 +266,7 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
     in.duration(*t, "detect.", "history", c.history, nanoseconds(1), "above 0s");
     in.integer(*t, "detect.", "min_windows", c.min_windows, 1, kIntMax);
     in.integer(*t, "detect.", "end_after", c.end_after, 1, kIntMax);
+    in.duration(*t, "detect.", "min_duration", c.min_duration, nanoseconds(0), "at least 0s");
     in.number(*t, "detect.", "false_per_day", c.false_per_day, 0.0, 1e6);
     in.integer(*t, "detect.", "seed", c.seed, 0, kInt64Max);
     in.boolean(*t, "detect.", "workload_changes", c.workload_changes);
@@ -330,10 +331,18 @@ std::size_t samples_in(std::chrono::nanoseconds d, std::chrono::nanoseconds inte
   return std::size_t(std::max<std::int64_t>(1, d.count() / std::max<std::int64_t>(1, interval.count())));
 }
 
+IncidentRule incident_rule(const AgentConfig& c) {
+  IncidentRule r;
+  r.min_windows = c.min_windows;
+  r.end_after = c.end_after;
+  r.min_duration_s = double(c.min_duration.count()) * 1e-9;
+  return r;
+}
+
 StreamingOptions streaming_options(const AgentConfig& c) {
   StreamingOptions o;
   o.detect.window = {c.window, c.stride, c.trail};
-  o.detect.incident = {c.min_windows, c.end_after};
+  o.detect.incident = incident_rule(c);
   o.detect.seed = c.seed;
   o.detect.false_per_day = c.false_per_day;
   // The detector learns from at least 4 windows: at a coarse interval (15 s, a Prometheus

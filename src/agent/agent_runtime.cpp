@@ -205,8 +205,8 @@ void SampleLoop::note(std::int64_t t, const char* kind, const Incident& inc, con
 }
 
 void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const AbsenceUpdate& au) {
-  if (u.opened && detector_.active()) {
-    const Incident& inc = *detector_.active();
+  if (const Incident* opened = detector_.opened_incident()) {
+    const Incident& inc = *opened;
     note(t, "incident_opened", inc,
          "incident opened: " + std::string(to_string(inc.subsystem)) +
              (inc.top.empty() ? "" : " (" + inc.top.front().name + ")") + (inc.action.empty() ? "" : " — " + inc.action));
@@ -220,7 +220,12 @@ void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const Abs
              (inc.victims.empty() ? "" : "; hurt: " + inc.victims.front().text) +
              (inc.aggressors.empty() ? "" : "; neighbour: " + inc.aggressors.front().text));
   }
-  if (u.change_closed && !detector_.workload_changes().empty()) {
+  if (u.change_closed && !detector_.workload_changes().empty() && detector_.workload_changes().back().kind == "transient") {
+    const Incident& c = detector_.workload_changes().back();
+    note(t, "transient", c,
+         "transient: " + std::string(to_string(c.subsystem)) + (c.top.empty() ? "" : " (" + c.top.front().name + ")") +
+             ", " + c.withdrawn);
+  } else if (u.change_closed && !detector_.workload_changes().empty()) {
     const Incident& c = detector_.workload_changes().back();
     note(t, "workload_change", c,
          "workload change: " + std::string(to_string(c.subsystem)) + " load moved" +
@@ -250,9 +255,10 @@ void SampleLoop::apply_reload() {
     cfg_.history = next.history;
     cfg_.min_windows = next.min_windows;
     cfg_.end_after = next.end_after;
+    cfg_.min_duration = next.min_duration;
     cfg_.false_per_day = next.false_per_day;
     recorder_.store().set_retention(cfg_.store_max_age.count(), cfg_.store_max_bytes);
-    detector_.set_incident_rule({cfg_.min_windows, cfg_.end_after});
+    detector_.set_incident_rule(incident_rule(cfg_));
     detector_.set_refit_samples(samples_in(cfg_.refit, cfg_.interval));
     detector_.set_false_per_day(cfg_.false_per_day);
     detector_.set_history_samples(samples_in(cfg_.history, cfg_.interval));

@@ -258,9 +258,12 @@ std::string render_metrics(const AgentSnapshot& s) {
          "Workload changes: anomalous windows in which no symptom rose (a job started, stopped or changed phase)",
          double(s.workload_changes_total));
   single(out, "reveal_incidents_withdrawn_total", "counter",
-         "Incidents withdrawn as a new workload starting (new cgroups alone, nobody hurt); each counts in "
-         "reveal_incidents_total too",
+         "Incidents withdrawn as a new workload starting (new cgroups alone, nobody hurt); those reported "
+         "before count in reveal_incidents_total too",
          double(s.incidents_withdrawn_total));
+  single(out, "reveal_incidents_transient_total", "counter",
+         "Incidents that ended shorter than detect.min_duration: transients, never reported as incidents",
+         double(s.incidents_transient_total));
   if (s.active_workload_change) {
     const Incident& c = *s.active_workload_change;
     family(out, "reveal_workload_change_active", "gauge",

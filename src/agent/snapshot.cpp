@@ -98,11 +98,12 @@ void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const Streamin
     s.anomaly_score = u.fused;
     s.subsystem_score = u.subsystem;
   }
-  if (u.opened && detector.active()) ++s.incidents_total[std::size_t(detector.active()->subsystem)];
+  if (const Incident* o = detector.opened_incident()) ++s.incidents_total[std::size_t(o->subsystem)];
   if (u.scored || sample.withdrawn) s.active = detector.active();
   if (u.closed) s.recent = detector.closed();
   s.workload_changes_total = detector.workload_changes_total();
   s.incidents_withdrawn_total = detector.incidents_withdrawn_total();
+  s.incidents_transient_total = detector.transients_total();
   s.regimes_remembered = detector.regimes_remembered();
   if (u.scored || sample.withdrawn) s.active_workload_change = detector.active_change();
   if (u.change_closed) s.workload_changes = detector.workload_changes();

@@ -99,7 +99,7 @@ struct Opts {
   std::string agent_config;
   DetectOptions d;
   std::size_t window = 3, stride = 1, trail = WindowOptions{}.trail;
-  std::string settle = "10s", pca = "report";
+  std::string settle = "10s", pca = "report", min_duration = "10s";
   std::string prometheus, match = "{__name__=~\"reveal_.+\"}", start, end = "now", step = "1s";
   double timeout_s = 60;
   unsigned jobs = 2;
@@ -205,6 +205,10 @@ void add_detector_options(CLI::App* sub, Opts& o, bool report) {
       ->capture_default_str();
   sub->add_option("--end-after", o.d.incident.end_after, "Normal windows in a row that close an incident")
       ->capture_default_str()->check(CLI::Range(1, 1000));
+  sub->add_option("--min-duration", o.min_duration,
+                  "How long an incident must last (its start to its last symptom); a shorter one is a transient, "
+                  "listed with the workload changes (e.g. 10s, 0s to report every one)")
+      ->capture_default_str();
   sub->add_option("--pca", o.pca,
                   "PCA residual detector: report (its SPE and T² streams in the JSON, not fused), fuse (SPE joins "
                   "the fused score), off")
@@ -238,6 +242,7 @@ std::vector<std::string> check_options(Opts& o, const CLI::App& sub, bool report
   o.d.workload_changes = !o.all_anomalies;
   o.d.symptom_windows = !o.no_symptom_windows;
   o.d.settle_s = double(parse_duration_arg("--settle", o.settle)) * 1e-9;
+  o.d.incident.min_duration_s = double(parse_duration_arg("--min-duration", o.min_duration)) * 1e-9;
   if (!(o.d.false_per_day >= 1e-6 && o.d.false_per_day <= 1e6))  // also NaN, which Range lets through
     throw UsageError("--false-per-day: want a number of incidents per day in 1e-06..1e+06");
   if (!(o.d.prune_r >= 0.05 && o.d.prune_r <= 1.0)) throw UsageError("--pearson-cut: want a number in 0.05..1");
@@ -512,6 +517,8 @@ struct Run {
     if (sub.count("--seed")) cfg.seed = o.d.seed;
     if (sub.count("--min-windows")) cfg.min_windows = o.d.incident.min_windows;
     if (sub.count("--end-after")) cfg.end_after = o.d.incident.end_after;
+    if (sub.count("--min-duration"))
+      cfg.min_duration = std::chrono::nanoseconds(std::int64_t(o.d.incident.min_duration_s * 1e9));
     if (sub.count("--false-per-day")) cfg.false_per_day = o.d.false_per_day;
     StreamingOptions so = streaming_options(cfg);
     so.detect.top_channels = o.d.top_channels;

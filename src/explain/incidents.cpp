@@ -1,6 +1,13 @@
 #include "reveal/incident.h"
 
+#include <fmt/format.h>
+
 namespace reveal {
+
+std::string transient_text(const IncidentRule& rule, std::int64_t start_unix_ns, std::int64_t end_unix_ns) {
+  return fmt::format("a transient: it lasted {:.0f} s, under the {:g} s an incident must last (min_duration)",
+                     double(end_unix_ns - start_unix_ns) * 1e-9, rule.min_duration_s);
+}
 
 IncidentTracker::IncidentTracker(IncidentRule rule) { set_rule(rule); }
 

@@ -238,6 +238,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
                    [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
   attach_tenants(res, run.tenants);
   if (changes) withdraw_workload_starts(res, run.tenants);
+  if (changes) retire_transients(res, opts.incident);
   std::array<DetectorTrace*, pipeline::kNumStreams> traces{&tz, &ttr, &tif, &tspe, &tt2};  // stream order
   for (std::size_t d = 0; d < traces.size(); ++d) {
     traces[d]->threshold = model.threshold(d);
@@ -275,6 +276,27 @@ void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeli
     inc.symptom = ChannelEvidence{};
     inc.withdrawn = v.text;
     inc.withdrawn_unix_ns = v.decided_unix_ns;
+    result.workload_changes.push_back(std::move(inc));
+    moved = true;
+  }
+  result.incidents = std::move(kept);
+  if (moved)
+    std::stable_sort(result.workload_changes.begin(), result.workload_changes.end(),
+                     [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
+}
+
+void retire_transients(DetectResult& result, const IncidentRule& rule) {
+  std::vector<Incident> kept;
+  bool moved = false;
+  for (auto& inc : result.incidents) {
+    if (inc.kind != "anomaly" || !is_transient(rule, inc.start_unix_ns, inc.end_unix_ns)) {
+      kept.push_back(std::move(inc));
+      continue;
+    }
+    inc.kind = "transient";
+    inc.withdrawn = transient_text(rule, inc.start_unix_ns, inc.end_unix_ns);
+    inc.withdrawn_unix_ns = inc.end_unix_ns;
+    inc.action = pipeline::kTransientAction;
     result.workload_changes.push_back(std::move(inc));
     moved = true;
   }

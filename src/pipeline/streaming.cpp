@@ -454,25 +454,26 @@ void StreamingDetector::score_window() {
       if (episode_ == Episode::incident && symptomatic) note_symptom(slot_w);
       if (episode_ == Episode::change) update_change(); else update_incident();
       break;
-    case IncidentTracker::Change::closed:
+    case IncidentTracker::Change::closed: {
       if (episode_ == Episode::change) {
         end_change("ended: a short phase, back to the reference",
                    std::min<std::uint64_t>(std::uint64_t(tracker_.last()) * stride + L, rows_) - 1);
         break;
       }
-      update_.closed = true;
-      closed_.push_back(std::move(*active_));
+      Incident inc = std::move(*active_);
       active_.reset();
       episode_ = Episode::none;
       episode_from_row_ = kNoRow;
-      if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
+      retire_incident(std::move(inc));
       break;
+    }
     case IncidentTracker::Change::none:
       // A normal window inside an open episode: part of it if a later window extends it.
       if (tracker_.open()) evidence_->add(false, sc.fused, level, z_, ifw_, spew_);
       break;
   }
   if (changes) after_window(symptomatic);
+  if (episode_ == Episode::incident) confirm_if_due();
 }
 
 void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, bool as_change) {
@@ -501,11 +502,11 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
   } else {
     episode_from_row_ = kNoRow;
     active_ = Incident{};
+    confirmed_ = false;  // reported once its span reaches min_duration_s (confirm_if_due)
     episode_ = Episode::incident;
     for (std::size_t w = first; w <= last && active_->symptom.name.empty(); ++w)
       if (sym_ring_[w % K]) note_symptom(w % K);
     update_incident();
-    update_.opened = true;
   }
 }
 
@@ -545,6 +546,7 @@ bool StreamingDetector::withdraw_incident(std::int64_t start_unix_ns, const std:
   }
   change_ = std::move(active_);
   active_.reset();
+  confirmed_ = false;
   change_->kind = "workload_change";
   change_->withdrawn = why;
   change_->withdrawn_unix_ns = last_t_ns_;
@@ -614,9 +616,9 @@ void StreamingDetector::after_window(bool symptomatic) {
     active_->kind = "anomaly";
     active_->withdrawn.clear();
     active_->withdrawn_unix_ns = 0;
+    confirmed_ = false;
     episode_ = Episode::incident;
     update_incident();
-    update_.opened = true;
     return;
   }
   if (episode_ != Episode::incident) return;
@@ -664,11 +666,50 @@ void StreamingDetector::close_incident(const char* how, bool at_last_symptom) {
   }
   inc.action += inc.action.empty() ? "" : " ";
   inc.action += how;
+  episode_ = Episode::none;
+  episode_from_row_ = kNoRow;
+  retire_incident(std::move(inc));
+}
+
+void StreamingDetector::retire_incident(Incident inc) {
+  const IncidentRule& rule = opts_.detect.incident;
+  if (!confirmed_) {
+    if (tells_workload_changes() && is_transient(rule, inc.start_unix_ns, inc.end_unix_ns)) {
+      inc.kind = "transient";
+      inc.withdrawn = transient_text(rule, inc.start_unix_ns, inc.end_unix_ns);
+      inc.withdrawn_unix_ns = last_t_ns_;
+      inc.action = pipeline::kTransientAction;
+      changes_.push_back(std::move(inc));
+      if (changes_.size() > kMaxClosed) changes_.erase(changes_.begin());
+      ++transients_total_;
+      update_.change_closed = true;
+      return;
+    }
+    update_.opened = true;  // its span reached min_duration_s at its close: opened and closed at once
+  }
+  confirmed_ = false;
   closed_.push_back(std::move(inc));
   if (closed_.size() > kMaxClosed) closed_.erase(closed_.begin());
   update_.closed = true;
-  episode_ = Episode::none;
-  episode_from_row_ = kNoRow;
+}
+
+void StreamingDetector::confirm_if_due() {
+  if (!active_ || confirmed_) return;
+  // The span so far: to its last symptom (an incident ending at its last symptom is dated
+  // there) or, without one, to its last anomalous window (describe()).
+  if (tells_workload_changes()) {
+    const bool symptom_kept = had_symptom_ && last_symptom_row_ < rows_ && last_symptom_row_ + capacity_ >= rows_;
+    const std::int64_t to = symptom_kept ? hist_t_[slot(last_symptom_row_)] : active_->end_unix_ns;
+    if (is_transient(opts_.detect.incident, active_->start_unix_ns, to)) return;
+  }
+  confirmed_ = true;
+  update_.opened = true;
+}
+
+const Incident* StreamingDetector::opened_incident() const {
+  if (!update_.opened) return nullptr;
+  if (active_) return confirmed_ ? &*active_ : nullptr;
+  return update_.closed && !closed_.empty() ? &closed_.back() : nullptr;
 }
 
 bool StreamingDetector::change_follows(std::uint64_t from_row) {

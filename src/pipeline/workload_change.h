@@ -206,6 +206,9 @@ struct EpisodePart {
 
 // A workload change's action: news, not a fault (detect() and the streaming detector).
 inline constexpr const char* kWorkloadChangeAction = "a workload change: the host runs something else";
+// A transient's action (IncidentRule::min_duration_s): too short to act on.
+inline constexpr const char* kTransientAction =
+    "a transient: over before it lasted long enough to be an incident; none unless it recurs";
 // What an incident that ended that way says after its action, with a fixed reference.
 inline constexpr const char* kEndedQuietFixed =
     "(ended: its symptoms are gone; the load that stays is a workload change)";

@@ -468,7 +468,10 @@ std::string workload_changes_line(const DetectResult& r) {
   const auto item = [&](std::size_t i) {
     const auto& c = r.workload_changes[i];
     return fmt::format("{} {} <b style=\"color:{}\">{}</b>{}", i ? ";" : "", esc(when(c)), subsystem_colour(c.subsystem),
-                       to_string(c.subsystem), c.withdrawn.empty() ? "" : " (an incident withdrawn: a new workload that hurt nobody)");
+                       to_string(c.subsystem),
+                       c.kind == "transient"    ? " (" + esc(c.withdrawn) + ")"
+                       : c.withdrawn.empty() ? ""
+                                             : " (an incident withdrawn: a new workload that hurt nobody)");
   };
   for (std::size_t i = 0; i < r.workload_changes.size() && i < kVerdictMax; ++i) o += item(i);
   if (r.workload_changes.size() > kVerdictMax) {

@@ -32,11 +32,17 @@ void summary_lines(const DetectResult& r, std::string& o) {
   if (shown < n) o += fmt::format("  … and {} more (see below)\n", n - shown);
   if (r.incidents.empty())
     o += r.workload_changes.empty() ? "  no anomalous interval found\n" : "  no anomalous interval with a symptom\n";
-  // Workload changes: anomalous, but no symptom rose; one line each, after the incidents.
+  // Workload changes: anomalous, but no symptom rose, and transients; one line each, after the
+  // incidents.
   const std::size_t nc = r.workload_changes.size();
   if (nc == 0) return;
+  const auto transients = std::count_if(r.workload_changes.begin(), r.workload_changes.end(),
+                                        [](const Incident& c) { return c.kind == "transient"; });
   o += fmt::format("WORKLOAD CHANGES: {} (anomalous intervals in which no symptom rose: a job started, stopped or "
-                   "changed phase; not incidents)\n", nc);
+                   "changed phase{}; not incidents)\n",
+                   nc, transients ? fmt::format(", and {} transient{}: a symptom over within --min-duration", transients,
+                                                transients == 1 ? "" : "s")
+                                  : "");
   const std::size_t shown_c = nc <= kSummaryLines ? nc : kSummaryLines - 1;
   for (std::size_t i = 0; i < shown_c; ++i) {
     const auto& c = r.workload_changes[i];
@@ -46,7 +52,8 @@ void summary_lines(const DetectResult& r, std::string& o) {
       o += fmt::format("  {} {} vs {}", c.top.front().name, format_value(c.top.front().value, c.top.front().unit),
                        format_value(c.top.front().reference, c.top.front().unit));
     if (!c.aggressors.empty()) o += "; " + c.aggressors.front().text;
-    if (!c.withdrawn.empty()) o += "; reported as an incident, withdrawn: a new workload that hurt nobody";
+    if (c.kind == "transient") o += "; " + c.withdrawn;
+    else if (!c.withdrawn.empty()) o += "; an incident withdrawn: a new workload that hurt nobody";
     o += "\n";
   }
   if (shown_c < nc) o += fmt::format("  … and {} more (JSON: workload_changes)\n", nc - shown_c);

@@ -73,6 +73,8 @@ void expect_defaults(const AgentConfig& c) {
   EXPECT_EQ(c.history, nanoseconds(1h));
   EXPECT_EQ(c.min_windows, 2);
   EXPECT_EQ(c.end_after, 3);
+  EXPECT_EQ(c.min_duration, nanoseconds(10s));
+  EXPECT_EQ(streaming_options(c).detect.incident.min_duration_s, IncidentRule{}.min_duration_s);
   EXPECT_EQ(c.seed, 42u);
   EXPECT_TRUE(c.workload_changes);
   EXPECT_EQ(c.relearn, nanoseconds(30s));
@@ -110,6 +112,7 @@ refit = "10m"
 history = "2h"
 min_windows = 4
 end_after = 6
+min_duration = "4s"
 false_per_day = 0.25
 seed = 7
 )");
@@ -133,6 +136,8 @@ seed = 7
   EXPECT_EQ(c.history, nanoseconds(2h));
   EXPECT_EQ(c.min_windows, 4);
   EXPECT_EQ(c.end_after, 6);
+  EXPECT_EQ(c.min_duration, nanoseconds(4s));
+  EXPECT_EQ(streaming_options(c).detect.incident.min_duration_s, 4.0);
   EXPECT_EQ(c.false_per_day, 0.25);
   EXPECT_EQ(c.seed, 7u);
 }
@@ -234,6 +239,9 @@ TEST_F(AgentConfigTest, RangeChecks) {
   EXPECT_EQ(error("[detect]\nregimes = 65\n"), "DIR/agent.toml:2:11: 'detect.regimes' = 65 is out of range (want 0..64)");
   EXPECT_FALSE(load("[detect]\nworkload_changes = false\n").workload_changes);
   EXPECT_EQ(load("[detect]\nrelearn = \"1m\"\n").relearn, nanoseconds(60s));
+  EXPECT_EQ(load("[detect]\nmin_duration = \"0s\"\n").min_duration, nanoseconds(0));
+  EXPECT_EQ(error("[detect]\nmin_duration = \"-2s\"\n").substr(0, 53), "DIR/agent.toml:2:16: 'detect.min_duration': bad durat");
+  EXPECT_EQ(error("[detect]\nmin_duration = 10\n").substr(0, 42), "DIR/agent.toml:2:16: 'detect.min_duration'");
   EXPECT_EQ(error("[detect]\nstride = 0\n"), "DIR/agent.toml:2:10: 'detect.stride' = 0 is out of range (want at least 1)");
   EXPECT_EQ(error("[detect]\ntrail = 601\n"), "DIR/agent.toml:2:9: 'detect.trail' = 601 is out of range (want 0..600)");
   EXPECT_EQ(error("[detect]\nstride = -3\n"), "DIR/agent.toml:2:10: 'detect.stride' = -3 is out of range (want at least 1)");

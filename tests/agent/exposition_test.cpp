@@ -200,6 +200,7 @@ TEST(Exposition, FamiliesTypesAndValues) {
       {"reveal_absence_incidents_total", "counter"},
       {"reveal_workload_changes_total", "counter"},
       {"reveal_incidents_withdrawn_total", "counter"},
+      {"reveal_incidents_transient_total", "counter"},
       {"reveal_regimes_remembered", "gauge"},
       {"reveal_samples_total", "counter"},
       {"reveal_samples_skipped_total", "counter"},

@@ -218,6 +218,24 @@ TEST(Detect, AStallRiseMakesTheShiftAnIncidentAndIsItsSymptom) {
   EXPECT_GE(inc.symptom.z, 6.0);
 }
 
+// A stall of 5 s (a neighbour's build forking its compilers) is a transient: listed with the
+// workload changes, not an incident; with min_duration 0 it is an incident.
+TEST(Detect, AShortStallIsATransientNotAnIncident) {
+  const Recording run = with_stall(synth(120, 50, 55, 12.0, 1), 50, 55, 40.0);
+  const DetectResult res = detect(run, {}, {});
+  EXPECT_TRUE(res.incidents.empty()) << res.incidents.size() << " incidents";
+  ASSERT_EQ(res.workload_changes.size(), 1u);
+  EXPECT_EQ(res.workload_changes[0].kind, "transient");
+  EXPECT_NEAR(res.workload_changes[0].start_s, 50.0, 3.0);
+  EXPECT_NE(res.workload_changes[0].withdrawn.find("a transient: it lasted"), std::string::npos);
+  DetectOptions every;
+  every.incident.min_duration_s = 0;
+  const DetectResult all = detect(run, {}, every);
+  ASSERT_EQ(all.incidents.size(), 1u);
+  EXPECT_EQ(all.incidents[0].symptom.name, "test.pressure:cpu_some_pct");
+  EXPECT_TRUE(all.workload_changes.empty());
+}
+
 // A symptom's material step leads its windows (DetectOptions::symptom_windows): with the fused
 // threshold out of reach (1e-6 false incidents per day, whose EVT quantiles lie beyond what the
 // streams can score, and robust-SD cuts of 1000), a stall share that steps from 2 to 22 %
@@ -598,6 +616,48 @@ TEST(Detect, WithdrawWorkloadStartsMovesANewWorkloadsIncidentToTheChanges) {
   same.incidents = {incident("anomaly", 100 * kS)};
   withdraw_workload_starts(same, TenantTimeline{});
   EXPECT_EQ(same.incidents.size(), 1u);
+}
+
+// An anomaly incident shorter than min_duration_s (start to dated end) becomes a transient
+// among the workload changes; one that reaches it, absences and changes stay where they are.
+TEST(Detect, IncidentsShorterThanTheMinimumDurationAreTransients) {
+  constexpr std::int64_t kS = 1'000'000'000;
+  const auto incident = [](const char* kind, std::int64_t start, std::int64_t s) {
+    Incident inc;
+    inc.kind = kind;
+    inc.start_unix_ns = start;
+    inc.end_unix_ns = start + s;
+    inc.symptom.name = "proc.pressure:cpu_some_pct";
+    inc.action = "find the CPU hog";
+    return inc;
+  };
+  DetectResult r;
+  r.incidents = {incident("anomaly", 100 * kS, 4 * kS), incident("absence", 101 * kS, 2 * kS),
+                 incident("anomaly", 200 * kS, 10 * kS), incident("anomaly", 300 * kS, 10 * kS - 1)};
+  r.workload_changes = {incident("workload_change", 150 * kS, 3 * kS)};
+  IncidentRule rule;
+  EXPECT_EQ(rule.min_duration_s, 10.0);
+  retire_transients(r, rule);
+  ASSERT_EQ(r.incidents.size(), 2u);
+  EXPECT_EQ(r.incidents[0].kind, "absence");
+  EXPECT_EQ(r.incidents[1].start_unix_ns, 200 * kS);  // exactly 10 s: an incident
+  ASSERT_EQ(r.workload_changes.size(), 3u);  // by start
+  EXPECT_EQ(r.workload_changes[0].kind, "transient");
+  EXPECT_EQ(r.workload_changes[0].start_unix_ns, 100 * kS);
+  EXPECT_EQ(r.workload_changes[0].withdrawn,
+            "a transient: it lasted 4 s, under the 10 s an incident must last (min_duration)");
+  EXPECT_EQ(r.workload_changes[0].withdrawn_unix_ns, 104 * kS);
+  EXPECT_EQ(r.workload_changes[0].action, pipeline::kTransientAction);
+  EXPECT_EQ(r.workload_changes[1].kind, "workload_change");
+  EXPECT_EQ(r.workload_changes[2].kind, "transient");
+  EXPECT_EQ(r.workload_changes[2].start_unix_ns, 300 * kS);
+  // 0 s keeps every incident.
+  DetectResult all;
+  all.incidents = {incident("anomaly", 100 * kS, 1 * kS)};
+  rule.min_duration_s = 0;
+  retire_transients(all, rule);
+  EXPECT_EQ(all.incidents.size(), 1u);
+  EXPECT_TRUE(all.workload_changes.empty());
 }
 
 }  // namespace

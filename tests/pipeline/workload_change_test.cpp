@@ -426,8 +426,11 @@ TEST(WorkloadChange, AStallIsAnIncidentAtOnset) {
   const Episodes e = run(d, h, 150, 180, [](Host& x, std::size_t) { return x.row(95, 30, 30.0); });
   EXPECT_EQ(e.changes_opened, 0u);
   EXPECT_EQ(e.incidents, 1u);
-  EXPECT_LE(e.first_incident_at, 154);
+  // Reported once its stall has lasted IncidentRule::min_duration_s (10 s), dated at the onset.
+  EXPECT_GE(e.first_incident_at, 159);
+  EXPECT_LE(e.first_incident_at, 154 + 10);
   ASSERT_TRUE(d.active());
+  EXPECT_NEAR(double(d.active()->start_unix_ns - kT0) * 1e-9, 150.0, 3.0);
   EXPECT_EQ(d.active()->kind, "anomaly");
   EXPECT_EQ(d.active()->subsystem, Subsystem::cpu);
   // It ends with the fault.
@@ -435,6 +438,38 @@ TEST(WorkloadChange, AStallIsAnIncidentAtOnset) {
   EXPECT_FALSE(d.active());
   ASSERT_EQ(d.closed().size(), 1u);
   EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 180.0, 3.0);
+}
+
+// A stall of 5 s is a transient: never reported as an incident (no StreamUpdate::opened, no
+// active()), one "transient" among the workload changes; with min_duration 0 it is an incident
+// reported within the usual windows.
+TEST(WorkloadChange, AStallShorterThanTheMinimumDurationIsATransient) {
+  for (const double min_s : {10.0, 0.0}) {
+    Host h(3);
+    StreamingOptions o = options();
+    o.detect.incident.min_duration_s = min_s;
+    StreamingDetector d({}, h.channels, o);
+    run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); });
+    Episodes e = run(d, h, 150, 155, [](Host& x, std::size_t) { return x.row(95, 30, 30.0); });
+    e.incidents += run(d, h, 155, 220, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); }).incidents;
+    EXPECT_FALSE(d.active());
+    if (min_s > 0) {
+      EXPECT_EQ(e.incidents, 0u);
+      EXPECT_TRUE(d.closed().empty());
+      EXPECT_EQ(d.transients_total(), 1u);
+      ASSERT_EQ(d.workload_changes().size(), 1u);
+      const Incident& t = d.workload_changes()[0];
+      EXPECT_EQ(t.kind, "transient");
+      EXPECT_NEAR(double(t.start_unix_ns - kT0) * 1e-9, 150.0, 3.0);
+      EXPECT_NE(t.withdrawn.find("a transient: it lasted"), std::string::npos) << t.withdrawn;
+      EXPECT_EQ(t.action, pipeline::kTransientAction);
+    } else {
+      EXPECT_EQ(e.incidents, 1u);
+      EXPECT_LE(e.first_incident_at, 154);
+      EXPECT_EQ(d.closed().size(), 1u);
+      EXPECT_EQ(d.transients_total(), 0u);
+    }
+  }
 }
 
 // The agent's detector leads windows by a symptom's step as detect() does: with the fused
@@ -476,7 +511,7 @@ TEST(WorkloadChange, AStallStepLeadsItsWindowsWhereTheFusedScoreDoesNot) {
     }
     EXPECT_EQ(e.incidents, 1u);
     EXPECT_GE(e.first_incident_at, 150);
-    EXPECT_LE(e.first_incident_at, 154);
+    EXPECT_LE(e.first_incident_at, 154 + 10);  // reported once it lasted min_duration_s
     EXPECT_GE(led_windows, 25u);
     EXPECT_LE(led_windows, 36u);
     ASSERT_FALSE(d.active());
@@ -498,9 +533,11 @@ TEST(WorkloadChange, AWithdrawnIncidentIsAChangeThatAcceptsTheStallsItOpenedWith
     ASSERT_TRUE(d.model_ready());
     EXPECT_FALSE(d.withdraw_incident(0, "nothing is open"));
     const Episodes opening = run(d, h, 150, 158, [](Host& x, std::size_t) { return x.row(75, 55, 20.0, 2e7); });
-    ASSERT_EQ(opening.incidents, 1u);
-    ASSERT_TRUE(d.active());
-    const std::int64_t start = d.active()->start_unix_ns;
+    // Open but not reported yet (shorter than min_duration_s): the tenant verdict comes first.
+    EXPECT_EQ(opening.incidents, 0u);
+    EXPECT_FALSE(d.active());
+    ASSERT_TRUE(d.active_for_evidence());
+    const std::int64_t start = d.active_for_evidence()->start_unix_ns;
     EXPECT_FALSE(d.withdraw_incident(start + 1, "another incident"));
     ASSERT_TRUE(d.withdraw_incident(start, "a new workload started (jobs/x)"));
     EXPECT_FALSE(d.active());
@@ -524,7 +561,7 @@ TEST(WorkloadChange, AWithdrawnIncidentIsAChangeThatAcceptsTheStallsItOpenedWith
     } else {
       EXPECT_EQ(after.incidents, 1u);
       EXPECT_GE(after.first_incident_at, 170);
-      EXPECT_LE(after.first_incident_at, 175);
+      EXPECT_LE(after.first_incident_at, 175 + 10);
       ASSERT_GE(d.workload_changes().size(), 1u);
       EXPECT_EQ(d.workload_changes()[0].action, "ended: symptoms rose, an incident opened");
     }
@@ -542,7 +579,7 @@ TEST(WorkloadChange, SymptomsRisingDuringAChangeOpenAnIncidentThere) {
   EXPECT_EQ(e.changes_opened, 1u);
   EXPECT_EQ(e.incidents, 1u);
   EXPECT_GE(e.first_incident_at, 165);
-  EXPECT_LE(e.first_incident_at, 170);
+  EXPECT_LE(e.first_incident_at, 170 + 10);
   ASSERT_TRUE(d.active());
   EXPECT_NEAR(double(d.active()->start_unix_ns - kT0) * 1e-9, 165.0, 3.0);
   ASSERT_EQ(d.workload_changes().size(), 1u);
@@ -576,7 +613,7 @@ TEST(WorkloadChange, WithABaselineModelAChangeStaysAChangeUntilSymptomsRise) {
   e = run(d, h, 300, 330, [](Host& x, std::size_t) { return x.row(95, 55, 35.0, 2e7); });
   EXPECT_EQ(e.incidents, 1u);
   EXPECT_GE(e.first_incident_at, 300);
-  EXPECT_LE(e.first_incident_at, 305);
+  EXPECT_LE(e.first_incident_at, 305 + 10);
   ASSERT_EQ(d.workload_changes().size(), 1u);
   EXPECT_EQ(d.workload_changes()[0].action, "ended: symptoms rose, an incident opened");
   // The stall ends at 330, the other job's load stays: 30 s later the incident ends, dated at
