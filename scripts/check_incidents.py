@@ -4,11 +4,16 @@
 usage: check_incidents.py report.json fault.txt
 fault.txt holds one line "<kind> <start_unix_s> <end_unix_s>". Kinds map to the subsystem a
 correct attribution names. Exit 0 when an incident overlaps the fault with the right subsystem
-and no incident lies elsewhere; 1 otherwise.
+and no incident lies elsewhere; 1 otherwise. An incident elsewhere that names an aggressor
+outside the demo's own cgroups (scripts/demo.sh: reveal-demo/...) — another tenant, or "/",
+processes outside every cgroup such as a build in a shell — is something else on this host
+hurting the job: printed as such, not counted as a false alarm. One that names no outside
+aggressor is.
 """
 import json
 import sys
 
+DEMO_CGROUPS = "reveal-demo"  # scripts/demo.sh's cgroups: <v2 root>/reveal-demo/{train,neighbour,fault}
 EXPECTED = {"cpu": "cpu", "membw": "memory", "memory": "memory", "disk": "storage", "net": "network"}
 
 
@@ -35,6 +40,12 @@ def main():
               f"subsystem {inc['subsystem']} ({inc['confidence']*100:.0f} %), expected {want}; "
               f"detected {delay:+.1f} s after onset")
     for inc in false_alarms:
+        outside = [a for a in inc.get("aggressors") or [] if not str(a.get("cgroup", "")).startswith(DEMO_CGROUPS)]
+        if outside and kind != "none":
+            print(f"   ANOTHER NEIGHBOUR: incident {inc['start']} → {inc['end']} ({inc['subsystem']}) outside the "
+                  f"injected fault names a neighbour outside the demo: {outside[0].get('text', outside[0].get('cgroup'))} "
+                  "(something else on this host; not a false alarm)")
+            continue
         print(f"   FALSE ALARM: incident {inc['start']} → {inc['end']} ({inc['subsystem']}) outside the fault")
         ok = False
     print("   RESULT:", "PASS" if ok else "FAIL")

@@ -160,10 +160,12 @@ def fleet():
     b.add("timeseries", "Incidents opened per 10 min, by subsystem", "increase(reveal_incidents_total[10m]).",
           [ts(f"sum by (subsystem) (increase(reveal_incidents_total{{{j}}}[10m]))", "{{subsystem}}")], w=8, h=9,
           overrides=SUBSYSTEM_OVERRIDES, field=STACKED_BARS)
-    b.add("timeseries", "Workload changes and withdrawn incidents per 10 min",
-          "Workload changes (no symptom rose) and incidents withdrawn as a new workload starting.",
+    b.add("timeseries", "Workload changes, withdrawn incidents and transients per 10 min",
+          "Workload changes (no symptom rose), incidents withdrawn as a new workload starting, and transients "
+          "(symptoms over within detect.min_duration, never reported as incidents).",
           [ts(f"sum(increase(reveal_workload_changes_total{{{j}}}[10m]))", "workload changes"),
-           ts(f"sum(increase(reveal_incidents_withdrawn_total{{{j}}}[10m]))", "incidents withdrawn")], w=8, h=9)
+           ts(f"sum(increase(reveal_incidents_withdrawn_total{{{j}}}[10m]))", "incidents withdrawn"),
+           ts(f"sum(increase(reveal_incidents_transient_total{{{j}}}[10m]))", "transients")], w=8, h=9)
     b.add("table", "Open incidents", "One row per host and subsystem with an incident open now; top_channel is "
           "the channel that led it. Details: the agent's /incidents.",
           [ts(f"reveal_incident_active{{{j}}}", instant=True, fmt="table")], w=24, h=7,

@@ -41,12 +41,12 @@ struct IncidentRule {
   double min_duration_s = 10.0;
 };
 
-// Whether an incident spanning [start, end] (Unix ns) is shorter than `rule.min_duration_s`.
-inline bool is_transient(const IncidentRule& rule, std::int64_t start_unix_ns, std::int64_t end_unix_ns) {
-  return double(end_unix_ns - start_unix_ns) * 1e-9 < rule.min_duration_s;
-}
-// The `withdrawn` text of a transient that spanned [start, end].
-std::string transient_text(const IncidentRule& rule, std::int64_t start_unix_ns, std::int64_t end_unix_ns);
+struct Incident;
+// Whether `inc` spans less than `rule.min_duration_s`: from its start to the end of its last
+// symptomatic window (Incident::symptom_end_unix_ns), or to its end when it had none.
+bool is_transient(const IncidentRule& rule, const Incident& inc);
+// The `withdrawn` text of a transient (that span, in seconds).
+std::string transient_text(const IncidentRule& rule, const Incident& inc);
 
 // The incident rule applied one window at a time (the streaming detector; find_incidents()
 // runs the same machine over a whole run). An incident opens at the first of k consecutive
@@ -120,6 +120,10 @@ struct Incident {
   std::size_t first_window = 0, last_window = 0;
   double start_s = 0, end_s = 0;          // seconds since the run's first sample
   std::int64_t start_unix_ns = 0, end_unix_ns = 0;
+  // When its last symptomatic window ended (that window's last sample), where workload changes
+  // are told apart and a symptom rose; 0 otherwise. What IncidentRule::min_duration_s is
+  // measured to. Not in the reports.
+  std::int64_t symptom_end_unix_ns = 0;
   double peak_score = 0;                  // max fused score (threshold = 1)
   Subsystem subsystem = Subsystem::system;
   double confidence = 0;                  // share of the evidence for `subsystem`, 0..1

@@ -199,5 +199,11 @@ void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeli
 // such an incident. detect() does this after withdraw_workload_starts(), when it tells
 // workload changes apart.
 void retire_transients(DetectResult& result, const IncidentRule& rule);
+// How many of `changes` (DetectResult::workload_changes) are transients (kind "transient").
+inline std::size_t count_transients(const std::vector<Incident>& changes) {
+  std::size_t n = 0;
+  for (const auto& c : changes) n += c.kind == "transient";
+  return n;
+}
 
 }  // namespace reveal

@@ -4,9 +4,18 @@
 
 namespace reveal {
 
-std::string transient_text(const IncidentRule& rule, std::int64_t start_unix_ns, std::int64_t end_unix_ns) {
-  return fmt::format("a transient: it lasted {:.0f} s, under the {:g} s an incident must last (min_duration)",
-                     double(end_unix_ns - start_unix_ns) * 1e-9, rule.min_duration_s);
+namespace {
+double span_s(const Incident& inc) {
+  const std::int64_t to = inc.symptom_end_unix_ns > 0 ? inc.symptom_end_unix_ns : inc.end_unix_ns;
+  return double(to - inc.start_unix_ns) * 1e-9;
+}
+}  // namespace
+
+bool is_transient(const IncidentRule& rule, const Incident& inc) { return span_s(inc) < rule.min_duration_s; }
+
+std::string transient_text(const IncidentRule& rule, const Incident& inc) {
+  return fmt::format("a transient: its symptoms lasted {:.1f} s, under the {:g} s an incident must last (min_duration)",
+                     span_s(inc), rule.min_duration_s);
 }
 
 IncidentTracker::IncidentTracker(IncidentRule rule) { set_rule(rule); }

@@ -222,6 +222,12 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
       inc.end_s = double(inc.end_unix_ns - res.origin_unix_ns) * 1e-9;
     }
     if (part.incident) {
+      if (changes)  // the end of its last symptomatic window: what min_duration is measured to
+        for (std::size_t k = b + 1; k-- > a;)
+          if (anomalous[k] && symptomatic[k]) {
+            inc.symptom_end_unix_ns = std::max(inc.start_unix_ns, run.t_unix_ns[w.first_row[k] + w.length - 1]);
+            break;
+          }
       if (part.ended_quiet) inc.action += std::string(inc.action.empty() ? "" : " ") + pipeline::kEndedQuietFixed;
       res.incidents.push_back(std::move(inc));
       continue;
@@ -289,13 +295,13 @@ void retire_transients(DetectResult& result, const IncidentRule& rule) {
   std::vector<Incident> kept;
   bool moved = false;
   for (auto& inc : result.incidents) {
-    if (inc.kind != "anomaly" || !is_transient(rule, inc.start_unix_ns, inc.end_unix_ns)) {
+    if (inc.kind != "anomaly" || !is_transient(rule, inc)) {
       kept.push_back(std::move(inc));
       continue;
     }
     inc.kind = "transient";
-    inc.withdrawn = transient_text(rule, inc.start_unix_ns, inc.end_unix_ns);
-    inc.withdrawn_unix_ns = inc.end_unix_ns;
+    inc.withdrawn = transient_text(rule, inc);
+    inc.withdrawn_unix_ns = inc.end_unix_ns;  // decided at its end (the agent: up to 10 s later)
     inc.action = pipeline::kTransientAction;
     result.workload_changes.push_back(std::move(inc));
     moved = true;

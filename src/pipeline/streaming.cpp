@@ -507,6 +507,8 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
     for (std::size_t w = first; w <= last && active_->symptom.name.empty(); ++w)
       if (sym_ring_[w % K]) note_symptom(w % K);
     update_incident();
+    if (had_symptom_ && tells_workload_changes())
+      active_->symptom_end_unix_ns = hist_t_[slot(std::min<std::uint64_t>(last_symptom_row_, rows_ - 1))];
   }
 }
 
@@ -547,6 +549,8 @@ bool StreamingDetector::withdraw_incident(std::int64_t start_unix_ns, const std:
   change_ = std::move(active_);
   active_.reset();
   confirmed_ = false;
+  had_symptom_ = false;  // a change has none; an incident it becomes starts counting anew
+  change_->symptom_end_unix_ns = 0;
   change_->kind = "workload_change";
   change_->withdrawn = why;
   change_->withdrawn_unix_ns = last_t_ns_;
@@ -616,7 +620,9 @@ void StreamingDetector::after_window(bool symptomatic) {
     active_->kind = "anomaly";
     active_->withdrawn.clear();
     active_->withdrawn_unix_ns = 0;
+    active_->symptom_end_unix_ns = 0;
     confirmed_ = false;
+    had_symptom_ = false;  // a drift: no symptom so far (a withdrawn incident's are not its own)
     episode_ = Episode::incident;
     update_incident();
     return;
@@ -625,6 +631,7 @@ void StreamingDetector::after_window(bool symptomatic) {
   if (symptomatic) {
     had_symptom_ = true;
     last_symptom_row_ = rows_ - 1;
+    active_->symptom_end_unix_ns = hist_t_[slot(last_symptom_row_)];
   }
   // Its symptoms gone for kSymptomGoneWindows windows: the fault is over, at its last symptom,
   // whether or not the load settled; what still differs is a workload change from the row after
@@ -674,9 +681,9 @@ void StreamingDetector::close_incident(const char* how, bool at_last_symptom) {
 void StreamingDetector::retire_incident(Incident inc) {
   const IncidentRule& rule = opts_.detect.incident;
   if (!confirmed_) {
-    if (tells_workload_changes() && is_transient(rule, inc.start_unix_ns, inc.end_unix_ns)) {
+    if (tells_workload_changes() && is_transient(rule, inc)) {
       inc.kind = "transient";
-      inc.withdrawn = transient_text(rule, inc.start_unix_ns, inc.end_unix_ns);
+      inc.withdrawn = transient_text(rule, inc);
       inc.withdrawn_unix_ns = last_t_ns_;
       inc.action = pipeline::kTransientAction;
       changes_.push_back(std::move(inc));
@@ -697,11 +704,7 @@ void StreamingDetector::confirm_if_due() {
   if (!active_ || confirmed_) return;
   // The span so far: to its last symptom (an incident ending at its last symptom is dated
   // there) or, without one, to its last anomalous window (describe()).
-  if (tells_workload_changes()) {
-    const bool symptom_kept = had_symptom_ && last_symptom_row_ < rows_ && last_symptom_row_ + capacity_ >= rows_;
-    const std::int64_t to = symptom_kept ? hist_t_[slot(last_symptom_row_)] : active_->end_unix_ns;
-    if (is_transient(opts_.detect.incident, active_->start_unix_ns, to)) return;
-  }
+  if (tells_workload_changes() && is_transient(opts_.detect.incident, *active_)) return;
   confirmed_ = true;
   update_.opened = true;
 }

@@ -9,6 +9,7 @@
 #include "reveal/streaming.h"
 #include "reveal/tenants.h"
 #include "window_model.h"
+#include "workload_change.h"
 
 namespace reveal {
 namespace {
@@ -143,6 +144,16 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
     anomalies.push_back(*det.active());
     name_tenants(anomalies.back());
     r.notes.push_back("the last incident was still open at the end of the recording");
+  } else if (const Incident* pending = det.active_for_evidence()) {
+    // Open but not reported yet (shorter than min_duration so far): a transient as it stands,
+    // as detect() calls the same cut-off tail (retire_transients()).
+    Incident t = *pending;
+    t.kind = "transient";
+    t.withdrawn = transient_text(opts.detect.incident, t) + "; the recording ended";
+    t.withdrawn_unix_ns = t.end_unix_ns;
+    t.action = pipeline::kTransientAction;
+    r.workload_changes.push_back(std::move(t));
+    name_tenants(r.workload_changes.back());
   }
   if (det.active_change()) {
     r.workload_changes.push_back(*det.active_change());

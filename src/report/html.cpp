@@ -462,9 +462,15 @@ std::vector<std::size_t> strongest(const DetectResult& r, std::size_t cap) {
 // kVerdictMax of them; "" when there are none.
 std::string workload_changes_line(const DetectResult& r) {
   if (r.workload_changes.empty()) return "";
-  std::string o = fmt::format("<div class=\"changes\">{} workload change{} (anomalous intervals in which no symptom rose: "
-                              "a job started, stopped or changed phase; not incidents):",
-                              r.workload_changes.size(), r.workload_changes.size() == 1 ? "" : "s");
+  const std::size_t t = count_transients(r.workload_changes), n = r.workload_changes.size() - t;
+  std::string o =
+      t == 0 ? fmt::format("<div class=\"changes\">{} workload change{} (anomalous intervals in which no symptom rose: "
+                           "a job started, stopped or changed phase; not incidents):",
+                           n, n == 1 ? "" : "s")
+             : fmt::format("<div class=\"changes\">{} workload change{} (anomalous intervals in which no symptom rose: "
+                           "a job started, stopped or changed phase) and {} transient{} (symptoms over within the "
+                           "minimum duration); not incidents:",
+                           n, n == 1 ? "" : "s", t, t == 1 ? "" : "s");
   const auto item = [&](std::size_t i) {
     const auto& c = r.workload_changes[i];
     return fmt::format("{} {} <b style=\"color:{}\">{}</b>{}", i ? ";" : "", esc(when(c)), subsystem_colour(c.subsystem),
@@ -485,7 +491,9 @@ std::string workload_changes_line(const DetectResult& r) {
 std::string verdict(const DetectResult& r, const std::string& sfx) {
   if (r.incidents.empty())
     return (r.workload_changes.empty() ? "<p class=\"verdict ok\">No incidents: no anomalous interval found.</p>"
-                                       : "<p class=\"verdict ok\">No incidents: no anomalous interval with a symptom.</p>") +
+            : count_transients(r.workload_changes)
+                ? "<p class=\"verdict ok\">No incidents: no symptom lasted long enough to be one.</p>"
+                : "<p class=\"verdict ok\">No incidents: no anomalous interval with a symptom.</p>") +
            workload_changes_line(r);
   std::string o = fmt::format("<p class=\"verdict bad\">{} incident{}{}:</p><ol class=\"verdict-list\">",
                               r.incidents.size(), r.incidents.size() == 1 ? "" : "s",

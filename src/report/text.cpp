@@ -30,19 +30,23 @@ void summary_lines(const DetectResult& r, std::string& o) {
                        to_string(inc.subsystem), inc.confidence * 100, inc.peak_score);
   }
   if (shown < n) o += fmt::format("  … and {} more (see below)\n", n - shown);
+  const std::size_t transients = count_transients(r.workload_changes);
   if (r.incidents.empty())
-    o += r.workload_changes.empty() ? "  no anomalous interval found\n" : "  no anomalous interval with a symptom\n";
+    o += r.workload_changes.empty() ? "  no anomalous interval found\n"
+         : transients               ? "  no symptom lasted long enough to be an incident (--min-duration)\n"
+                                    : "  no anomalous interval with a symptom\n";
   // Workload changes: anomalous, but no symptom rose, and transients; one line each, after the
   // incidents.
   const std::size_t nc = r.workload_changes.size();
   if (nc == 0) return;
-  const auto transients = std::count_if(r.workload_changes.begin(), r.workload_changes.end(),
-                                        [](const Incident& c) { return c.kind == "transient"; });
-  o += fmt::format("WORKLOAD CHANGES: {} (anomalous intervals in which no symptom rose: a job started, stopped or "
-                   "changed phase{}; not incidents)\n",
-                   nc, transients ? fmt::format(", and {} transient{}: a symptom over within --min-duration", transients,
-                                                transients == 1 ? "" : "s")
-                                  : "");
+  if (transients == 0)
+    o += fmt::format("WORKLOAD CHANGES: {} (anomalous intervals in which no symptom rose: a job started, stopped or "
+                     "changed phase; not incidents)\n", nc);
+  else
+    o += fmt::format("WORKLOAD CHANGES AND TRANSIENTS: {} (not incidents: {} anomalous interval{} in which no symptom "
+                     "rose, a job started, stopped or changed phase; {} transient{}, symptoms over within "
+                     "--min-duration)\n",
+                     nc, nc - transients, nc - transients == 1 ? "" : "s", transients, transients == 1 ? "" : "s");
   const std::size_t shown_c = nc <= kSummaryLines ? nc : kSummaryLines - 1;
   for (std::size_t i = 0; i < shown_c; ++i) {
     const auto& c = r.workload_changes[i];
@@ -70,9 +74,10 @@ void run_details(const DetectResult& r, std::string& o) {
   if (r.mode == "self") {
     o += "reference: self (the run's own robust statistics)";
   } else if (r.mode == "streaming") {
-    o += fmt::format("reference: moving (the agent's streaming detector; {} workload change{} told apart from "
+    const std::size_t t = count_transients(r.workload_changes), c = r.workload_changes.size() - t;
+    o += fmt::format("reference: moving (the agent's streaming detector; {} workload change{}{} told apart from "
                      "incidents)",
-                     r.workload_changes.size(), r.workload_changes.size() == 1 ? "" : "s");
+                     c, c == 1 ? "" : "s", t ? fmt::format(" and {} transient{}", t, t == 1 ? "" : "s") : "");
   } else if (!r.baseline_model.empty()) {
     std::vector<std::string> unique;
     for (const auto& h : r.baseline_hosts)

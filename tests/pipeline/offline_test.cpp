@@ -227,7 +227,7 @@ TEST(Detect, AShortStallIsATransientNotAnIncident) {
   ASSERT_EQ(res.workload_changes.size(), 1u);
   EXPECT_EQ(res.workload_changes[0].kind, "transient");
   EXPECT_NEAR(res.workload_changes[0].start_s, 50.0, 3.0);
-  EXPECT_NE(res.workload_changes[0].withdrawn.find("a transient: it lasted"), std::string::npos);
+  EXPECT_NE(res.workload_changes[0].withdrawn.find("a transient: its symptoms lasted"), std::string::npos);
   DetectOptions every;
   every.incident.min_duration_s = 0;
   const DetectResult all = detect(run, {}, every);
@@ -645,7 +645,7 @@ TEST(Detect, IncidentsShorterThanTheMinimumDurationAreTransients) {
   EXPECT_EQ(r.workload_changes[0].kind, "transient");
   EXPECT_EQ(r.workload_changes[0].start_unix_ns, 100 * kS);
   EXPECT_EQ(r.workload_changes[0].withdrawn,
-            "a transient: it lasted 4 s, under the 10 s an incident must last (min_duration)");
+            "a transient: its symptoms lasted 4.0 s, under the 10 s an incident must last (min_duration)");
   EXPECT_EQ(r.workload_changes[0].withdrawn_unix_ns, 104 * kS);
   EXPECT_EQ(r.workload_changes[0].action, pipeline::kTransientAction);
   EXPECT_EQ(r.workload_changes[1].kind, "workload_change");

@@ -461,7 +461,7 @@ TEST(WorkloadChange, AStallShorterThanTheMinimumDurationIsATransient) {
       const Incident& t = d.workload_changes()[0];
       EXPECT_EQ(t.kind, "transient");
       EXPECT_NEAR(double(t.start_unix_ns - kT0) * 1e-9, 150.0, 3.0);
-      EXPECT_NE(t.withdrawn.find("a transient: it lasted"), std::string::npos) << t.withdrawn;
+      EXPECT_NE(t.withdrawn.find("a transient: its symptoms lasted"), std::string::npos) << t.withdrawn;
       EXPECT_EQ(t.action, pipeline::kTransientAction);
     } else {
       EXPECT_EQ(e.incidents, 1u);
@@ -470,6 +470,23 @@ TEST(WorkloadChange, AStallShorterThanTheMinimumDurationIsATransient) {
       EXPECT_EQ(d.transients_total(), 0u);
     }
   }
+}
+
+// The span is measured to the last symptom: a 4-s stall whose load shift lasts 14 s is a
+// transient all the same (dated at its last symptom; the load that outlasts it is not its span).
+TEST(WorkloadChange, ATransientIsMeasuredToItsLastSymptom) {
+  Host h(3);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); });
+  Episodes e = run(d, h, 150, 164, [](Host& x, std::size_t i) { return x.row(95, 30, i < 154 ? 30.0 : 1.0); });
+  e.incidents += run(d, h, 164, 220, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); }).incidents;
+  EXPECT_EQ(e.incidents, 0u);
+  EXPECT_TRUE(d.closed().empty());
+  EXPECT_EQ(d.transients_total(), 1u);
+  ASSERT_FALSE(d.workload_changes().empty());
+  const Incident& t = d.workload_changes()[0];
+  EXPECT_EQ(t.kind, "transient");
+  EXPECT_LT(double(t.symptom_end_unix_ns - t.start_unix_ns) * 1e-9, 10.0);
 }
 
 // The agent's detector leads windows by a symptom's step as detect() does: with the fused
@@ -657,6 +674,25 @@ TEST(WorkloadChange, ALeakIsAnIncidentNotANewRegime) {
   // It starts where the drift became visible, not when re-learning gave up (~90 s later).
   EXPECT_LT(double(d.active()->start_unix_ns - kT0) * 1e-9, 170.0) << "the incident is the whole drift";
   EXPECT_TRUE(d.workload_changes().empty());
+}
+
+// A new job withdrawn as a new workload (its start-up stalls accepted) that then leaks: its
+// first 30 s are learned as its regime, and the leak that drifts on is an incident, reported as
+// one, not a transient (a drift has no symptom: its span is the whole episode).
+TEST(WorkloadChange, ALeakAfterAWithdrawnStartIsReported) {
+  Host h(5);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(40, 30, 0.5); });
+  run(d, h, 150, 158, [](Host& x, std::size_t) { return x.row(75, 40, 20.0, 2e7); });
+  ASSERT_TRUE(d.active_for_evidence());
+  ASSERT_TRUE(d.withdraw_incident(d.active_for_evidence()->start_unix_ns, "a new workload started (jobs/x)"));
+  const Episodes e = run(d, h, 158, 420, [](Host& x, std::size_t i) {
+    return x.row(75, 40 + 0.8 * double(i - 158), 20.0, 2e7);
+  });
+  EXPECT_EQ(e.incidents, 1u);
+  ASSERT_TRUE(d.active());
+  EXPECT_EQ(d.active()->subsystem, Subsystem::memory);
+  EXPECT_EQ(d.transients_total(), 0u);
 }
 
 TEST(WorkloadChange, ALoadThatRampsForAMinuteThenSettlesIsAChange) {
