@@ -8,12 +8,15 @@ and no incident lies elsewhere; 1 otherwise. An incident elsewhere that names an
 outside the demo's own cgroups (scripts/demo.sh: reveal-demo/...) — another tenant, or "/",
 processes outside every cgroup such as a build in a shell — is something else on this host
 hurting the job: printed as such, not counted as a false alarm. One that names no outside
-aggressor is.
+aggressor is, and so is every incident of a clean run (kind none). The rule needs the demo's
+cgroups: when the report names none of them (not root, no v2 tree: everything ran in the
+script's own cgroup, which would look like an outsider), every incident elsewhere is a false
+alarm.
 """
 import json
 import sys
 
-DEMO_CGROUPS = "reveal-demo"  # scripts/demo.sh's cgroups: <v2 root>/reveal-demo/{train,neighbour,fault}
+DEMO_CGROUPS = "reveal-demo/"  # scripts/demo.sh's cgroups: <v2 root>/reveal-demo/{train,neighbour,fault}
 EXPECTED = {"cpu": "cpu", "membw": "memory", "memory": "memory", "disk": "storage", "net": "network"}
 
 
@@ -23,6 +26,8 @@ def main():
     f0, f1 = float(f0), float(f1)
     want = EXPECTED.get(kind, kind)
     hits, false_alarms = [], []
+    named = [t.get("cgroup", "") for inc in report["incidents"] for t in (inc.get("aggressors") or []) + (inc.get("victims") or [])]
+    demo_cgroups = any(str(c).startswith(DEMO_CGROUPS) for c in named)
     for inc in report["incidents"]:
         s, e = inc["start_unix_ns"] / 1e9, inc["end_unix_ns"] / 1e9
         (hits if s <= f1 and e >= f0 else false_alarms).append(inc)
@@ -41,7 +46,7 @@ def main():
               f"detected {delay:+.1f} s after onset")
     for inc in false_alarms:
         outside = [a for a in inc.get("aggressors") or [] if not str(a.get("cgroup", "")).startswith(DEMO_CGROUPS)]
-        if outside and kind != "none":
+        if outside and kind != "none" and demo_cgroups:
             print(f"   ANOTHER NEIGHBOUR: incident {inc['start']} → {inc['end']} ({inc['subsystem']}) outside the "
                   f"injected fault names a neighbour outside the demo: {outside[0].get('text', outside[0].get('cgroup'))} "
                   "(something else on this host; not a false alarm)")

@@ -31,6 +31,7 @@
 //     reveal_incidents_total{subsystem}    counter incidents opened, by attributed subsystem:
 //                                          counted once an incident's span reached
 //                                          detect.min_duration (10 s; IncidentRule::min_duration_s)
+//                                          where workload changes are told apart, at once otherwise
 //     reveal_incident_active{subsystem,focus,top_channel}  gauge 1 while an incident is open
 //                                          (absent otherwise); top_channel = its strongest channel
 //                                          (not `channel`: that label marks raw channels only)

@@ -193,8 +193,8 @@ void attach_tenants(DetectResult& result, const TenantTimeline& timeline);
 // this when it tells workload changes apart (DetectOptions::workload_changes); a store without
 // tenant scans changes nothing.
 void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeline);
-// Moves every anomaly incident shorter than rule.min_duration_s (is_transient(), its dated
-// start to its dated end: the last symptom when it ended at it) into result.workload_changes
+// Moves every anomaly incident shorter than rule.min_duration_s (is_transient(): its dated
+// start to Incident::symptom_end_unix_ns, or to its end without one) into result.workload_changes
 // as kind "transient" (Incident::withdrawn says why), as the streaming detector never reports
 // such an incident. detect() does this after withdraw_workload_starts(), when it tells
 // workload changes apart.

@@ -223,7 +223,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
     }
     if (part.incident) {
       if (changes)  // the end of its last symptomatic window: what min_duration is measured to
-        for (std::size_t k = b + 1; k-- > a;)
+        for (std::size_t k = b + 1; k-- > std::max(a, part.symptoms_from);)
           if (anomalous[k] && symptomatic[k]) {
             inc.symptom_end_unix_ns = std::max(inc.start_unix_ns, run.t_unix_ns[w.first_row[k] + w.length - 1]);
             break;

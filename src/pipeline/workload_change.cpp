@@ -209,7 +209,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
   IncidentTracker t(rule);
   const std::size_t K = std::size_t(std::max(rule.min_windows, 1)) + 1;
   enum class Ep { none, change, incident } ep = Ep::none;
-  std::size_t first = 0, run = 0, zn = 0;
+  std::size_t first = 0, run = 0, zn = 0, sym_from = 0;
   std::uint64_t row0 = 0, last_symptom_row = 0;
   std::int64_t from_row = -1;  // the open episode's first row when it starts before its first window
   bool settled_once = false, had_symptom = false;
@@ -251,6 +251,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
         for (std::size_t k = first; k <= w; ++k) any = any || sym(k);
         ep = (!changes || any) ? Ep::incident : Ep::change;
         settled_once = false;
+        sym_from = first;
         restart_evidence(first, w);
         break;
       }
@@ -258,7 +259,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
         add_z(w);
         break;
       case IncidentTracker::Change::closed:
-        out.push_back({ep == Ep::incident, first, t.last(), -1, false, from_row});
+        out.push_back({ep == Ep::incident, first, t.last(), -1, false, from_row, sym_from});
         ep = Ep::none;
         from_row = -1;
         break;
@@ -277,12 +278,13 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
       const bool gone = had_symptom && rows >= last_symptom_row + 1 + kSymptomGoneWindows * stride;
       const std::uint64_t quiet_from = had_symptom ? last_symptom_row + 1 : row0 + L;
       if (!gone && (rows < quiet_from + relearn || !settled(quiet_from, rows, mean_z()))) continue;
-      out.push_back({true, first, t.last(), had_symptom ? std::int64_t(last_symptom_row) : -1, true, from_row});
+      out.push_back({true, first, t.last(), had_symptom ? std::int64_t(last_symptom_row) : -1, true, from_row, sym_from});
       from_row = -1;
       if (t.open() && t.last() == w) {  // the load that stays: a workload change from here on
         from_row = std::int64_t(had_symptom ? last_symptom_row + 1 : rows - L);
         t.restart(w, w);
         first = w;
+        sym_from = w;
         ep = Ep::change;
         settled_once = false;
         restart_evidence(w, w);
@@ -300,6 +302,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
       from_row = -1;
       t.restart(f, last);
       first = f;
+      sym_from = f;
       ep = Ep::incident;
       restart_evidence(f, last);
       continue;
@@ -310,9 +313,12 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
       settled_once = true;
       continue;
     }
-    if (rows >= r0 + drift_relearns * relearn) ep = Ep::incident;  // still drifting: a leak, a runaway ramp
+    if (rows >= r0 + drift_relearns * relearn) {  // still drifting: a leak, a runaway ramp
+      ep = Ep::incident;
+      sym_from = w + 1;
+    }
   }
-  if (t.open()) out.push_back({ep == Ep::incident, first, t.last(), -1, false, from_row});
+  if (t.open()) out.push_back({ep == Ep::incident, first, t.last(), -1, false, from_row, sym_from});
   return out;
 }
 

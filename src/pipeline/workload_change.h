@@ -202,6 +202,10 @@ struct EpisodePart {
   std::int64_t end_row = -1;
   bool ended_quiet = false;
   std::int64_t start_row = -1;
+  // An incident's own symptoms are its symptomatic windows from this one on: `first`, or for a
+  // change that kept drifting (an incident as a whole) the window after the one that decided
+  // it, as the streaming detector counts them (its symptoms while a change are not its own).
+  std::size_t symptoms_from = 0;
 };
 
 // A workload change's action: news, not a fault (detect() and the streaming detector).

@@ -52,6 +52,14 @@ for cg in "" reveal-demo/neighbour reveal-demo/train; do
   expect_exit 1 /usr/bin/python3 "$CHECK" "$T/report.json" "$T/fault.txt"
   grep -q "FALSE ALARM" "$T/out" || fail "an incident elsewhere naming '$cg' is not a false alarm: $(cat "$T/out")"
 done
+# Without the demo's cgroups (not root: everything in the script's own cgroup) nothing is an
+# outsider: an incident elsewhere is a false alarm whoever it names.
+report 46:74:cpu: "10:40:cpu:user.slice/session-3.scope"
+expect_exit 1 /usr/bin/python3 "$CHECK" "$T/report.json" "$T/fault.txt"
+grep -q "FALSE ALARM" "$T/out" || fail "without the demo's cgroups an outsider passed: $(cat "$T/out")"
+# A cgroup that only starts like the demo's is an outsider.
+report 46:74:cpu:reveal-demo/fault "10:40:cpu:reveal-demo-other/x"
+expect_exit 0 /usr/bin/python3 "$CHECK" "$T/report.json" "$T/fault.txt"
 # A clean run: every incident is a false alarm, whoever it names.
 echo "none 1800000045 1800000075" >"$T/fault.txt"
 report "10:40:cpu:/"

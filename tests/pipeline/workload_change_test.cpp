@@ -313,6 +313,16 @@ TEST(Episodes, WithoutASymptomAnEpisodeIsAChangeUnlessItKeepsDrifting) {
   ASSERT_EQ(parts.size(), 1u);
   EXPECT_TRUE(parts[0].incident);
   EXPECT_EQ(parts[0].first, 10u);
+  // Its own symptoms count from the window after the drift decided it (the row 10 + 3 + 90,
+  // window 101): a lone symptomatic window while it was a change is not its own (the streaming
+  // detector's drift incident starts its symptoms anew; detect() measures min_duration so).
+  EXPECT_EQ(parts[0].symptoms_from, 101u);
+  leak.set(leak.symptomatic, 14, 14);
+  parts = leak();
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_TRUE(parts[0].incident);
+  EXPECT_EQ(parts[0].symptoms_from, 101u);
+  leak.symptomatic.assign(250, 0);
   leak.settles = true;
   parts = leak();
   ASSERT_EQ(parts.size(), 1u);
