@@ -265,23 +265,18 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
 
 }  // namespace
 
-void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeline) {
-  if (timeline.scans.empty()) return;
+namespace {
+// Moves the anomaly incidents that `take(inc)` rewrites (returning true) into the workload
+// changes, kept in start order.
+template <class Take>
+void move_to_changes(DetectResult& result, Take&& take) {
   std::vector<Incident> kept;
   bool moved = false;
   for (auto& inc : result.incidents) {
-    const WorkloadStartVerdict v = inc.kind == "anomaly"
-                                       ? judge_workload_start(timeline, inc.start_unix_ns, INT64_MAX)
-                                       : WorkloadStartVerdict{WorkloadStartVerdict::not_start, {}, 0};
-    if (v.state != WorkloadStartVerdict::start) {
+    if (inc.kind != "anomaly" || !take(inc)) {
       kept.push_back(std::move(inc));
       continue;
     }
-    inc.kind = "workload_change";
-    inc.action = pipeline::kWorkloadChangeAction;
-    inc.symptom = ChannelEvidence{};
-    inc.withdrawn = v.text;
-    inc.withdrawn_unix_ns = v.decided_unix_ns;
     result.workload_changes.push_back(std::move(inc));
     moved = true;
   }
@@ -290,26 +285,28 @@ void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeli
     std::stable_sort(result.workload_changes.begin(), result.workload_changes.end(),
                      [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
 }
+}  // namespace
+
+void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeline) {
+  if (timeline.scans.empty()) return;
+  move_to_changes(result, [&](Incident& inc) {
+    const WorkloadStartVerdict v = judge_workload_start(timeline, inc.start_unix_ns, INT64_MAX);
+    if (v.state != WorkloadStartVerdict::start) return false;
+    inc.kind = "workload_change";
+    inc.action = pipeline::kWorkloadChangeAction;
+    inc.symptom = ChannelEvidence{};
+    inc.withdrawn = v.text;
+    inc.withdrawn_unix_ns = v.decided_unix_ns;
+    return true;
+  });
+}
 
 void retire_transients(DetectResult& result, const IncidentRule& rule) {
-  std::vector<Incident> kept;
-  bool moved = false;
-  for (auto& inc : result.incidents) {
-    if (inc.kind != "anomaly" || !is_transient(rule, inc)) {
-      kept.push_back(std::move(inc));
-      continue;
-    }
-    inc.kind = "transient";
-    inc.withdrawn = transient_text(rule, inc);
-    inc.withdrawn_unix_ns = inc.end_unix_ns;  // decided at its end (the agent: up to 10 s later)
-    inc.action = pipeline::kTransientAction;
-    result.workload_changes.push_back(std::move(inc));
-    moved = true;
-  }
-  result.incidents = std::move(kept);
-  if (moved)
-    std::stable_sort(result.workload_changes.begin(), result.workload_changes.end(),
-                     [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
+  move_to_changes(result, [&](Incident& inc) {
+    if (!is_transient(rule, inc)) return false;
+    pipeline::make_transient(inc, rule, inc.end_unix_ns);  // decided at its end (the agent: up to 10 s later)
+    return true;
+  });
 }
 
 void attach_tenants(DetectResult& result, const TenantTimeline& timeline) {

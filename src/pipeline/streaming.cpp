@@ -682,10 +682,7 @@ void StreamingDetector::retire_incident(Incident inc) {
   const IncidentRule& rule = opts_.detect.incident;
   if (!confirmed_) {
     if (tells_workload_changes() && is_transient(rule, inc)) {
-      inc.kind = "transient";
-      inc.withdrawn = transient_text(rule, inc);
-      inc.withdrawn_unix_ns = last_t_ns_;
-      inc.action = pipeline::kTransientAction;
+      pipeline::make_transient(inc, rule, last_t_ns_);
       changes_.push_back(std::move(inc));
       if (changes_.size() > kMaxClosed) changes_.erase(changes_.begin());
       ++transients_total_;

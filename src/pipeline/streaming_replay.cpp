@@ -148,10 +148,8 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
     // Open but not reported yet (shorter than min_duration so far): a transient as it stands,
     // as detect() calls the same cut-off tail (retire_transients()).
     Incident t = *pending;
-    t.kind = "transient";
-    t.withdrawn = transient_text(opts.detect.incident, t) + "; the recording ended";
-    t.withdrawn_unix_ns = t.end_unix_ns;
-    t.action = pipeline::kTransientAction;
+    pipeline::make_transient(t, opts.detect.incident, t.end_unix_ns);
+    t.withdrawn += "; the recording ended";
     r.workload_changes.push_back(std::move(t));
     name_tenants(r.workload_changes.back());
   }

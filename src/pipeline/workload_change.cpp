@@ -9,6 +9,13 @@
 #include "reveal/robust_z.h"
 
 namespace reveal::pipeline {
+
+void make_transient(Incident& inc, const IncidentRule& rule, std::int64_t decided_unix_ns) {
+  inc.kind = "transient";
+  inc.withdrawn = transient_text(rule, inc);
+  inc.withdrawn_unix_ns = decided_unix_ns;
+  inc.action = kTransientAction;
+}
 namespace {
 
 // The smallest rise of a symptom channel that is operationally material, by unit.
