@@ -43,10 +43,13 @@ struct IncidentRule {
 
 struct Incident;
 // Whether `inc` spans less than `rule.min_duration_s`: from its start to the end of its last
-// symptomatic window (Incident::symptom_end_unix_ns), or to its end when it had none.
-bool is_transient(const IncidentRule& rule, const Incident& inc);
+// symptomatic window (Incident::symptom_end_unix_ns), or to its end when it had none, plus
+// one sample interval `interval_s` (seconds; ≤ 0 or NaN counts as 0): both ends are sample
+// times and each sample covers the interval before it, so N symptomatic samples span N
+// intervals, and a stall of the 10 s of quiet that ends an incident is not a transient.
+bool is_transient(const IncidentRule& rule, const Incident& inc, double interval_s);
 // The `withdrawn` text of a transient (that span, in seconds).
-std::string transient_text(const IncidentRule& rule, const Incident& inc);
+std::string transient_text(const IncidentRule& rule, const Incident& inc, double interval_s);
 
 // The incident rule applied one window at a time (the streaming detector; find_incidents()
 // runs the same machine over a whole run). An incident opens at the first of k consecutive
@@ -165,6 +168,12 @@ struct Incident {
   // it was withdrawn. Empty text and 0 otherwise.
   std::string withdrawn;
   std::int64_t withdrawn_unix_ns = 0;
+  // An incident that was a workload change first and became one because it kept drifting
+  // (a leak, a runaway ramp: pipeline/workload_change.h kDriftRelearns), live and in
+  // detect() alike. Its onset is a change already judged, so it is never withdrawn as a new
+  // workload starting (judge_workload_start()): a leak in a job that just started is an
+  // incident. Not serialised.
+  bool drifted = false;
 };
 
 inline constexpr double kFocusMinShare = 0.3;

@@ -195,6 +195,10 @@ class StreamingDetector {
   bool withdraw_incident(std::int64_t start_unix_ns, const std::string& why);
   std::uint64_t incidents_withdrawn_total() const { return withdrawn_total_; }
   Incident* last_closed_for_evidence() { return closed_.empty() ? nullptr : &closed_.back(); }
+  // The newest ended workload change (a transient among them), for the same evidence: a push
+  // that ended one (StreamUpdate::change_closed) may have moved its end back to its last
+  // symptom, and its tenants are judged again over that span. Null when there is none.
+  Incident* last_change_for_evidence() { return changes_.empty() ? nullptr : &changes_.back(); }
   // The open workload change (kind "workload_change"; attributed like an incident: the
   // subsystem whose load moved), and the ended ones, oldest first (at most 100 kept). Their
   // `action` says how each ended: a new regime learned, a known regime, a short phase.

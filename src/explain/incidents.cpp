@@ -5,17 +5,19 @@
 namespace reveal {
 
 namespace {
-double span_s(const Incident& inc) {
+double span_s(const Incident& inc, double interval_s) {
   const std::int64_t to = inc.symptom_end_unix_ns > 0 ? inc.symptom_end_unix_ns : inc.end_unix_ns;
-  return double(to - inc.start_unix_ns) * 1e-9;
+  return double(to - inc.start_unix_ns) * 1e-9 + (interval_s > 0 ? interval_s : 0.0);
 }
 }  // namespace
 
-bool is_transient(const IncidentRule& rule, const Incident& inc) { return span_s(inc) < rule.min_duration_s; }
+bool is_transient(const IncidentRule& rule, const Incident& inc, double interval_s) {
+  return span_s(inc, interval_s) < rule.min_duration_s;
+}
 
-std::string transient_text(const IncidentRule& rule, const Incident& inc) {
+std::string transient_text(const IncidentRule& rule, const Incident& inc, double interval_s) {
   return fmt::format("a transient: its symptoms lasted {:.1f} s, under the {:g} s an incident must last (min_duration)",
-                     span_s(inc), rule.min_duration_s);
+                     span_s(inc, interval_s), rule.min_duration_s);
 }
 
 IncidentTracker::IncidentTracker(IncidentRule rule) { set_rule(rule); }

@@ -222,6 +222,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
       inc.end_s = double(inc.end_unix_ns - res.origin_unix_ns) * 1e-9;
     }
     if (part.incident) {
+      inc.drifted = part.symptoms_from > part.first;  // a change that kept drifting (EpisodePart)
       if (changes)  // the end of its last symptomatic window: what min_duration is measured to
         for (std::size_t k = b + 1; k-- > std::max(a, part.symptoms_from);)
           if (anomalous[k] && symptomatic[k]) {
@@ -290,6 +291,7 @@ void move_to_changes(DetectResult& result, Take&& take) {
 void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeline) {
   if (timeline.scans.empty()) return;
   move_to_changes(result, [&](Incident& inc) {
+    if (inc.drifted) return false;  // a change already, judged: drifting on is the incident
     const WorkloadStartVerdict v = judge_workload_start(timeline, inc.start_unix_ns, INT64_MAX);
     if (v.state != WorkloadStartVerdict::start) return false;
     inc.kind = "workload_change";
@@ -303,8 +305,8 @@ void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeli
 
 void retire_transients(DetectResult& result, const IncidentRule& rule) {
   move_to_changes(result, [&](Incident& inc) {
-    if (!is_transient(rule, inc)) return false;
-    pipeline::make_transient(inc, rule, inc.end_unix_ns);  // decided at its end (the agent: up to 10 s later)
+    if (!is_transient(rule, inc, result.meta.interval_s)) return false;
+    pipeline::make_transient(inc, rule, inc.end_unix_ns, result.meta.interval_s);  // decided at its end (the agent: up to 10 s later)
     return true;
   });
 }

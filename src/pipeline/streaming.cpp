@@ -130,9 +130,11 @@ void StreamingDetector::set_false_per_day(double f) {
 StreamingDetector::~StreamingDetector() = default;
 
 void StreamingDetector::set_incident_rule(IncidentRule rule) {
+  // The opening rings hold min_windows + 1 windows: resized (cleared) at the next window only
+  // when that changes, so a reload between an opening's windows keeps their evidence.
+  if (rule.min_windows != opts_.detect.incident.min_windows) zring_ = Matrix();
   opts_.detect.incident = rule;
   tracker_.set_rule(rule);
-  zring_ = Matrix();  // resized at the next window
 }
 
 void StreamingDetector::set_history_samples(std::size_t n) {
@@ -618,6 +620,7 @@ void StreamingDetector::after_window(bool symptomatic) {
     change_.reset();
     accepted_.clear();
     active_->kind = "anomaly";
+    active_->drifted = true;
     active_->withdrawn.clear();
     active_->withdrawn_unix_ns = 0;
     active_->symptom_end_unix_ns = 0;
@@ -681,8 +684,8 @@ void StreamingDetector::close_incident(const char* how, bool at_last_symptom) {
 void StreamingDetector::retire_incident(Incident inc) {
   const IncidentRule& rule = opts_.detect.incident;
   if (!confirmed_) {
-    if (tells_workload_changes() && is_transient(rule, inc)) {
-      pipeline::make_transient(inc, rule, last_t_ns_);
+    if (tells_workload_changes() && is_transient(rule, inc, meta_.interval_s)) {
+      pipeline::make_transient(inc, rule, last_t_ns_, meta_.interval_s);
       changes_.push_back(std::move(inc));
       if (changes_.size() > kMaxClosed) changes_.erase(changes_.begin());
       ++transients_total_;
@@ -701,7 +704,7 @@ void StreamingDetector::confirm_if_due() {
   if (!active_ || confirmed_) return;
   // The span so far: to its last symptom (an incident ending at its last symptom is dated
   // there) or, without one, to its last anomalous window (describe()).
-  if (tells_workload_changes() && is_transient(opts_.detect.incident, *active_)) return;
+  if (tells_workload_changes() && is_transient(opts_.detect.incident, *active_, meta_.interval_s)) return;
   confirmed_ = true;
   update_.opened = true;
 }

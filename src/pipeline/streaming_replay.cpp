@@ -148,7 +148,7 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
     // Open but not reported yet (shorter than min_duration so far): a transient as it stands,
     // as detect() calls the same cut-off tail (retire_transients()).
     Incident t = *pending;
-    pipeline::make_transient(t, opts.detect.incident, t.end_unix_ns);
+    pipeline::make_transient(t, opts.detect.incident, t.end_unix_ns, meta.interval_s);
     t.withdrawn += "; the recording ended";
     r.workload_changes.push_back(std::move(t));
     name_tenants(r.workload_changes.back());

@@ -35,10 +35,17 @@ bool TenantFeed::after_push(StreamingDetector& detector, const StreamUpdate& u, 
   };
   if (u.closed)
     if (Incident* c = detector.last_closed_for_evidence()) apply(*c);
+  // An incident that ended as a transient (or a withdrawn one that ended) is judged over the
+  // span it ended with, as its close is: only the one being followed, so the open episode's
+  // state is left alone.
+  if (u.change_closed)
+    if (Incident* c = detector.last_change_for_evidence(); c && c->start_unix_ns == onset_) apply(*c);
   Incident* a = detector.active_for_evidence();
   if (!a) return false;
   apply(*a);
-  if (start_decided_) return false;
+  // A workload change that kept drifting is an incident as a whole: its start was a change
+  // already, and a leak in a job that just started is still a leak.
+  if (start_decided_ || a->drifted) return false;
   const WorkloadStartVerdict v = judge_workload_start(tenants, a->start_unix_ns, now);
   if (v.state == WorkloadStartVerdict::pending) return false;
   start_decided_ = true;

@@ -10,9 +10,9 @@
 
 namespace reveal::pipeline {
 
-void make_transient(Incident& inc, const IncidentRule& rule, std::int64_t decided_unix_ns) {
+void make_transient(Incident& inc, const IncidentRule& rule, std::int64_t decided_unix_ns, double interval_s) {
   inc.kind = "transient";
-  inc.withdrawn = transient_text(rule, inc);
+  inc.withdrawn = transient_text(rule, inc, interval_s);
   inc.withdrawn_unix_ns = decided_unix_ns;
   inc.action = kTransientAction;
 }

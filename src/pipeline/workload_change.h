@@ -214,8 +214,9 @@ inline constexpr const char* kWorkloadChangeAction = "a workload change: the hos
 inline constexpr const char* kTransientAction =
     "a transient: over before it lasted long enough to be an incident; none unless it recurs";
 // Makes `inc` a transient (kind "transient", its `withdrawn` text and time, kTransientAction),
-// decided at `decided_unix_ns`: the streaming detector, its replay and detect() alike.
-void make_transient(Incident& inc, const IncidentRule& rule, std::int64_t decided_unix_ns);
+// decided at `decided_unix_ns`, its span measured with the sample interval `interval_s`
+// (is_transient()): the streaming detector, its replay and detect() alike.
+void make_transient(Incident& inc, const IncidentRule& rule, std::int64_t decided_unix_ns, double interval_s);
 // What an incident that ended that way says after its action, with a fixed reference.
 inline constexpr const char* kEndedQuietFixed =
     "(ended: its symptoms are gone; the load that stays is a workload change)";

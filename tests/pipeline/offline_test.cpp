@@ -611,6 +611,14 @@ TEST(Detect, WithdrawWorkloadStartsMovesANewWorkloadsIncidentToTheChanges) {
   EXPECT_EQ(c.withdrawn_unix_ns, 105 * kS);
   EXPECT_NE(c.withdrawn.find("jobs/new"), std::string::npos);
   EXPECT_TRUE(c.symptom.name.empty());
+  // A workload change that kept drifting (a leak in the job that just started) is an incident
+  // as a whole: its onset was judged a change already, and it stays.
+  DetectResult leak;
+  leak.incidents = {incident("anomaly", 100 * kS)};
+  leak.incidents[0].drifted = true;
+  withdraw_workload_starts(leak, tl);
+  EXPECT_EQ(leak.incidents.size(), 1u);
+  EXPECT_TRUE(leak.workload_changes.empty());
   // No scans: nothing moves.
   DetectResult same;
   same.incidents = {incident("anomaly", 100 * kS)};
@@ -631,9 +639,12 @@ TEST(Detect, IncidentsShorterThanTheMinimumDurationAreTransients) {
     inc.action = "find the CPU hog";
     return inc;
   };
+  // At 1 Hz, the span is the time from the first sample to the last plus the one interval the
+  // first sample covers: 9 s between them is 10 s of symptoms.
   DetectResult r;
-  r.incidents = {incident("anomaly", 100 * kS, 4 * kS), incident("absence", 101 * kS, 2 * kS),
-                 incident("anomaly", 200 * kS, 10 * kS), incident("anomaly", 300 * kS, 10 * kS - 1)};
+  r.meta.interval_s = 1.0;
+  r.incidents = {incident("anomaly", 100 * kS, 3 * kS), incident("absence", 101 * kS, 2 * kS),
+                 incident("anomaly", 200 * kS, 9 * kS), incident("anomaly", 300 * kS, 9 * kS - 1)};
   r.workload_changes = {incident("workload_change", 150 * kS, 3 * kS)};
   IncidentRule rule;
   EXPECT_EQ(rule.min_duration_s, 10.0);
@@ -646,7 +657,7 @@ TEST(Detect, IncidentsShorterThanTheMinimumDurationAreTransients) {
   EXPECT_EQ(r.workload_changes[0].start_unix_ns, 100 * kS);
   EXPECT_EQ(r.workload_changes[0].withdrawn,
             "a transient: its symptoms lasted 4.0 s, under the 10 s an incident must last (min_duration)");
-  EXPECT_EQ(r.workload_changes[0].withdrawn_unix_ns, 104 * kS);
+  EXPECT_EQ(r.workload_changes[0].withdrawn_unix_ns, 103 * kS);
   EXPECT_EQ(r.workload_changes[0].action, pipeline::kTransientAction);
   EXPECT_EQ(r.workload_changes[1].kind, "workload_change");
   EXPECT_EQ(r.workload_changes[2].kind, "transient");

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -11,6 +12,8 @@ namespace {
 
 constexpr std::int64_t kT0 = std::int64_t(1'700'000'000) * 1'000'000'000;
 constexpr std::int64_t kS = 1'000'000'000;
+
+
 
 // Tenant scans every 5 s: "job" uses 1 core throughout; "hog" idles, then uses 2 cores over
 // [hog_from, hog_to) seconds.
@@ -72,6 +75,95 @@ TEST(TenantFeed, AClosedIncidentsTenantsAreThoseOfItsFinalSpan) {
   EXPECT_EQ(inc.aggressors[0].cgroup, "hog");
   EXPECT_DOUBLE_EQ(inc.aggressors[0].after, want.aggressors[0].after);
   EXPECT_EQ(inc.aggressors[0].text, want.aggressors[0].text);
+}
+
+// A transient (an incident whose symptoms ended before min_duration) names the tenants of the
+// span it ended with, as `reveal detect` and the replay judge it: a 4-s stall in a 14-s load
+// shift while a hog ran. While it was open, its end followed the load, and the hog's 2 cores
+// named it; the final span ends at the last symptom and so holds no full scan interval after
+// the onset: nothing can be judged over it.
+TEST(TenantFeed, ATransientsTenantsAreThoseOfTheSpanItEndedWith) {
+  std::vector<ChannelInfo> ch = {{"test:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                                 {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu}};
+  StreamingOptions o;
+  o.warmup_samples = 60;
+  o.refit_samples = 120;
+  o.history_samples = 600;
+  o.relearn_samples = 30;
+  StreamingDetector d({}, ch, o);
+  TenantFeed feed;
+  const std::size_t onset = 150, stall_end = 154, load_end = 164;
+  const TenantTimeline tl = scans(double(onset), double(load_end), 220);
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  bool named_while_open = false;
+  for (std::size_t i = 0; i < 220; ++i) {
+    const bool stall = i >= onset && i < stall_end, load = i >= onset && i < load_end;
+    const std::vector<double> row = {(load ? 95 : 60) + 2 * noise(rng),
+                                     std::max(0.0, (stall ? 30 : 1) + 0.5 * noise(rng))};
+    const std::int64_t t = kT0 + std::int64_t(i) * kS;
+    const StreamUpdate& u = d.push(t, row);
+    feed.after_push(d, u, tl, t);
+    if (const Incident* a = d.active_for_evidence()) named_while_open |= !a->aggressors.empty();
+  }
+  ASSERT_TRUE(d.closed().empty());
+  ASSERT_EQ(d.transients_total(), 1u);
+  const auto it = std::find_if(d.workload_changes().begin(), d.workload_changes().end(),
+                               [](const Incident& c) { return c.kind == "transient"; });
+  ASSERT_NE(it, d.workload_changes().end());
+  const Incident& tr = *it;
+  EXPECT_TRUE(named_while_open) << "the test needs a finding while open that the final span does not hold";
+  const TenantFinding want = judge_tenants(tl, tr.start_unix_ns, tr.end_unix_ns);
+  EXPECT_EQ(tr.aggressors.size(), want.aggressors.size());
+  EXPECT_EQ(tr.victims.size(), want.victims.size());
+  EXPECT_TRUE(tr.aggressors.empty());
+}
+
+// A job starts in a new cgroup on an otherwise idle host (its load moves, no symptom: a
+// workload change) and leaks: the change keeps drifting and becomes an incident. Its onset was
+// judged a change already, so the tenant scans do not withdraw it as a new workload starting
+// (a leak in a job that just started is a leak), and `reveal detect` keeps it too.
+TEST(TenantFeed, ALeakInAJobThatJustStartedIsNotWithdrawn) {
+  std::vector<ChannelInfo> ch = {{"test:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                                 {"test:mem_used", "GiB", Kind::gauge, Subsystem::memory},
+                                 {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu}};
+  constexpr double kSlope = 0.3;  // GiB/s: fast enough that the change never settles into a regime
+  StreamingOptions o;
+  o.warmup_samples = 60;
+  o.refit_samples = 120;
+  o.history_samples = 600;
+  o.relearn_samples = 30;
+  StreamingDetector d({}, ch, o);
+  TenantFeed feed;
+  TenantTimeline tl;  // "jobs/new" appears at 150 s and runs 1.5 cores
+  tl.paths = {"jobs/new"};
+  for (int t = 0; t <= 420; t += 5) {
+    TenantScan s;
+    s.t_unix_ns = kT0 + std::int64_t(t) * kS;
+    if (t >= 150) {
+      s.ids.push_back(0);
+      s.counters.push_back({1.5e6 * (t - 150), 0, 0, 0});
+    }
+    tl.scans.push_back(std::move(s));
+  }
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  bool opened = false;
+  for (std::size_t i = 0; i < 420; ++i) {
+    const bool job = i >= 150;
+    const std::vector<double> row = {(job ? 75 : 40) + 2 * noise(rng),
+                                     (job ? 4 + kSlope * double(i - 150) : 3) + 0.1 * noise(rng),
+                                     std::max(0.0, 0.5 + 0.5 * noise(rng))};
+    const std::int64_t t = kT0 + std::int64_t(i) * kS;
+    const StreamUpdate& u = d.push(t, row);
+    feed.after_push(d, u, tl, t);
+    opened |= u.opened;
+  }
+  EXPECT_TRUE(opened);
+  ASSERT_TRUE(d.active());
+  EXPECT_TRUE(d.active()->drifted);
+  EXPECT_LT(d.active()->start_unix_ns, kT0 + 160 * kS) << "the test needs the drift dated at the job's start";
+  EXPECT_EQ(d.incidents_withdrawn_total(), 0u);
 }
 
 }  // namespace

@@ -482,6 +482,52 @@ TEST(WorkloadChange, AStallShorterThanTheMinimumDurationIsATransient) {
   }
 }
 
+// The span counts the stall's samples: each covers the interval before it, so a stall of 10
+// samples at 1 Hz spans 10 s, the minimum duration, and is an incident; one of 9 is a transient
+// that lasted 9.0 s.
+TEST(WorkloadChange, AStallOfTheMinimumDurationIsAnIncident) {
+  for (const std::size_t n : {9u, 10u}) {
+    Host h(3);
+    StreamingDetector d({}, h.channels, options());
+    run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); });
+    Episodes e = run(d, h, 150, 150 + n, [](Host& x, std::size_t) { return x.row(95, 30, 30.0); });
+    e.incidents += run(d, h, 150 + n, 230, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); }).incidents;
+    if (n == 10) {
+      EXPECT_EQ(e.incidents, 1u);
+      EXPECT_EQ(d.transients_total(), 0u);
+    } else {
+      EXPECT_EQ(e.incidents, 0u);
+      ASSERT_EQ(d.transients_total(), 1u);
+      EXPECT_NE(d.workload_changes()[0].withdrawn.find("lasted 9.0 s"), std::string::npos)
+          << d.workload_changes()[0].withdrawn;
+    }
+  }
+}
+
+// A reload of the incident rule (SIGHUP) that keeps min_windows keeps the windows of an
+// opening incident: reloading at every sample gives the incident of never reloading, to its
+// evidence.
+TEST(WorkloadChange, AReloadKeepsAnOpeningIncidentsWindows) {
+  std::vector<Incident> got;
+  for (const bool reload : {false, true}) {
+    Host h(3);
+    StreamingDetector d({}, h.channels, options());
+    run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); });
+    for (std::size_t i = 150; i < 250; ++i) {
+      if (reload) d.set_incident_rule(options().detect.incident);
+      d.push(kT0 + std::int64_t(i) * 1'000'000'000, i < 170 ? h.row(95, 30, 30.0) : h.row(60, 30, 1.0));
+    }
+    ASSERT_EQ(d.closed().size(), 1u);
+    got.push_back(d.closed()[0]);
+  }
+  EXPECT_EQ(got[1].start_unix_ns, got[0].start_unix_ns);
+  EXPECT_EQ(got[1].kind, got[0].kind);
+  EXPECT_DOUBLE_EQ(got[1].peak_score, got[0].peak_score);
+  ASSERT_FALSE(got[0].top.empty());
+  ASSERT_EQ(got[1].top.size(), got[0].top.size());
+  EXPECT_DOUBLE_EQ(got[1].top[0].z, got[0].top[0].z);
+}
+
 // The span is measured to the last symptom: a 4-s stall whose load shift lasts 14 s is a
 // transient all the same (dated at its last symptom; the load that outlasts it is not its span).
 TEST(WorkloadChange, ATransientIsMeasuredToItsLastSymptom) {
@@ -702,6 +748,7 @@ TEST(WorkloadChange, ALeakAfterAWithdrawnStartIsReported) {
   EXPECT_EQ(e.incidents, 1u);
   ASSERT_TRUE(d.active());
   EXPECT_EQ(d.active()->subsystem, Subsystem::memory);
+  EXPECT_TRUE(d.active()->drifted);
   EXPECT_EQ(d.transients_total(), 0u);
 }
 
