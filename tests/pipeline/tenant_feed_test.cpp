@@ -77,6 +77,17 @@ TEST(TenantFeed, AClosedIncidentsTenantsAreThoseOfItsFinalSpan) {
   EXPECT_EQ(inc.aggressors[0].text, want.aggressors[0].text);
 }
 
+// The detector's options for the tests below, which tell workload changes apart (and so
+// transients and drifts): a 60-s warm-up, a 30-s relearn.
+StreamingOptions telling_changes() {
+  StreamingOptions o;
+  o.warmup_samples = 60;
+  o.refit_samples = 120;
+  o.history_samples = 600;
+  o.relearn_samples = 30;
+  return o;
+}
+
 // A transient (an incident whose symptoms ended before min_duration) names the tenants of the
 // span it ended with, as `reveal detect` and the replay judge it: a 4-s stall in a 14-s load
 // shift while a hog ran. While it was open, its end followed the load, and the hog's 2 cores
@@ -85,12 +96,7 @@ TEST(TenantFeed, AClosedIncidentsTenantsAreThoseOfItsFinalSpan) {
 TEST(TenantFeed, ATransientsTenantsAreThoseOfTheSpanItEndedWith) {
   std::vector<ChannelInfo> ch = {{"test:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
                                  {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu}};
-  StreamingOptions o;
-  o.warmup_samples = 60;
-  o.refit_samples = 120;
-  o.history_samples = 600;
-  o.relearn_samples = 30;
-  StreamingDetector d({}, ch, o);
+  StreamingDetector d({}, ch, telling_changes());
   TenantFeed feed;
   const std::size_t onset = 150, stall_end = 154, load_end = 164;
   const TenantTimeline tl = scans(double(onset), double(load_end), 220);
@@ -128,12 +134,7 @@ TEST(TenantFeed, ALeakInAJobThatJustStartedIsNotWithdrawn) {
                                  {"test:mem_used", "GiB", Kind::gauge, Subsystem::memory},
                                  {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu}};
   constexpr double kSlope = 0.3;  // GiB/s: fast enough that the change never settles into a regime
-  StreamingOptions o;
-  o.warmup_samples = 60;
-  o.refit_samples = 120;
-  o.history_samples = 600;
-  o.relearn_samples = 30;
-  StreamingDetector d({}, ch, o);
+  StreamingDetector d({}, ch, telling_changes());
   TenantFeed feed;
   TenantTimeline tl;  // "jobs/new" appears at 150 s and runs 1.5 cores
   tl.paths = {"jobs/new"};
