@@ -19,7 +19,10 @@
 // anomalous windows in which no symptom channel rose (src/pipeline/workload_change.h) is a
 // workload change, not an incident: an Incident of kind "workload_change" (workload_changes(),
 // active_change()). If a remembered regime's model finds the window normal, the detector
-// returns to that regime at once. Otherwise, once the last `relearn_samples` rows of the new
+// returns to that regime at once — also when the window had a symptom, if the regime was learned
+// without one (Regime::clean) and no symptom channel rose above it: a host going back to a state
+// it held before, fault-free (a job that ran beside another one leaving, the load after a fault
+// was lifted), is known, though its stall levels differ from the regime being left. Otherwise, once the last `relearn_samples` rows of the new
 // behaviour past the transition look settled (not drifting), a model of the new regime is
 // fitted on them and the change ends; the old model joins the memory of past regimes
 // (`regimes_kept`, least recently used dropped). A change turns into an incident when symptoms
@@ -219,6 +222,9 @@ class StreamingDetector {
     std::vector<int> cols;
     std::vector<const ChannelInfo*> chans;
     std::uint64_t last_used = 0;  // windows_ when it was last current
+    // Fitted on symptom-free rows (a periodic fit, a settled change, the host after a fault's
+    // symptoms ended); false for the state of an incident that lasted, symptoms and all.
+    bool clean = true;
   };
   enum class Episode { none, incident, change };
 
@@ -231,7 +237,8 @@ class StreamingDetector {
   void append_row(std::int64_t t_unix_ns, std::span<const double> row);
   // Fits the current regime's model on rows [max(r0, oldest kept), rows_); keeps the old model
   // in the regime memory when `remember`.
-  bool fit_rows(std::uint64_t r0, bool remember);
+  // `clean`: whether those rows are symptom-free (Regime::clean).
+  bool fit_rows(std::uint64_t r0, bool remember, bool clean = true);
   void use_baseline();
   void map_ambient();                   // ambient_model_ and seen_ for the current model channels
   void score_window();
@@ -241,7 +248,10 @@ class StreamingDetector {
   void open_from_rings(std::size_t first, std::size_t last, bool as_change);
   // Names the open incident's symptom (Incident::symptom) from ring slot r, once.
   void note_symptom(std::size_t r);
-  bool switch_to_known_regime();
+  // Returns to a remembered regime under whose model the current window is normal; when the
+  // opening window had a symptom (`symptomatic`), only to a clean regime under which no symptom
+  // channel rose either (the level is one the host held in it without a fault).
+  bool switch_to_known_regime(bool symptomatic);
   void end_change(const char* how, std::uint64_t end_row);
   void after_window(bool symptomatic);
   // Ends the open incident: `how` joins its action; dated at its last symptom when
@@ -358,7 +368,8 @@ class StreamingDetector {
   std::vector<double> accepted_;
   std::uint64_t withdrawn_total_ = 0;
   std::vector<Regime> regimes_;         // remembered past regimes (not the current one)
-  std::vector<double> regime_z_;
+  bool model_clean_ = true;             // the current model's Regime::clean
+  std::vector<double> regime_z_, regime_rise_z_, regime_low_;
   StreamUpdate update_;
 };
 

@@ -225,9 +225,10 @@ bool StreamingDetector::relearn_possible(std::uint64_t rows) const {
          rows >= episode_row0_ + opts_.detect.window.length + opts_.relearn_samples;
 }
 
-void StreamingDetector::fit() { fit_rows(regime_row0_, false); }
+// A periodic refit of the current regime keeps its Regime::clean.
+void StreamingDetector::fit() { fit_rows(regime_row0_, false, model_clean_); }
 
-bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember) {
+bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember, bool clean) {
   rows_at_fit_ = rows_;
   regime_rows_at_fit_ = rows_ - std::min(regime_row0_, rows_);
   if (pending_capacity_ != capacity_) {  // history length changed: keep the newest rows
@@ -281,7 +282,7 @@ bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember) {
   const std::vector<char> keep = pipeline::fit_self(*model, w, cols, g0 == 0 ? 1 : 0);
   reference_windows_ = std::count(keep.begin(), keep.end(), 1);
   if (!remember) model_.reset();
-  install(Regime{std::move(model), std::move(cols), std::move(chans), windows_scored_});
+  install(Regime{std::move(model), std::move(cols), std::move(chans), windows_scored_, clean});
   last_fit_ns_ = last_t_ns_;
   not_ready_.clear();
   update_.refitted = true;
@@ -290,7 +291,7 @@ bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember) {
 
 void StreamingDetector::install(Regime r) {
   if (model_) {  // the current model joins the memory of past regimes
-    regimes_.push_back(Regime{std::move(model_), std::move(cols_), std::move(chans_), windows_scored_});
+    regimes_.push_back(Regime{std::move(model_), std::move(cols_), std::move(chans_), windows_scored_, model_clean_});
     if (regimes_.size() > opts_.regimes_kept) {
       auto lru = std::min_element(regimes_.begin(), regimes_.end(),
                                   [](const Regime& a, const Regime& b) { return a.last_used < b.last_used; });
@@ -298,6 +299,7 @@ void StreamingDetector::install(Regime r) {
     }
   }
   model_ = std::move(r.model);
+  model_clean_ = r.clean;
   cols_ = std::move(r.cols);
   means_from_ = kNoMeans;
   chans_ = std::move(r.chans);
@@ -310,12 +312,22 @@ void StreamingDetector::install(Regime r) {
   map_ambient();
 }
 
-bool StreamingDetector::switch_to_known_regime() {
+bool StreamingDetector::switch_to_known_regime(bool symptomatic) {
   for (std::size_t i = 0; i < regimes_.size(); ++i) {
     Regime& r = regimes_[i];
+    if (symptomatic && !r.clean) continue;
     regime_z_.resize(r.cols.size());
     const pipeline::WindowScore sc = r.model->score(win_, 0, r.cols, regime_z_);
     if (pipeline::is_anomalous(sc.fused)) continue;
+    if (symptomatic) {  // the symptom judged as score_window() does, against this regime
+      regime_low_.resize(r.cols.size());
+      regime_rise_z_.resize(r.cols.size());
+      for (std::size_t j = 0; j < r.cols.size(); ++j) regime_low_[j] = win_.at(0, std::size_t(r.cols[j]), kMin);
+      r.model->rise_z(win_, 0, r.cols, regime_z_, regime_rise_z_);
+      pipeline::SymptomGate gate;
+      gate.reset(r.chans, meta_.cores);
+      if (gate.strongest(regime_rise_z_, r.model->robust_z().median(), regime_low_) >= 0) continue;
+    }
     // What moved, under the model being left: the change's one-line evidence.
     Incident ch;
     ch.kind = "workload_change";
@@ -444,7 +456,7 @@ void StreamingDetector::score_window() {
     case IncidentTracker::Change::opened: {
       bool any_symptom = false;
       for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) any_symptom |= sym_ring_[w % K] != 0;
-      if (changes && !opts_.baseline && !any_symptom && switch_to_known_regime()) {
+      if (changes && !opts_.baseline && switch_to_known_regime(any_symptom)) {
         tracker_.reset();
         return;
       }
@@ -664,7 +676,7 @@ void StreamingDetector::after_window(bool symptomatic) {
   // dated from the row after the last symptom (as detect(): pipeline::episodes()).
   if (opts_.baseline && change_follows(had_symptom_ ? last_symptom_row_ + 1 : rows_ - L)) return;
   tracker_.reset();
-  if (!opts_.baseline && fit_rows(r0, true)) regime_row0_ = r0;
+  if (!opts_.baseline && fit_rows(r0, true, quiet)) regime_row0_ = r0;
 }
 
 void StreamingDetector::close_incident(const char* how, bool at_last_symptom) {

@@ -831,6 +831,48 @@ TEST(WorkloadChange, ALastingStallBecomesTheReferenceAndItsEndIsAKnownRegime) {
   EXPECT_EQ(d.workload_changes().back().action, "returned to a known regime");
 }
 
+// A stall nobody fixed for minutes becomes the reference (refitted as it goes on); when it
+// comes back after the host was healthy again, it is an incident again: a state learned only
+// because it lasted, symptoms and all, is never returned to when the window has a symptom
+// (Regime::clean), though its model finds the window normal.
+TEST(WorkloadChange, AFaultStateLearnedBecauseItLastedIsNoKnownRegime) {
+  Host h(13);
+  StreamingDetector d({}, h.channels, options());
+  const auto healthy = [](Host& x, std::size_t) { return x.row(40, 30, 1.0); };
+  const auto stall = [](Host& x, std::size_t) { return x.row(95, 45, 30.0, 2e7); };
+  run(d, h, 0, 150, healthy);
+  EXPECT_EQ(run(d, h, 150, 600, stall).incidents, 1u);
+  EXPECT_FALSE(d.active());
+  const Episodes back = run(d, h, 600, 700, healthy);
+  EXPECT_EQ(back.incidents, 0u);
+  ASSERT_FALSE(d.workload_changes().empty());
+  EXPECT_EQ(d.workload_changes().back().action, "returned to a known regime");
+  EXPECT_EQ(run(d, h, 700, 760, stall).incidents, 1u);
+}
+
+// A host that ran two jobs from the start (stalls of 25 % are its normal contention), then one:
+// when the second job comes back, the stall share rises 24 points above the one-job regime,
+// but the host is back in a state it held without a fault — a known regime, not an incident.
+// A stall beyond that state's is a fault again.
+TEST(WorkloadChange, AStallLevelTheHostHeldWithoutAFaultIsAKnownRegime) {
+  Host h(12);
+  StreamingDetector d({}, h.channels, options());
+  const auto two_jobs = [](Host& x, std::size_t) { return x.row(90, 50, 25.0, 2e7); };
+  run(d, h, 0, 150, two_jobs);
+  ASSERT_TRUE(d.model_ready());
+  const Episodes one = run(d, h, 150, 400, [](Host& x, std::size_t) { return x.row(40, 30, 1.0); });
+  EXPECT_EQ(one.incidents, 0u) << "stalls falling are no symptom";
+  ASSERT_EQ(d.regimes_remembered(), 1u);
+  const Episodes back = run(d, h, 400, 500, two_jobs);
+  EXPECT_EQ(back.incidents, 0u);
+  EXPECT_FALSE(d.active());
+  ASSERT_FALSE(d.workload_changes().empty());
+  EXPECT_EQ(d.workload_changes().back().action, "returned to a known regime");
+  EXPECT_LE(double(d.workload_changes().back().end_unix_ns - kT0) * 1e-9, 406.0);
+  const Episodes fault = run(d, h, 500, 560, [](Host& x, std::size_t) { return x.row(98, 50, 60.0, 2e7); });
+  EXPECT_EQ(fault.incidents, 1u) << "a stall 35 points beyond the known regime's";
+}
+
 // A VM whose neighbours steal its CPU in bursts: the first burst is an incident; the same
 // level returning within the hour is not (a known condition of the host); a burst a material
 // step higher is again, and so is a stall of the guest's own.
