@@ -140,6 +140,22 @@ class StreamingDetector {
   // counters have no previous value (NaN rates; to_rates() does the same after an
   // agent_restart event) and the first `settle_samples` are ignored. Model and history stay.
   void begin_segment();
+  // The sampling process stops here: the agent's SIGTERM, or in a replay the point where the
+  // store says the agent restarted (an agent_restart event). What is open ends now, the
+  // agent's last word on it: an open incident closes at its last anomalous row, "(ended: the
+  // agent stopped)" joining its action (one not reported yet is retired as at any close: a
+  // transient when its span is under min_duration_s, "; the agent stopped" joining its text);
+  // an open workload change ends "ended: the agent stopped". Returns what that produced
+  // (StreamUpdate::opened, ::closed, ::change_closed, as push() does). Model and history stay.
+  const StreamUpdate& end_segment();
+  // Where a restarted agent starts from (a fresh process primed from its store: prime(), then
+  // finish_priming()), for a replay at an agent_restart event: nothing open (what still is
+  // ends as in end_segment()), no remembered regime, no recent symptom peaks, and in self mode
+  // no model: the reference is fitted at once on the history kept when `keep_history` and it
+  // holds warmup_samples rows; without it (the agent primes nothing after a gap longer than
+  // its history) the detector warms up again on the rows pushed from now on. The next push()
+  // starts a new segment (begin_segment()).
+  void restart(bool keep_history);
 
   // Options that may change at run time (SIGHUP): incident rule, refit period, false-alarm
   // rate and history length (the last two take effect at the next fit; the ring is resized
@@ -268,6 +284,8 @@ class StreamingDetector {
   // as a workload change dated from `from_row` (true); else nothing (false).
   bool change_follows(std::uint64_t from_row);
   void install(Regime r);
+  // Empties the ambient and symptom-step peaks (RecentPeaks) for this stream's window stride.
+  void reset_peaks();
   std::size_t slot(std::uint64_t row) const { return std::size_t(row % capacity_); }
 
   RunMetadata meta_;

@@ -117,6 +117,11 @@ class SampleLoop {
   void on_sample(std::int64_t t, std::span<const double> row, std::span<const Event> events);
   // SIGHUP: re-reads the configuration and applies what may change while running.
   void apply_reload();
+  // The agent stops (SIGTERM, SIGINT, the end of a replay): what the detector has open ends
+  // now (StreamingDetector::end_segment), noted in the log and the store as any close, so the
+  // store says how each incident ended and a replay of it (`reveal detect --streaming`, which
+  // ends the segment at the agent_restart that follows) reports the same.
+  void stop();
 
   std::uint64_t samples() const { return samples_; }
   std::int64_t last_t() const { return last_t_; }
@@ -183,6 +188,13 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   if (!events.empty() && note_gpu_events(shared_.snap, events) && src_.sampler &&
       !save_xid_counts(shared_.snap, gpu_xid_counts_path(store_path_)))
     log_line(false, "cannot save the XID counts beside the store: " + gpu_xid_counts_path(store_path_).string());
+}
+
+void SampleLoop::stop() {
+  if (samples_ == 0) return;
+  const StreamUpdate& u = detector_.end_segment();
+  feed_tenants(last_t_, u);
+  note_incidents(last_t_, u, AbsenceUpdate{});
 }
 
 bool SampleLoop::feed_tenants(std::int64_t t, const StreamUpdate& u) {
@@ -390,6 +402,7 @@ int run(const RunOptions& opts) {
     }
   }
 
+  loop.stop();
   server.stop();
   http.join();
   recorder->finish(loop.last_t(), 0);

@@ -66,16 +66,21 @@ StreamingDetector::StreamingDetector(const RunMetadata& meta, std::vector<Channe
   for (std::size_t c = 0; c < nd; ++c)
     if (pipeline::ambient_symptom(layout_[c].name)) ambient_cols_.push_back(int(c));
   ambient_level_.assign(ambient_cols_.size(), kNaN);
-  const double stride_s = (meta_.interval_s > 0 ? meta_.interval_s : 1.0) * double(stride);
-  peaks_->reset(ambient_cols_.size(), std::size_t(std::ceil(pipeline::kAmbientMemoryS / stride_s)),
-                (opts_.relearn_samples + stride - 1) / stride);
   // Symptom-led windows: every symptom column's recent peak, kept across refits.
   for (std::size_t c = 0; c < nd; ++c)
     if (channel_role(layout_[c].name) != ChannelRole::load) step_cols_.push_back(int(c));
   step_level_.assign(step_cols_.size(), kNaN);
+  reset_peaks();
+  if (opts_.baseline) use_baseline();
+}
+
+void StreamingDetector::reset_peaks() {
+  const std::size_t stride = opts_.detect.window.stride;
+  const double stride_s = (meta_.interval_s > 0 ? meta_.interval_s : 1.0) * double(stride);
+  peaks_->reset(ambient_cols_.size(), std::size_t(std::ceil(pipeline::kAmbientMemoryS / stride_s)),
+                (opts_.relearn_samples + stride - 1) / stride);
   const auto [step_span, step_lag] = pipeline::step_peaks_span(stride_s);
   step_peaks_->reset(step_cols_.size(), step_span, step_lag);
-  if (opts_.baseline) use_baseline();
 }
 
 void StreamingDetector::use_baseline() {
@@ -182,6 +187,46 @@ void StreamingDetector::begin_segment() {
   pushed_ = 0;                                  // the new process's start-up settles again
 }
 
+const StreamUpdate& StreamingDetector::end_segment() {
+  update_.scored = update_.opened = update_.closed = update_.refitted = false;
+  update_.change_opened = update_.change_closed = false;
+  update_.fused = kNaN;
+  update_.symptom_led = {};
+  if (episode_ == Episode::incident && active_) {
+    close_incident("(ended: the agent stopped)", false);
+    if (update_.change_closed && !changes_.empty()) changes_.back().withdrawn += "; the agent stopped";
+  } else if (episode_ == Episode::change && change_ && rows_ > 0) {
+    end_change("ended: the agent stopped", rows_ - 1);
+  }
+  tracker_.reset();
+  return update_;
+}
+
+void StreamingDetector::restart(bool keep_history) {
+  if (episode_ != Episode::none) end_segment();
+  tracker_.reset();
+  if (!opts_.baseline) {
+    model_.reset();
+    cols_.clear();
+    chans_.clear();
+    z_.clear();
+    low_.clear();
+    rise_z_.clear();
+    zring_ = Matrix();
+    regimes_.clear();
+    model_clean_ = true;
+    not_ready_ = "warming up";
+  }
+  accepted_.clear();
+  reset_peaks();
+  const std::uint64_t oldest = rows_ > capacity_ ? rows_ - capacity_ : 0;
+  regime_row0_ = keep_history ? oldest : rows_;
+  regime_rows_at_fit_ = 0;
+  rows_at_fit_ = rows_;
+  if (!opts_.baseline && keep_history && rows_ - oldest >= opts_.warmup_samples) fit();
+  begin_segment();
+}
+
 void StreamingDetector::append_row(std::int64_t t_unix_ns, std::span<const double> row) {
   // Rates and derived channels of this sample: the offline formulas, one row.
   last_t_ns_ = t_unix_ns;
@@ -213,8 +258,11 @@ void StreamingDetector::append_row(std::int64_t t_unix_ns, std::span<const doubl
 }
 
 bool StreamingDetector::periodic_fit_due(std::uint64_t rows) const {
-  if (opts_.baseline || episode_ != Episode::none || rows < opts_.warmup_samples) return false;
-  if (!model_ || rows - rows_at_fit_ >= opts_.refit_samples) return true;
+  if (opts_.baseline || episode_ != Episode::none) return false;
+  // The first fit, or the first after a restart() without history: warmup_samples rows of the regime.
+  if (!model_) return rows - std::min(regime_row0_, rows) >= opts_.warmup_samples;
+  if (rows < opts_.warmup_samples) return false;
+  if (rows - rows_at_fit_ >= opts_.refit_samples) return true;
   // A young regime is refitted whenever its rows have doubled, then every refit_samples.
   const std::uint64_t in_regime = rows - std::min(regime_row0_, rows);
   return opts_.workload_changes && in_regime >= 2 * regime_rows_at_fit_ && in_regime < opts_.refit_samples;

@@ -85,8 +85,23 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
   const auto name_tenants = [&](Incident& inc) {
     if (has_scans && inc.kind != "absence") attach_tenants(inc, scans);
   };
-  // The agent restarted where the store says so (agent_restart events): as the restarted agent
-  // did, the detector starts a new segment there (no rate across it, a new start-up settle).
+  // What a push (or the end of a segment) closed: taken as it closes, named from the scans.
+  const auto take = [&](const StreamUpdate& u) {
+    // The detectors keep only their last 100 closed episodes: take each as it closes.
+    if (u.closed && !det.closed().empty()) {
+      anomalies.push_back(det.closed().back());
+      name_tenants(anomalies.back());
+    }
+    if (u.change_closed && !det.workload_changes().empty()) {
+      r.workload_changes.push_back(det.workload_changes().back());
+      name_tenants(r.workload_changes.back());
+    }
+  };
+  // The agent restarted where the store says so (agent_restart events): as the agent did, what
+  // was open ends where the stopped agent's last sample is (StreamingDetector::end_segment), and
+  // the detector starts again as the restarted agent did (StreamingDetector::restart): a
+  // reference fitted on the history before the restart — none after a gap longer than the
+  // history, as prime_from_store() — no rate across the gap, a new start-up settle.
   std::vector<std::int64_t> restarts;
   for (const Event& e : feed.events())
     if (is_recorder_restart(e)) restarts.push_back(e.t_unix_ns);
@@ -94,14 +109,25 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
   auto next_restart = restarts.begin();
   SampleBlock block;
   std::size_t i = 0;
+  std::int64_t prev_t = 0;
   while (feed.next_samples(block)) {
     for (std::size_t b = 0; b < block.t_unix_ns.size(); ++b, ++i) {
       const std::int64_t t = block.t_unix_ns[b];
       const auto row = block.values.row(b);
       if (i == 0) r.origin_unix_ns = t;
       bool restarted = false;
-      for (; next_restart != restarts.end() && *next_restart <= t; ++next_restart) restarted = i > 0;
-      if (restarted) det.begin_segment();
+      std::int64_t restart_t = 0;
+      for (; next_restart != restarts.end() && *next_restart <= t; ++next_restart) {
+        restarted = i > 0;
+        restart_t = *next_restart;
+      }
+      if (restarted) {
+        const StreamUpdate& e = det.end_segment();
+        tenants.after_push(det, e, scans, prev_t);
+        take(e);
+        det.restart(restart_t - prev_t <= history_ns);
+      }
+      prev_t = t;
       if (has_scans) {
         feed.tenant_scans_until(plus(t, kTenantAheadNs), scans.scans);
         // Every episode, open or opening at this sample, starts at a row still in the history
@@ -122,15 +148,7 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
         r.window_top_z.push_back(u.top_z);
         r.window_symptom.emplace_back(u.symptom_led);
       }
-      // The detectors keep only their last 100 closed episodes: take each as it closes.
-      if (u.closed && !det.closed().empty()) {
-        anomalies.push_back(det.closed().back());
-        name_tenants(anomalies.back());
-      }
-      if (u.change_closed && !det.workload_changes().empty()) {
-        r.workload_changes.push_back(det.workload_changes().back());
-        name_tenants(r.workload_changes.back());
-      }
+      take(u);
       for (std::size_t k = absences.closed().size() - au.closed; k < absences.closed().size(); ++k)
         absent.push_back(absences.closed()[k]);
       report_progress(progress, "score", i + 1, std::max(feed.samples_hint(), i + 1), 1024);

@@ -118,6 +118,46 @@ TEST(DetectStreaming, ReportsAbsencesAndWhatIsStillOpenAtTheEnd) {
   EXPECT_TRUE(noted);
 }
 
+// The agent restarted during a stall (an agent_restart event in the store): the replay ends the
+// incident where the stopped agent's samples end, as the agent did when it stopped
+// (StreamingDetector::end_segment), and goes on as the restarted agent did: a reference fitted
+// on the history at once (StreamingDetector::restart), no rate across the gap, a new settle.
+TEST(DetectStreaming, AnAgentRestartEndsWhatWasOpenAndStartsAsTheRestartedAgentDid) {
+  Recording rec = host_day(700, 200, 450, 100, 100000);
+  const auto t = [](std::size_t i) { return kT0 + std::int64_t(i) * 1'000'000'000; };
+  rec.events = {{t(480) + 500'000'000, "agent", "agent_restart", 0.5, "continuing the store"}};
+  const StreamingOptions o = options();
+  const DetectResult r = detect_streaming(rec, o);
+
+  StreamingDetector d(rec.meta, rec.channels, o);
+  std::vector<Incident> incidents;
+  const auto take = [&](const StreamUpdate& u) {
+    if (u.closed) incidents.push_back(d.closed().back());
+  };
+  for (std::size_t i = 0; i < rec.t_unix_ns.size(); ++i) {
+    if (i == 481) {
+      take(d.end_segment());
+      d.restart(true);
+    }
+    take(d.push(rec.t_unix_ns[i], rec.values.row(i)));
+  }
+  if (d.active()) incidents.push_back(*d.active());
+
+  std::vector<const Incident*> anomalies;
+  for (const auto& inc : r.incidents)
+    if (inc.kind == "anomaly") anomalies.push_back(&inc);
+  ASSERT_EQ(anomalies.size(), incidents.size());
+  for (std::size_t k = 0; k < incidents.size(); ++k) {
+    EXPECT_EQ(anomalies[k]->start_unix_ns, incidents[k].start_unix_ns);
+    EXPECT_EQ(anomalies[k]->end_unix_ns, incidents[k].end_unix_ns);
+    EXPECT_EQ(anomalies[k]->action, incidents[k].action);
+  }
+  ASSERT_FALSE(anomalies.empty());
+  EXPECT_NEAR(anomalies[0]->start_s, 450.0, 4.0);
+  EXPECT_LE(anomalies[0]->end_unix_ns, t(480));
+  EXPECT_NE(anomalies[0]->action.find("(ended: the agent stopped)"), std::string::npos) << anomalies[0]->action;
+}
+
 // Tenant scans every 5 s: an ssh service at 0.1 cores throughout and, from `new_at`, a job
 // cgroup using 1.5 cores; `other` adds a job at 1 core running all along.
 TenantTimeline scans(std::size_t n, double new_at, bool other) {

@@ -405,5 +405,25 @@ TEST(StreamingDetector, PrimedWithLessThanTheWarmUpItFitsOnceLiveRowsComplete) {
   EXPECT_EQ(ready_at, 59u);  // 40 primed + 20 live rows
 }
 
+// The agent stops while an incident is open: end_segment() closes it, the agent's last word
+// (the pending and workload-change cases: workload_change_test.cpp).
+TEST(StreamingDetector, EndingASegmentClosesTheOpenIncident) {
+  const auto t = [](std::size_t i) { return kT0 + std::int64_t(i) * 1'000'000'000; };
+  Synth syn(7);
+  StreamingOptions o = quick_options();
+  o.workload_changes = false;
+  StreamingDetector d(four_cores(), syn.channels, o);
+  for (std::size_t i = 0; i < 150; ++i) d.push(t(i), syn.row(i >= 120, 15.0));
+  ASSERT_TRUE(d.active());
+  const StreamUpdate& u = d.end_segment();
+  EXPECT_TRUE(u.closed);
+  EXPECT_FALSE(d.active());
+  ASSERT_EQ(d.closed().size(), 1u);
+  EXPECT_NE(d.closed().back().action.find("(ended: the agent stopped)"), std::string::npos) << d.closed().back().action;
+  EXPECT_LE(d.closed().back().end_unix_ns, t(149));
+  EXPECT_FALSE(d.end_segment().closed) << "nothing open: nothing closes";
+  EXPECT_TRUE(d.model_ready()) << "the model stays";
+}
+
 }  // namespace
 }  // namespace reveal

@@ -873,6 +873,65 @@ TEST(WorkloadChange, AStallLevelTheHostHeldWithoutAFaultIsAKnownRegime) {
   EXPECT_EQ(fault.incidents, 1u) << "a stall 35 points beyond the known regime's";
 }
 
+// The agent stops: an incident not reported yet (shorter than min_duration so far) is retired
+// as a transient, and an open workload change ends (StreamingDetector::end_segment).
+TEST(WorkloadChange, EndingASegmentRetiresAPendingIncidentAndEndsAChange) {
+  {
+    Host h(14);
+    StreamingDetector d({}, h.channels, options());
+    run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(60, 30, 1.0); });
+    run(d, h, 150, 156, [](Host& x, std::size_t) { return x.row(95, 30, 30.0); });
+    ASSERT_FALSE(d.active()) << "not reported yet";
+    ASSERT_TRUE(d.active_for_evidence());
+    const StreamUpdate& u = d.end_segment();
+    EXPECT_FALSE(u.closed);
+    EXPECT_TRUE(u.change_closed);
+    ASSERT_FALSE(d.workload_changes().empty());
+    EXPECT_EQ(d.workload_changes().back().kind, "transient");
+    EXPECT_NE(d.workload_changes().back().withdrawn.find("; the agent stopped"), std::string::npos)
+        << d.workload_changes().back().withdrawn;
+    EXPECT_FALSE(d.active_for_evidence());
+    EXPECT_TRUE(d.closed().empty());
+  }
+  {
+    Host h(15);
+    StreamingDetector d({}, h.channels, options());
+    run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+    run(d, h, 150, 165, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
+    ASSERT_TRUE(d.active_change()) << "a job starting, not settled yet";
+    EXPECT_TRUE(d.end_segment().change_closed);
+    EXPECT_FALSE(d.active_change());
+    EXPECT_EQ(d.workload_changes().back().action, "ended: the agent stopped");
+  }
+}
+
+// A replay at an agent_restart: the detector starts as the restarted agent did — a model fitted
+// on the history at once, no remembered regime — or, after a gap longer than the history, warms
+// up again on the rows that follow.
+TEST(WorkloadChange, ARestartForgetsRegimesAndRefitsOnTheHistory) {
+  Host h(16);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  run(d, h, 150, 400, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
+  ASSERT_EQ(d.regimes_remembered(), 1u);
+  d.restart(true);
+  EXPECT_EQ(d.regimes_remembered(), 0u);
+  EXPECT_TRUE(d.model_ready());
+  EXPECT_EQ(d.last_fit_unix_ns(), kT0 + std::int64_t(399) * 1'000'000'000) << "refitted at the restart";
+  // The first regime is no longer known: the job stopping is a change to learn again.
+  run(d, h, 400, 500, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
+  ASSERT_FALSE(d.workload_changes().empty());
+  EXPECT_EQ(d.workload_changes().back().action, "ended: a new regime learned");
+  d.restart(false);
+  EXPECT_FALSE(d.model_ready());
+  std::size_t ready_at = 0;
+  for (std::size_t i = 600; i < 700 && !ready_at; ++i) {
+    d.push(kT0 + std::int64_t(i) * 1'000'000'000, h.row(20, 30, 0.5));
+    if (d.model_ready()) ready_at = i;
+  }
+  EXPECT_EQ(ready_at, 600u + 60 - 1) << "a new warm-up of 60 rows";
+}
+
 // A VM whose neighbours steal its CPU in bursts: the first burst is an incident; the same
 // level returning within the hour is not (a known condition of the host); a burst a material
 // step higher is again, and so is a stall of the guest's own.
