@@ -151,11 +151,14 @@ class StreamingDetector {
   // Where a restarted agent starts from (a fresh process primed from its store: prime(), then
   // finish_priming()), for a replay at an agent_restart event: nothing open (what still is
   // ends as in end_segment()), no remembered regime, no recent symptom peaks, and in self mode
-  // no model: the reference is fitted at once on the history kept when `keep_history` and it
-  // holds warmup_samples rows; without it (the agent primes nothing after a gap longer than
-  // its history) the detector warms up again on the rows pushed from now on. The next push()
-  // starts a new segment (begin_segment()).
-  void restart(bool keep_history);
+  // no model: the reference is fitted at once on the kept rows stamped at or after
+  // `history_from_unix_ns` (the agent primes the stored samples from its history length before
+  // the last one) when they hold warmup_samples rows; with none (INT64_MAX: the agent primes
+  // nothing after a gap longer than its history) the detector warms up again on the rows pushed
+  // from now on, the first of them start-up as a stream's first. The next push() starts a new
+  // segment (begin_segment()). Rows primed or kept across a restart were never judged here: a
+  // regime fitted on them is not Regime::clean.
+  void restart(std::int64_t history_from_unix_ns);
 
   // Options that may change at run time (SIGHUP): incident rule, refit period, false-alarm
   // rate and history length (the last two take effect at the next fit; the ring is resized
@@ -238,8 +241,11 @@ class StreamingDetector {
     std::vector<int> cols;
     std::vector<const ChannelInfo*> chans;
     std::uint64_t last_used = 0;  // windows_ when it was last current
-    // Fitted on symptom-free rows (a periodic fit, a settled change, the host after a fault's
-    // symptoms ended); false for the state of an incident that lasted, symptoms and all.
+    // Fitted on rows judged symptom-free: a settled change that was no withdrawn incident, the
+    // host after a fault's symptoms ended (not a drift's plateau), no anomalous window with a
+    // symptom among the new regime's rows, none of them primed or kept across a restart (never
+    // judged); a periodic refit keeps its regime's. False for the state of an incident that
+    // lasted, symptoms and all.
     bool clean = true;
   };
   enum class Episode { none, incident, change };
@@ -253,7 +259,8 @@ class StreamingDetector {
   void append_row(std::int64_t t_unix_ns, std::span<const double> row);
   // Fits the current regime's model on rows [max(r0, oldest kept), rows_); keeps the old model
   // in the regime memory when `remember`.
-  // `clean`: whether those rows are symptom-free (Regime::clean).
+  // `clean`: whether the caller knows those rows symptom-free (Regime::clean; the rows' own
+  // record is checked too).
   bool fit_rows(std::uint64_t r0, bool remember, bool clean = true);
   void use_baseline();
   void map_ambient();                   // ambient_model_ and seen_ for the current model channels
@@ -387,6 +394,11 @@ class StreamingDetector {
   std::uint64_t withdrawn_total_ = 0;
   std::vector<Regime> regimes_;         // remembered past regimes (not the current one)
   bool model_clean_ = true;             // the current model's Regime::clean
+  std::uint64_t symptom_row_ = ~std::uint64_t(0);  // last row of the latest anomalous window with a
+                                                   // symptom (none: all ones)
+  std::uint64_t judged_from_ = 0;       // rows before it were primed or kept across a restart
+  std::uint64_t start_row_ = 0;         // the stream's first row, or the first after a restart
+                                        // without history: gauges only, no rates (start-up)
   std::vector<double> regime_z_, regime_rise_z_, regime_low_;
   StreamUpdate update_;
 };

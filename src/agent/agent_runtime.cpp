@@ -192,9 +192,13 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
 
 void SampleLoop::stop() {
   if (samples_ == 0) return;
-  const StreamUpdate& u = detector_.end_segment();
-  feed_tenants(last_t_, u);
-  note_incidents(last_t_, u, AbsenceUpdate{});
+  try {
+    const StreamUpdate& u = detector_.end_segment();
+    feed_tenants(last_t_, u);
+    note_incidents(last_t_, u, AbsenceUpdate{});
+  } catch (const std::exception& e) {  // the store is still flushed: nothing recorded is lost
+    log_line(false, std::string("stopping: the open incident was not closed: ") + e.what());
+  }
 }
 
 bool SampleLoop::feed_tenants(std::int64_t t, const StreamUpdate& u) {

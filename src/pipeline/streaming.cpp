@@ -175,6 +175,7 @@ void StreamingDetector::prime(std::int64_t t_unix_ns, std::span<const double> ro
 
 std::size_t StreamingDetector::finish_priming() {
   if (primed_ == 0) return 0;
+  judged_from_ = rows_;  // the primed rows were judged by another process, not here
   if (!model_ && !opts_.baseline && rows_ >= opts_.warmup_samples) fit();
   begin_segment();
   const std::size_t n = primed_;
@@ -196,15 +197,21 @@ const StreamUpdate& StreamingDetector::end_segment() {
     close_incident("(ended: the agent stopped)", false);
     if (update_.change_closed && !changes_.empty()) changes_.back().withdrawn += "; the agent stopped";
   } else if (episode_ == Episode::change && change_ && rows_ > 0) {
-    end_change("ended: the agent stopped", rows_ - 1);
+    // At its last anomalous window's last row, as a change that closes (normal windows after
+    // it are not part of it).
+    const std::uint64_t last = tracker_.open() ? std::uint64_t(tracker_.last()) * opts_.detect.window.stride +
+                                                     opts_.detect.window.length - 1
+                                               : rows_ - 1;
+    end_change("ended: the agent stopped", std::min<std::uint64_t>(last, rows_ - 1));
   }
   tracker_.reset();
   return update_;
 }
 
-void StreamingDetector::restart(bool keep_history) {
+void StreamingDetector::restart(std::int64_t history_from_unix_ns) {
   if (episode_ != Episode::none) end_segment();
   tracker_.reset();
+  symptoms_seen_ = false;  // as a fresh detector's: the next model's symptom channels say
   if (!opts_.baseline) {
     model_.reset();
     cols_.clear();
@@ -219,11 +226,15 @@ void StreamingDetector::restart(bool keep_history) {
   }
   accepted_.clear();
   reset_peaks();
-  const std::uint64_t oldest = rows_ > capacity_ ? rows_ - capacity_ : 0;
-  regime_row0_ = keep_history ? oldest : rows_;
+  // The kept rows the restarted agent would have primed: those stamped from history_from on.
+  std::uint64_t from = rows_ > capacity_ ? rows_ - capacity_ : 0;
+  while (from < rows_ && hist_t_[slot(from)] < history_from_unix_ns) ++from;
+  regime_row0_ = from;
+  judged_from_ = rows_;
+  if (from == rows_) start_row_ = rows_;  // no history: the next row is a stream's first
   regime_rows_at_fit_ = 0;
   rows_at_fit_ = rows_;
-  if (!opts_.baseline && keep_history && rows_ - oldest >= opts_.warmup_samples) fit();
+  if (!opts_.baseline && rows_ - from >= opts_.warmup_samples) fit();
   begin_segment();
 }
 
@@ -278,7 +289,17 @@ void StreamingDetector::fit() { fit_rows(regime_row0_, false, model_clean_); }
 
 bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember, bool clean) {
   rows_at_fit_ = rows_;
+  // Counted from the current regime's first row, also for a re-learn (whose caller moves
+  // regime_row0_ only after): a re-learned regime is not refitted again as soon as its rows
+  // double, which would take a slow drift that follows it (a leak in a job that just started)
+  // into its reference (WorkloadChange.ALeakAfterAWithdrawnStartIsReported).
   regime_rows_at_fit_ = rows_ - std::min(regime_row0_, rows_);
+  {
+    const std::uint64_t first = std::max<std::uint64_t>(r0, rows_ > capacity_ ? rows_ - capacity_ : 0);
+    clean = clean && first >= judged_from_;
+    // A new regime with an anomalous symptomatic window among its rows is no clean state.
+    if (remember && symptom_row_ != kNoRow && symptom_row_ >= first) clean = false;
+  }
   if (pending_capacity_ != capacity_) {  // history length changed: keep the newest rows
     const std::size_t keep = std::min<std::uint64_t>({rows_, capacity_, pending_capacity_});
     Matrix h(pending_capacity_, layout_.size(), kNaN);
@@ -327,7 +348,7 @@ bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember, bool clean) {
                                                        pipeline::ambient_mask(chans));
   // While the history still holds the stream's first row (gauges only, no rates yet), the
   // window over it is start-up: out of the reference, as detect()'s settle keeps it.
-  const std::vector<char> keep = pipeline::fit_self(*model, w, cols, g0 == 0 ? 1 : 0);
+  const std::vector<char> keep = pipeline::fit_self(*model, w, cols, g0 == start_row_ ? 1 : 0);
   reference_windows_ = std::count(keep.begin(), keep.end(), 1);
   if (!remember) model_.reset();
   install(Regime{std::move(model), std::move(cols), std::move(chans), windows_scored_, clean});
@@ -486,6 +507,7 @@ void StreamingDetector::score_window() {
   for (std::size_t i = 0; i < step_cols_.size(); ++i) step_level_[i] = win_.at(0, std::size_t(step_cols_[i]), kMin);
   step_peaks_->push(step_level_);
   const bool symptomatic = symptom >= 0;
+  if (symptomatic) symptom_row_ = rows_ - 1;
   const std::size_t slot_w = std::size_t(gw % K);
   std::copy(z_.begin(), z_.end(), zring_.row(slot_w).begin());
   std::copy(ifw_.begin(), ifw_.end(), ifring_.row(slot_w).begin());
@@ -504,7 +526,10 @@ void StreamingDetector::score_window() {
     case IncidentTracker::Change::opened: {
       bool any_symptom = false;
       for (std::size_t w = tracker_.first(); w <= tracker_.last(); ++w) any_symptom |= sym_ring_[w % K] != 0;
-      if (changes && !opts_.baseline && switch_to_known_regime(any_symptom)) {
+      // A symptom is judged against a remembered regime on the window that has it: the last
+      // opening window (one that had a symptom earlier in the opening and none now is no return).
+      const bool last_symptomatic = sym_ring_[tracker_.last() % K] != 0;
+      if (changes && !opts_.baseline && (!any_symptom || last_symptomatic) && switch_to_known_regime(any_symptom)) {
         tracker_.reset();
         return;
       }
@@ -666,7 +691,7 @@ void StreamingDetector::after_window(bool symptomatic) {
     if (pipeline::settled(rs, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) {
       if (opts_.baseline) {
         change_settled_ = true;
-      } else if (fit_rows(rs, true)) {
+      } else if (fit_rows(rs, true, change_->withdrawn.empty())) {  // a withdrawn incident's stalls: not clean
         regime_row0_ = rs;
         end_change("ended: a new regime learned", rows_ - 1);
         tracker_.reset();
@@ -716,6 +741,7 @@ void StreamingDetector::after_window(bool symptomatic) {
   if (!quiet && !lasting) return;
   const std::uint64_t r0 = quiet ? std::max(quiet_from, oldest) : rows_ - relearn;
   if (!pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) return;
+  const bool drifted = active_->drifted;  // a leak's plateau is no clean state
   close_incident(opts_.baseline ? pipeline::kEndedQuietFixed
                  : quiet        ? "(ended: the host settled into a new regime, now the reference)"
                                 : "(ended: the state lasted and settled; it is the reference now)",
@@ -724,7 +750,7 @@ void StreamingDetector::after_window(bool symptomatic) {
   // dated from the row after the last symptom (as detect(): pipeline::episodes()).
   if (opts_.baseline && change_follows(had_symptom_ ? last_symptom_row_ + 1 : rows_ - L)) return;
   tracker_.reset();
-  if (!opts_.baseline && fit_rows(r0, true, quiet)) regime_row0_ = r0;
+  if (!opts_.baseline && fit_rows(r0, true, quiet && !drifted)) regime_row0_ = r0;
 }
 
 void StreamingDetector::close_incident(const char* how, bool at_last_symptom) {

@@ -2,6 +2,7 @@
 // go; contract in include/reveal/streaming.h (detect_streaming).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "reveal/absence_tracker.h"
 #include "reveal/baseline_model.h"
@@ -125,7 +126,7 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
         const StreamUpdate& e = det.end_segment();
         tenants.after_push(det, e, scans, prev_t);
         take(e);
-        det.restart(restart_t - prev_t <= history_ns);
+        det.restart(restart_t - prev_t <= history_ns ? prev_t - history_ns : std::numeric_limits<std::int64_t>::max());
       }
       prev_t = t;
       if (has_scans) {

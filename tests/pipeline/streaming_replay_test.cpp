@@ -137,7 +137,7 @@ TEST(DetectStreaming, AnAgentRestartEndsWhatWasOpenAndStartsAsTheRestartedAgentD
   for (std::size_t i = 0; i < rec.t_unix_ns.size(); ++i) {
     if (i == 481) {
       take(d.end_segment());
-      d.restart(true);
+      d.restart(t(480) - std::int64_t(o.history_samples) * 1'000'000'000);  // the agent's history before its last sample
     }
     take(d.push(rec.t_unix_ns[i], rec.values.row(i)));
   }

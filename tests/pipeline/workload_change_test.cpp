@@ -3,6 +3,7 @@
 #include "pipeline/workload_change.h"
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
@@ -101,6 +102,12 @@ TEST(SymptomGate, OnlyMaterialRisesOfSymptomChannelsCount) {
   const std::vector<double> f_med{5};
   EXPECT_FALSE(g.symptomatic(std::vector<double>{40}, f_med, std::vector<double>{45}));
   EXPECT_TRUE(g.symptomatic(std::vector<double>{40}, f_med, std::vector<double>{405}));
+  // Major faults: a job start's page-ins (a few hundred a second) are not memory pressure; the
+  // operators' 1000/s is.
+  const ChannelInfo majflt{"proc.vmstat:pgmajfault", "count/s", Kind::counter, Subsystem::memory};
+  g.reset({&majflt}, 2);
+  EXPECT_FALSE(g.symptomatic(std::vector<double>{40}, f_med, std::vector<double>{250}));
+  EXPECT_TRUE(g.symptomatic(std::vector<double>{40}, f_med, std::vector<double>{1500}));
 }
 
 // Runnable tasks count by how many more wait beyond the CPUs (the reader is one of them): a
@@ -873,6 +880,25 @@ TEST(WorkloadChange, AStallLevelTheHostHeldWithoutAFaultIsAKnownRegime) {
   EXPECT_EQ(fault.incidents, 1u) << "a stall 35 points beyond the known regime's";
 }
 
+// The same after a restart in the middle of the stall: the reference fitted on the history the
+// restarted agent primed (the stall, never judged by it) is no clean regime either.
+TEST(WorkloadChange, AFaultStatePrimedAcrossARestartIsNoKnownRegime) {
+  Host h(17);
+  StreamingDetector d({}, h.channels, options());
+  const auto healthy = [](Host& x, std::size_t) { return x.row(40, 30, 1.0); };
+  const auto stall = [](Host& x, std::size_t) { return x.row(95, 45, 30.0, 2e7); };
+  run(d, h, 0, 150, healthy);
+  run(d, h, 150, 600, stall);
+  d.end_segment();
+  d.restart(kT0 + std::int64_t(600 - 300) * 1'000'000'000);  // the last 300 s primed: the stall alone
+  ASSERT_TRUE(d.model_ready());
+  run(d, h, 600, 700, stall);
+  const Episodes back = run(d, h, 700, 900, healthy);
+  EXPECT_EQ(back.incidents, 0u);
+  EXPECT_EQ(d.regimes_remembered(), 1u) << "the primed stall's model, remembered";
+  EXPECT_EQ(run(d, h, 900, 960, stall).incidents, 1u);
+}
+
 // The agent stops: an incident not reported yet (shorter than min_duration so far) is retired
 // as a transient, and an open workload change ends (StreamingDetector::end_segment).
 TEST(WorkloadChange, EndingASegmentRetiresAPendingIncidentAndEndsAChange) {
@@ -914,7 +940,7 @@ TEST(WorkloadChange, ARestartForgetsRegimesAndRefitsOnTheHistory) {
   run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
   run(d, h, 150, 400, [](Host& x, std::size_t) { return x.row(75, 55, 0.5, 2e7); });
   ASSERT_EQ(d.regimes_remembered(), 1u);
-  d.restart(true);
+  d.restart(std::numeric_limits<std::int64_t>::min());  // the whole history kept
   EXPECT_EQ(d.regimes_remembered(), 0u);
   EXPECT_TRUE(d.model_ready());
   EXPECT_EQ(d.last_fit_unix_ns(), kT0 + std::int64_t(399) * 1'000'000'000) << "refitted at the restart";
@@ -922,7 +948,7 @@ TEST(WorkloadChange, ARestartForgetsRegimesAndRefitsOnTheHistory) {
   run(d, h, 400, 500, [](Host& x, std::size_t) { return x.row(20, 30, 0.5); });
   ASSERT_FALSE(d.workload_changes().empty());
   EXPECT_EQ(d.workload_changes().back().action, "ended: a new regime learned");
-  d.restart(false);
+  d.restart(std::numeric_limits<std::int64_t>::max());  // a gap longer than the history: none
   EXPECT_FALSE(d.model_ready());
   std::size_t ready_at = 0;
   for (std::size_t i = 600; i < 700 && !ready_at; ++i) {
