@@ -5,7 +5,7 @@ into them; the agent's live incidents and `reveal detect` on its store are then 
 
   hostday.py run --out DIR --duration 2h [--seed N] [--reveal PATH] [--port P] [--plan-only]
                  [--agent-warmup 120s] [--poll 15s] [--no-faults]
-  hostday.py score DIR [--reveal PATH] [--reuse]
+  hostday.py score DIR [--reveal PATH] [--reuse] [--from D] [--until D] [--beside LOG]
 
 run: writes DIR/plan.json first (the whole day, seeded: same seed, duration and workload/fault
 lists give the same plan), then executes it: the agent (store DIR/agent.db, 1 s interval), the
@@ -63,6 +63,7 @@ DDP_KINDS = {"straggler"}
 EVENT_NEAR_S = 30.0  # a false incident starting within this of a workload event is "at an event"
 STEP_BEFORE_S = 60.0  # step time before a fault: the victim's steps of the 60 s before it
 SETTLE_S = 10.0  # `reveal detect`'s default --settle: no incident can end inside it
+BESIDE_NEAR_S = 5.0  # a false incident this near a span of unlabelled work (--beside) is "beside" it
 NEIGHBOUR_NEAR_S = 5.0  # an incident opened within this of a second tenant's start is "at" it
 # Every job and every fault runs in a leaf cgroup of its own, <v2 root>/reveal-hostday/<id>, as a
 # container runtime would place them: Reveal can then name them in an incident (victims: pressure
@@ -1428,8 +1429,57 @@ def tenant_summary(S, starts, col):
            "incidents_with_tenant_fields": S.get("incidents_with_tenant_fields")}
 
 
-def score_source(incidents, faults, events, span, absences=0):
-    """Event-level scores of one incident list against the labels over span = (start_ns, end_ns)."""
+def merged_length(spans):
+    """Total length of the union of (start, end) spans."""
+    total, cur = 0, None
+    for a, b in sorted(spans):
+        if cur and a <= cur[1]:
+            cur[1] = max(cur[1], b)
+        else:
+            if cur:
+                total += cur[1] - cur[0]
+            cur = [a, b]
+    return total + (cur[1] - cur[0] if cur else 0)
+
+
+def read_beside(path):
+    """The spans (start_ns, end_ns) of unlabelled work run on the host beside the day, from a log
+    bench/hostday/beside.sh writes: "start <unix s> ..." then "end <unix s> ..." lines (a start
+    without an end lasts until the next start, at most 600 s); "span <unix s> <unix s> ..." adds a
+    span noted by hand (work that ran without the wrapper)."""
+    spans, cur = [], None
+    try:
+        lines = open(path).read().splitlines()
+    except OSError as e:
+        die(f"--beside {path}: {e.strerror}")
+    for n, line in enumerate(lines, 1):
+        p = line.split()
+        if len(p) < 2 or p[0] not in ("start", "end", "span"):
+            continue
+        try:
+            t = float(p[1])
+            if p[0] == "span":
+                spans.append((t, float(p[2] if len(p) > 2 else "")))
+                continue
+        except ValueError:
+            die(f"--beside {path}:{n}: not a time: {line!r}")
+        if p[0] == "start":
+            if cur is not None:
+                spans.append((cur, min(t, cur + 600)))
+            cur = t
+        elif cur is not None:
+            spans.append((cur, t))
+            cur = None
+    if cur is not None:
+        spans.append((cur, cur + 600))
+    return [(int(a * 1e9), int(b * 1e9)) for a, b in spans if b >= a]
+
+
+def score_source(incidents, faults, events, span, absences=0, beside=()):
+    """Event-level scores of one incident list against the labels over span = (start_ns, end_ns).
+    `beside`: spans of unlabelled work on the host (read_beside()); false incidents within
+    BESIDE_NEAR_S of one are counted apart, and the rate away from them over the fault-free time
+    outside them."""
     s0, s1 = span
     incs = [i for i in incidents if i["end_unix_ns"] >= s0 and i["start_unix_ns"] <= s1]
     fl = [f for f in faults if f.get("start_unix_ns")]
@@ -1489,6 +1539,11 @@ def score_source(incidents, faults, events, span, absences=0):
     # false incidents whose symptom is hypervisor steal: a real condition of the VM's physical host
     # that no label covers (the benchmark injects no steal); still counted as false above
     by_steal = [i for i in false if (i.get("symptom") or {}).get("channel", "").startswith("derived:cpu_steal_pct")]
+    near_work = BESIDE_NEAR_S * 1e9
+    beside_work = [i for i in false if any(a - near_work <= i["end_unix_ns"] and b + near_work >= i["start_unix_ns"]
+                                           for a, b in beside)]
+    work_in_span = [(max(a, s0), min(b, s1)) for a, b in beside if b > s0 and a < s1]
+    away_h = max(0, (s1 - s0) - merged_length(iv + work_in_span)) / 3.6e12
     ttd = [r["ttd_s"] for r in caught]
     ttr = [r["ttr_s"] for r in caught if "ttr_s" in r]
     outl = [r["outlast_s"] for r in caught]
@@ -1510,6 +1565,11 @@ def score_source(incidents, faults, events, span, absences=0):
         "false_at_workload_events": len(at_startstop) + len(at_phase),
         "false_at_start_stop": len(at_startstop), "false_at_phase_change": len(at_phase),
         "false_elsewhere": len(elsewhere), "false_opened_by_steal": len(by_steal),
+        "beside_work_h": merged_length(work_in_span) / 3.6e12 if beside else None,
+        "false_beside_work": len(beside_work) if beside else None,
+        "fault_free_away_from_work_h": away_h if beside else None,
+        "false_per_day_away_from_work": ((len(false) - len(beside_work)) / away_h * 24 if away_h > 0 else None)
+                                        if beside else None,
         "false_per_day_at_events": per_day(len(at_startstop) + len(at_phase)),
         "false_per_day_elsewhere": per_day(len(elsewhere)),
         "subsystem_top1": sum(r["subsystem_ok"] for r in caught) / len(caught) if caught else None,
@@ -1524,7 +1584,8 @@ def score_source(incidents, faults, events, span, absences=0):
                               "overlaps_fault": longest in hits} if longest else None),
         "per_fault": per_fault,
         "false_list": [{"start_unix_ns": i["start_unix_ns"], "end_unix_ns": i["end_unix_ns"], "subsystem": i["subsystem"],
-                        "at": "start/stop" if i in at_startstop else "phase" if i in at_phase else "elsewhere"}
+                        "at": "start/stop" if i in at_startstop else "phase" if i in at_phase else "elsewhere",
+                        "beside_work": i in beside_work}
                        for i in false],
     }
 
@@ -1601,8 +1662,9 @@ def cmd_score(a):
     off = [i for i in rep["incidents"] if i.get("kind", "anomaly") == "anomaly"]
     off_changes = rep.get("workload_changes", []) + [i for i in rep["incidents"] if i.get("kind") == "workload_change"]
     st0, st1 = rep["run"]["start_unix_ns"], rep["run"]["end_unix_ns"]
+    beside = read_beside(a.beside) if a.beside else []
     off_scores = score_source(off, faults, events, clip((st0 + int(SETTLE_S * 1e9), st1)),
-                              sum(1 for i in rep["incidents"] if i.get("kind") == "absence"))
+                              sum(1 for i in rep["incidents"] if i.get("kind") == "absence"), beside)
     off_scores["workload_changes"] = change_stats(off_changes, faults, events)
 
     # the store: does it hold the whole day, and its incident events against the live list
@@ -1629,12 +1691,12 @@ def cmd_score(a):
         store["workload_change_events"] = sum(1 for e in ev if e[1].startswith("workload_change"))
         store["incident_withdrawn_events"] = sum(1 for e in ev if e[1] == "incident_withdrawn")
         store["transient_events"] = sum(1 for e in ev if e[1] == "transient")
-    live_scores = score_source(live, faults, events, clip((max(t0, ready), t1)), len(live_abs))
+    live_scores = score_source(live, faults, events, clip((max(t0, ready), t1)), len(live_abs), beside)
     live_scores["workload_changes"] = change_stats(live_changes, faults, events)
     # the agent's detector replayed over its store (`reveal detect --streaming`), over the live span
     rp = [i for i in rep_st["incidents"] if i.get("kind", "anomaly") == "anomaly"]
     replay_scores = score_source(rp, faults, events, clip((max(t0, ready), t1)),
-                                 sum(1 for i in rep_st["incidents"] if i.get("kind") == "absence"))
+                                 sum(1 for i in rep_st["incidents"] if i.get("kind") == "absence"), beside)
     replay_scores["workload_changes"] = change_stats(rep_st.get("workload_changes", []), faults, events)
     store["live_incidents"] = len(live)
     store["live_absences"] = len(live_abs)
@@ -1726,6 +1788,11 @@ def render_md(r):
                 lambda x: f"{x['false_at_start_stop']}, {x['false_at_phase_change']} "
                           f"({fmt(x['false_per_day_at_events'], 1)}/day)"),
             row("… elsewhere", lambda x: f"{x['false_elsewhere']} ({fmt(x['false_per_day_elsewhere'], 1)}/day)"),
+            *([row("… of all false: beside unlabelled work on the host (`--beside`), and the rate away from it",
+                   lambda x: f"{x['false_beside_work']} ({fmt(x['beside_work_h'], 2)} h of work); "
+                             f"{fmt(x['false_per_day_away_from_work'], 1)}/day over "
+                             f"{fmt(x['fault_free_away_from_work_h'], 2)} fault-free h away from it")]
+              if r["live"].get("false_beside_work") is not None else []),
             row("… of all false: opened by hypervisor steal (the VM's host, unlabelled)",
                 lambda x: str(x.get("false_opened_by_steal", "–"))),
             row("subsystem top-1 (of caught)", lambda x: fmt(x["subsystem_top1"])),
@@ -1851,6 +1918,9 @@ def main():
     s.add_argument("--from", dest="window_from", default=None,
                    help="score only from this offset into the day (e.g. 1h): a held-out part of a day")
     s.add_argument("--until", dest="window_until", default=None, help="score only up to this offset into the day")
+    s.add_argument("--beside", default=None,
+                   help="a log of unlabelled work run on the host during the day (bench/hostday/beside.sh): false "
+                        "incidents near it are counted apart, with the rate away from it")
     a = p.parse_args()
     if a.cmd == "run":
         return cmd_run(a)
