@@ -1444,10 +1444,11 @@ def merged_length(spans):
 
 def read_beside(path):
     """The spans (start_ns, end_ns) of unlabelled work run on the host beside the day, from a log
-    bench/hostday/beside.sh writes: "start <unix s> ..." then "end <unix s> ..." lines (a start
-    without an end lasts until the next start, at most 600 s); "span <unix s> <unix s> ..." adds a
-    span noted by hand (work that ran without the wrapper)."""
-    spans, cur = [], None
+    bench/hostday/beside.sh writes: "start <unix s> [id=<id>] ..." and "end <unix s> [id=<id>] ..."
+    lines, paired by id (by order without one); a start without an end lasts until the next
+    start, at most 600 s. "span <unix s> <unix s> ..." adds a span noted by hand (work that ran
+    without the wrapper)."""
+    spans, open_ = [], {}
     try:
         lines = open(path).read().splitlines()
     except OSError as e:
@@ -1458,24 +1459,27 @@ def read_beside(path):
             continue
         try:
             t = float(p[1])
-            if p[0] == "span":
-                spans.append((t, float(p[2] if len(p) > 2 else "")))
-                continue
+            t2 = float(p[2]) if p[0] == "span" and len(p) > 2 else None
         except ValueError:
+            t = t2 = math.nan
+        if not math.isfinite(t) or (p[0] == "span" and (t2 is None or not math.isfinite(t2))):
             die(f"--beside {path}:{n}: not a time: {line!r}")
+        if p[0] == "span":
+            spans.append((t, t2))
+            continue
+        key = p[2] if len(p) > 2 and p[2].startswith("id=") else None
         if p[0] == "start":
-            if cur is not None:
-                spans.append((cur, min(t, cur + 600)))
-            cur = t
-        elif cur is not None:
-            spans.append((cur, t))
-            cur = None
-    if cur is not None:
-        spans.append((cur, cur + 600))
+            if key is None and None in open_:  # the previous unpaired start ends here
+                a = open_.pop(None)
+                spans.append((a, min(t, a + 600)))
+            open_[key] = t
+        elif key in open_:
+            spans.append((open_.pop(key), t))
+    spans += [(a, a + 600) for a in open_.values()]
     return [(int(a * 1e9), int(b * 1e9)) for a, b in spans if b >= a]
 
 
-def score_source(incidents, faults, events, span, absences=0, beside=()):
+def score_source(incidents, faults, events, span, absences=0, beside=None):
     """Event-level scores of one incident list against the labels over span = (start_ns, end_ns).
     `beside`: spans of unlabelled work on the host (read_beside()); false incidents within
     BESIDE_NEAR_S of one are counted apart, and the rate away from them over the fault-free time
@@ -1541,9 +1545,11 @@ def score_source(incidents, faults, events, span, absences=0, beside=()):
     by_steal = [i for i in false if (i.get("symptom") or {}).get("channel", "").startswith("derived:cpu_steal_pct")]
     near_work = BESIDE_NEAR_S * 1e9
     beside_work = [i for i in false if any(a - near_work <= i["end_unix_ns"] and b + near_work >= i["start_unix_ns"]
-                                           for a, b in beside)]
-    work_in_span = [(max(a, s0), min(b, s1)) for a, b in beside if b > s0 and a < s1]
-    away_h = max(0, (s1 - s0) - merged_length(iv + work_in_span)) / 3.6e12
+                                           for a, b in beside or [])]
+    # the work spans with the margin that counts an incident as beside them, clipped to the span
+    work_in_span = [(max(a - near_work, s0), min(b + near_work, s1)) for a, b in beside or []
+                    if b + near_work > s0 and a - near_work < s1]
+    away_h = max(0, (s1 - s0) - merged_length(iv + [(int(a), int(b)) for a, b in work_in_span])) / 3.6e12
     ttd = [r["ttd_s"] for r in caught]
     ttr = [r["ttr_s"] for r in caught if "ttr_s" in r]
     outl = [r["outlast_s"] for r in caught]
@@ -1565,11 +1571,11 @@ def score_source(incidents, faults, events, span, absences=0, beside=()):
         "false_at_workload_events": len(at_startstop) + len(at_phase),
         "false_at_start_stop": len(at_startstop), "false_at_phase_change": len(at_phase),
         "false_elsewhere": len(elsewhere), "false_opened_by_steal": len(by_steal),
-        "beside_work_h": merged_length(work_in_span) / 3.6e12 if beside else None,
-        "false_beside_work": len(beside_work) if beside else None,
-        "fault_free_away_from_work_h": away_h if beside else None,
+        "beside_work_h": merged_length(work_in_span) / 3.6e12 if beside is not None else None,
+        "false_beside_work": len(beside_work) if beside is not None else None,
+        "fault_free_away_from_work_h": away_h if beside is not None else None,
         "false_per_day_away_from_work": ((len(false) - len(beside_work)) / away_h * 24 if away_h > 0 else None)
-                                        if beside else None,
+                                        if beside is not None else None,
         "false_per_day_at_events": per_day(len(at_startstop) + len(at_phase)),
         "false_per_day_elsewhere": per_day(len(elsewhere)),
         "subsystem_top1": sum(r["subsystem_ok"] for r in caught) / len(caught) if caught else None,
@@ -1662,7 +1668,7 @@ def cmd_score(a):
     off = [i for i in rep["incidents"] if i.get("kind", "anomaly") == "anomaly"]
     off_changes = rep.get("workload_changes", []) + [i for i in rep["incidents"] if i.get("kind") == "workload_change"]
     st0, st1 = rep["run"]["start_unix_ns"], rep["run"]["end_unix_ns"]
-    beside = read_beside(a.beside) if a.beside else []
+    beside = read_beside(a.beside) if a.beside is not None else None
     off_scores = score_source(off, faults, events, clip((st0 + int(SETTLE_S * 1e9), st1)),
                               sum(1 for i in rep["incidents"] if i.get("kind") == "absence"), beside)
     off_scores["workload_changes"] = change_stats(off_changes, faults, events)

@@ -211,8 +211,8 @@ const StreamUpdate& StreamingDetector::end_segment() {
 void StreamingDetector::restart(std::int64_t history_from_unix_ns) {
   if (episode_ != Episode::none) end_segment();
   tracker_.reset();
-  symptoms_seen_ = false;  // as a fresh detector's: the next model's symptom channels say
   if (!opts_.baseline) {
+    symptoms_seen_ = false;  // as a fresh detector's: the next model's symptom channels say
     model_.reset();
     cols_.clear();
     chans_.clear();
@@ -231,7 +231,9 @@ void StreamingDetector::restart(std::int64_t history_from_unix_ns) {
   while (from < rows_ && hist_t_[slot(from)] < history_from_unix_ns) ++from;
   regime_row0_ = from;
   judged_from_ = rows_;
-  if (from == rows_) start_row_ = rows_;  // no history: the next row is a stream's first
+  // The restarted agent's first primed row (or, without history, its first live one) has no
+  // rates: the window over it is start-up, out of the reference.
+  start_row_ = from;
   regime_rows_at_fit_ = 0;
   rows_at_fit_ = rows_;
   if (!opts_.baseline && rows_ - from >= opts_.warmup_samples) fit();
@@ -294,12 +296,6 @@ bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember, bool clean) {
   // double, which would take a slow drift that follows it (a leak in a job that just started)
   // into its reference (WorkloadChange.ALeakAfterAWithdrawnStartIsReported).
   regime_rows_at_fit_ = rows_ - std::min(regime_row0_, rows_);
-  {
-    const std::uint64_t first = std::max<std::uint64_t>(r0, rows_ > capacity_ ? rows_ - capacity_ : 0);
-    clean = clean && first >= judged_from_;
-    // A new regime with an anomalous symptomatic window among its rows is no clean state.
-    if (remember && symptom_row_ != kNoRow && symptom_row_ >= first) clean = false;
-  }
   if (pending_capacity_ != capacity_) {  // history length changed: keep the newest rows
     const std::size_t keep = std::min<std::uint64_t>({rows_, capacity_, pending_capacity_});
     Matrix h(pending_capacity_, layout_.size(), kNaN);
@@ -312,6 +308,15 @@ bool StreamingDetector::fit_rows(std::uint64_t r0, bool remember, bool clean) {
     hist_ = std::move(h);
     hist_t_ = std::move(ht);
     capacity_ = pending_capacity_;
+  }
+  {
+    const std::uint64_t first = std::max<std::uint64_t>(r0, rows_ > capacity_ ? rows_ - capacity_ : 0);
+    // Rows primed or kept across a restart were judged by another process (or not at all): a
+    // regime fitted on them is not known clean. A fresh start's warm-up rows are trusted, as
+    // self mode trusts its first reference.
+    clean = clean && first >= judged_from_;
+    // A new regime with an anomalous symptomatic window among its rows is no clean state.
+    if (remember && symptom_row_ != kNoRow && symptom_row_ >= first) clean = false;
   }
   // The rows from r0 (or the oldest kept), oldest first, as a Series.
   const std::uint64_t n = std::min<std::uint64_t>({rows_, capacity_, rows_ - std::min(r0, rows_)});

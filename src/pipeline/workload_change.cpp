@@ -25,7 +25,7 @@ double material_rise(const std::string& name, const std::string& unit) {
   // starting maps its libraries and data in (up to 250/s on the recorded host days); memory
   // pressure is the operators' rate(node_vmstat_pgmajfault[1m]) > 1000 (GitLab's
   // HighMemoryPressure rule, node-exporter's HostMemoryUnderMemoryPressure).
-  if (name.find("pgmajfault") != std::string::npos) return 1000.0;
+  if (name == "proc.vmstat:pgmajfault") return 1000.0;
   if (unit == "s/s") return 1.0;                    // run-queue wait per CPU: one more task waiting
   if (unit == "%") return 10.0;
   if (unit == "us/s" || unit == "us") return 1e5;

@@ -706,6 +706,12 @@ TEST(WorkloadChange, WithABaselineModelAChangeStaysAChangeUntilSymptomsRise) {
   EXPECT_EQ(e.changes_opened, 1u);
   ASSERT_TRUE(d.active_change());
   EXPECT_NEAR(double(d.active_change()->start_unix_ns - kT0) * 1e-9, 330.0, 4.0) << "no gap after the incident";
+  // A restart (a replay at an agent_restart): the fixed model stays, and so does telling
+  // workload changes apart.
+  d.end_segment();
+  d.restart(std::numeric_limits<std::int64_t>::min());
+  EXPECT_TRUE(d.model_ready());
+  EXPECT_TRUE(d.tells_workload_changes());
 }
 
 // A regime learned while the only symptom channel had no data (PSI missing) still tells the
