@@ -1505,6 +1505,8 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
             r.update(named(m, f.get("cgroup") if f.get("own_processes") else None, f.get("job_cgroup")))
             if ov[0].get("opened_unix_ns"):
                 r["ttr_s"] = (ov[0]["opened_unix_ns"] - f["start_unix_ns"]) / 1e9
+            if ov[0].get("pending_unix_ns") or ov[0].get("opened_unix_ns"):
+                r["ttp_s"] = (ov[0].get("pending_unix_ns") or ov[0]["opened_unix_ns"]) / 1e9 - f["start_unix_ns"] / 1e9
             r.update(ttd_s=(ov[0]["start_unix_ns"] - f["start_unix_ns"]) / 1e9, detected_subsystem=ov[0]["subsystem"],
                      subsystem_ok=ov[0]["subsystem"] == f["subsystem"],
                      outlast_s=(max(i["end_unix_ns"] for i in ov) - f["end_unix_ns"]) / 1e9, incidents=len(ov),
@@ -1552,6 +1554,7 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
     away_h = max(0, (s1 - s0) - merged_length(iv + [(int(a), int(b)) for a, b in work_in_span])) / 3.6e12
     ttd = [r["ttd_s"] for r in caught]
     ttr = [r["ttr_s"] for r in caught if "ttr_s" in r]
+    ttp = [r["ttp_s"] for r in caught if "ttp_s" in r]
     outl = [r["outlast_s"] for r in caught]
     longest = max(incs, key=lambda i: i["end_unix_ns"] - i["start_unix_ns"], default=None)
     per_day = (lambda n: n / free_h * 24 if free_h > 0 else None)
@@ -1582,6 +1585,7 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
         "subsystem_top1_of_all_faults": sum(r["subsystem_ok"] for r in caught) / len(fl) if fl else None,
         "ttd_median_s": statistics.median(ttd) if ttd else None, "ttd_p90_s": pct(ttd, 0.9),
         "ttr_median_s": statistics.median(ttr) if ttr else None, "ttr_p90_s": pct(ttr, 0.9),
+        "ttp_median_s": statistics.median(ttp) if ttp else None, "ttp_p90_s": pct(ttp, 0.9),
         "outlast_median_s": statistics.median(outl) if outl else None, "outlast_p90_s": pct(outl, 0.9),
         "outlast_max_s": max(outl) if outl else None,
         "longest_incident_s": (longest["end_unix_ns"] - longest["start_unix_ns"]) / 1e9 if longest else None,
@@ -1684,6 +1688,15 @@ def cmd_score(a):
             if k < len(opened) and opened[k] <= inc["end_unix_ns"] + 60e9:
                 inc["opened_unix_ns"] = opened[k]
                 k += 1
+        # when the agent first showed it, pending (agents since the twenty-sixth session note
+        # incident_pending; an incident reported at once has none): the first such event from
+        # its start to when it was reported
+        pending = sorted(t for t, kind, _ in ev if kind == "incident_pending")
+        for inc in live:
+            until = inc.get("opened_unix_ns", inc["end_unix_ns"])
+            first = next((t for t in pending if inc["start_unix_ns"] - 1e9 <= t <= until), None)
+            if first is not None:
+                inc["pending_unix_ns"] = first
     store = {"start_unix_ns": st0, "end_unix_ns": st1, "samples": rep["run"]["samples"],
              "day_s": (t1 - t0) / 1e9, "covers_day": st0 <= t0 and st1 >= t1 - 5e9,
              "coverage": min(1.0, rep["run"]["samples"] / max(1.0, (t1 - t0) / 1e9)),
@@ -1697,6 +1710,7 @@ def cmd_score(a):
         store["workload_change_events"] = sum(1 for e in ev if e[1].startswith("workload_change"))
         store["incident_withdrawn_events"] = sum(1 for e in ev if e[1] == "incident_withdrawn")
         store["transient_events"] = sum(1 for e in ev if e[1] == "transient")
+        store["incident_pending_events"] = sum(1 for e in ev if e[1] == "incident_pending")
     live_scores = score_source(live, faults, events, clip((max(t0, ready), t1)), len(live_abs), beside)
     live_scores["workload_changes"] = change_stats(live_changes, faults, events)
     # the agent's detector replayed over its store (`reveal detect --streaming`), over the live span
@@ -1743,6 +1757,8 @@ def cmd_score(a):
                   "subsystem_top1": "caught faults whose first overlapping incident names the true subsystem",
                   "ttd": "first overlapping incident start − fault start",
                   "ttr": "live only: when the agent opened that incident (its store's incident_opened event) − fault start",
+                  "ttp": "live only: when the agent first showed that incident, pending (its incident_pending event; "
+                         "else incident_opened) − fault start",
                   "outlast": "last end of the incidents overlapping a fault − fault end",
                   "live_span": "from the agent's first model fit to the end of the day",
                   "offline_span": f"the store's whole recording after detect's {SETTLE_S:.0f} s settle",
@@ -1805,6 +1821,9 @@ def render_md(r):
             row("TTD median / p90 s", lambda x: f"{fmt(x['ttd_median_s'], 1)} / {fmt(x['ttd_p90_s'], 1)}"),
             row("time to report (the agent's incident_opened event − fault start): median / p90 s",
                 lambda x: f"{fmt(x['ttr_median_s'], 1)} / {fmt(x['ttr_p90_s'], 1)}" if x is S["live"] else "–"),
+            row("time to first show it, pending (its incident_pending event, else incident_opened − fault start): "
+                "median / p90 s",
+                lambda x: f"{fmt(x.get('ttp_median_s'), 1)} / {fmt(x.get('ttp_p90_s'), 1)}" if x is S["live"] else "–"),
             row("incident outlasts fault: median / p90 / max s",
                 lambda x: f"{fmt(x['outlast_median_s'], 1)} / {fmt(x['outlast_p90_s'], 1)} / {fmt(x['outlast_max_s'], 1)}"),
             row("longest incident s", lambda x: fmt(x["longest_incident_s"], 0)),

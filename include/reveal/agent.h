@@ -153,6 +153,9 @@ struct AgentSnapshot {
   std::array<double, kNumSubsystems> subsystem_score{};        // NaN before the model
   std::array<std::uint64_t, kNumSubsystems> incidents_total{};
   std::optional<Incident> active;                              // the open incident, if any
+  // The open incident not reported yet (StreamingDetector::pending(): shorter than
+  // detect.min_duration so far), as a Prometheus alert is pending before it fires.
+  std::optional<Incident> pending;
   std::vector<Incident> recent;                                // closed incidents, newest last
   // Workload changes (kind "workload_change"): the open one, the ended ones (newest last).
   std::uint64_t workload_changes_total = 0;

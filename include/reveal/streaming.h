@@ -190,6 +190,10 @@ class StreamingDetector {
   // The open incident, once reported: its span reached IncidentRule::min_duration_s (see
   // opened_incident()); empty while it is shorter (it may still end as a transient).
   const std::optional<Incident>& active() const { return confirmed_ ? active_ : no_incident_; }
+  // The open incident not reported yet: opened by the incident rule, its span still shorter
+  // than min_duration_s (it becomes active() once it reaches it, or a transient if it ends
+  // first). Null when none is open or the open one is reported.
+  const Incident* pending() const { return active_ && !confirmed_ ? &*active_ : nullptr; }
   // The incident this push reported as opened (StreamUpdate::opened): the open one, or the one
   // it closed when its span reached min_duration_s only at its close (reported opened and
   // closed at once). Null when the push opened none.

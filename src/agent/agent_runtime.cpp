@@ -158,6 +158,7 @@ class SampleLoop {
   std::int64_t last_t_;
   std::uint64_t samples_ = 0;
   TenantFeed tenants_;
+  std::int64_t pending_noted_ = 0;  // start of the last pending incident noted
 };
 
 void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::span<const Event> events) {
@@ -221,6 +222,14 @@ void SampleLoop::note(std::int64_t t, const char* kind, const Incident& inc, con
 }
 
 void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const AbsenceUpdate& au) {
+  // An incident pending (not reported until it lasts detect.min_duration): noted once, when it
+  // opens, so the store says when the agent first saw it.
+  if (const Incident* p = detector_.pending(); p && p->start_unix_ns != pending_noted_) {
+    pending_noted_ = p->start_unix_ns;
+    note(t, "incident_pending", *p,
+         "incident pending: " + std::string(to_string(p->subsystem)) + (p->top.empty() ? "" : " (" + p->top.front().name + ")") +
+             ", reported if it lasts detect.min_duration");
+  }
   if (const Incident* opened = detector_.opened_incident()) {
     const Incident& inc = *opened;
     note(t, "incident_opened", inc,

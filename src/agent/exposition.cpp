@@ -254,6 +254,17 @@ std::string render_metrics(const AgentSnapshot& s) {
            "Share of the open incident's evidence that belongs to its subsystem (0..1)", a.confidence);
   }
 
+  if (s.pending) {
+    const Incident& p = *s.pending;
+    family(out, "reveal_incident_pending", "gauge",
+           "1 while an incident is open but not reported yet (shorter than detect.min_duration so far): its "
+           "subsystem, focus entity and strongest channel");
+    sample(out, "reveal_incident_pending", 1, "subsystem", to_string(p.subsystem), "focus", p.focus, "top_channel",
+           p.top.empty() ? std::string_view() : std::string_view(p.top.front().name));
+    single(out, "reveal_incident_pending_start_timestamp_seconds", "gauge",
+           "Unix time the pending incident started", double(p.start_unix_ns) / 1e9);
+  }
+
   single(out, "reveal_workload_changes_total", "counter",
          "Workload changes: anomalous windows in which no symptom rose (a job started, stopped or changed phase)",
          double(s.workload_changes_total));
@@ -411,6 +422,7 @@ std::string render_incidents_json(const AgentSnapshot& s) {
   j["schema"] = "reveal.incidents/1";
   j["host"] = s.hostname;
   j["active"] = s.active ? report::incident_json(*s.active) : nlohmann::json(nullptr);
+  j["pending"] = s.pending ? report::incident_json(*s.pending) : nlohmann::json(nullptr);
   auto recent = nlohmann::json::array();
   for (const auto& inc : s.recent) recent.push_back(report::incident_json(inc));
   j["recent"] = std::move(recent);

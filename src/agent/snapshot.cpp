@@ -99,7 +99,11 @@ void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const Streamin
     s.subsystem_score = u.subsystem;
   }
   if (const Incident* o = detector.opened_incident()) ++s.incidents_total[std::size_t(o->subsystem)];
-  if (u.scored || sample.withdrawn) s.active = detector.active();
+  if (u.scored || sample.withdrawn) {
+    s.active = detector.active();
+    const Incident* pending = detector.pending();
+    s.pending = pending ? std::optional<Incident>(*pending) : std::nullopt;
+  }
   if (u.closed) s.recent = detector.closed();
   s.workload_changes_total = detector.workload_changes_total();
   s.incidents_withdrawn_total = detector.incidents_withdrawn_total();

@@ -350,6 +350,27 @@ TEST(Exposition, ActiveIncident) {
             std::string::npos);
 }
 
+// An incident not reported yet (shorter than detect.min_duration so far): pending, as a
+// Prometheus alert is before it fires; not active, not counted.
+TEST(Exposition, PendingIncident) {
+  AgentSnapshot s = snapshot();
+  EXPECT_EQ(render_metrics(s).find("reveal_incident_pending"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(render_incidents_json(s))["pending"].is_null());
+  s.pending = sample_incident();
+  const std::string text = render_metrics(s);
+  EXPECT_NE(text.find("\nreveal_incident_pending{subsystem=\"network\",focus=\"eth0\","
+                      "top_channel=\"proc.net.dev:rx_bytes.eth0\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nreveal_incident_pending_start_timestamp_seconds 1800000010\n"), std::string::npos);
+  EXPECT_EQ(text.find("reveal_incident_active"), std::string::npos) << "pending is not active";
+  EXPECT_EQ(parse(text).at("reveal_incident_pending").type, "gauge");
+  const auto j = nlohmann::json::parse(render_incidents_json(s));
+  ASSERT_TRUE(j["pending"].is_object());
+  EXPECT_EQ(j["pending"]["subsystem"], "network");
+  EXPECT_TRUE(j["active"].is_null());
+}
+
 // The GPU's channels stopped: an absence incident as AbsenceTracker builds it.
 Incident sample_absence() {
   Incident inc;

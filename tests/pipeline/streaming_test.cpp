@@ -415,6 +415,7 @@ TEST(StreamingDetector, EndingASegmentClosesTheOpenIncident) {
   StreamingDetector d(four_cores(), syn.channels, o);
   for (std::size_t i = 0; i < 150; ++i) d.push(t(i), syn.row(i >= 120, 15.0));
   ASSERT_TRUE(d.active());
+  EXPECT_FALSE(d.pending()) << "reported: active, no longer pending";
   const StreamUpdate& u = d.end_segment();
   EXPECT_TRUE(u.closed);
   EXPECT_FALSE(d.active());

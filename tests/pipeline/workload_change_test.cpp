@@ -915,6 +915,7 @@ TEST(WorkloadChange, EndingASegmentRetiresAPendingIncidentAndEndsAChange) {
     run(d, h, 150, 156, [](Host& x, std::size_t) { return x.row(95, 30, 30.0); });
     ASSERT_FALSE(d.active()) << "not reported yet";
     ASSERT_TRUE(d.active_for_evidence());
+    ASSERT_EQ(d.pending(), d.active_for_evidence()) << "pending: open, not reported";
     const StreamUpdate& u = d.end_segment();
     EXPECT_FALSE(u.closed);
     EXPECT_TRUE(u.change_closed);
@@ -923,6 +924,7 @@ TEST(WorkloadChange, EndingASegmentRetiresAPendingIncidentAndEndsAChange) {
     EXPECT_NE(d.workload_changes().back().withdrawn.find("; the agent stopped"), std::string::npos)
         << d.workload_changes().back().withdrawn;
     EXPECT_FALSE(d.active_for_evidence());
+    EXPECT_FALSE(d.pending());
     EXPECT_TRUE(d.closed().empty());
   }
   {
