@@ -277,9 +277,13 @@ def incidents():
                             "expr": f"changes(reveal_incidents_total{{{s}}}[1m]) > 0", "step": "30s",
                             "titleFormat": "{{subsystem}} incident", "textFormat": "{{instance}}",
                             "tagKeys": "instance,subsystem", "useValueForTime": False}])
-    b.add("state-timeline", "Incidents open", "One lane per host and subsystem: coloured while an incident is open.",
-          [ts(f"max by (instance, subsystem) (reveal_incident_active{{{s}}})", "{{instance}} {{subsystem}}")],
-          w=24, h=10, field={"mappings": [{"type": "value", "options": {"1": {"text": "incident", "color": "red"}}}],
+    b.add("state-timeline", "Incidents open", "One lane per host and subsystem: red while an incident is open, "
+          "yellow while one is pending (open, not reported until it lasts detect.min_duration; it may end as a "
+          "transient).",
+          [ts(f"max by (instance, subsystem) (reveal_incident_active{{{s}}}) "
+              f"or 0.5 * max by (instance, subsystem) (reveal_incident_pending{{{s}}})", "{{instance}} {{subsystem}}")],
+          w=24, h=10, field={"mappings": [{"type": "value", "options": {"1": {"text": "incident", "color": "red"},
+                                                                        "0.5": {"text": "pending", "color": "yellow"}}}],
                              "custom": {"fillOpacity": 80}},
           options={"showValue": "never", "mergeValues": True})
     b.add("state-timeline", "Leading channel", "The channel that led each open incident (top_channel).",
