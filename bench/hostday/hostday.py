@@ -1506,7 +1506,7 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
             if ov[0].get("opened_unix_ns"):
                 r["ttr_s"] = (ov[0]["opened_unix_ns"] - f["start_unix_ns"]) / 1e9
             if ov[0].get("pending_unix_ns") or ov[0].get("opened_unix_ns"):
-                r["ttp_s"] = (ov[0].get("pending_unix_ns") or ov[0]["opened_unix_ns"]) / 1e9 - f["start_unix_ns"] / 1e9
+                r["ttp_s"] = ((ov[0].get("pending_unix_ns") or ov[0]["opened_unix_ns"]) - f["start_unix_ns"]) / 1e9
             r.update(ttd_s=(ov[0]["start_unix_ns"] - f["start_unix_ns"]) / 1e9, detected_subsystem=ov[0]["subsystem"],
                      subsystem_ok=ov[0]["subsystem"] == f["subsystem"],
                      outlast_s=(max(i["end_unix_ns"] for i in ov) - f["end_unix_ns"]) / 1e9, incidents=len(ov),
@@ -1691,12 +1691,15 @@ def cmd_score(a):
         # when the agent first showed it, pending (agents since the twenty-sixth session note
         # incident_pending; an incident reported at once has none): the first such event from
         # its start to when it was reported
+        # (noted at or after its start; each event credited to one incident at most)
         pending = sorted(t for t, kind, _ in ev if kind == "incident_pending")
+        used = set()
         for inc in live:
             until = inc.get("opened_unix_ns", inc["end_unix_ns"])
-            first = next((t for t in pending if inc["start_unix_ns"] - 1e9 <= t <= until), None)
+            first = next((t for t in pending if t not in used and inc["start_unix_ns"] <= t <= until), None)
             if first is not None:
                 inc["pending_unix_ns"] = first
+                used.add(first)
     store = {"start_unix_ns": st0, "end_unix_ns": st1, "samples": rep["run"]["samples"],
              "day_s": (t1 - t0) / 1e9, "covers_day": st0 <= t0 and st1 >= t1 - 5e9,
              "coverage": min(1.0, rep["run"]["samples"] / max(1.0, (t1 - t0) / 1e9)),
@@ -1858,8 +1861,9 @@ def render_md(r):
     lines += ["", f"Store: {st['samples']} samples over a {fmt_s(st['day_s'])} day (covers it: {fmt(st['covers_day'])}); "
               f"incident events in the store: {st.get('incident_opened_events', '?')} opened, "
               f"{st.get('incident_closed_events', '?')} closed, {st.get('incident_withdrawn_events', 0)} withdrawn, "
-              f"{st.get('workload_change_events', '?')} workload-change events, {st.get('transient_events', 0)} transients; "
-              f"live incidents polled: {st['live_incidents']}."]
+              f"{st.get('workload_change_events', '?')} workload-change events, {st.get('transient_events', 0)} transients, "
+              f"{st.get('incident_pending_events', 0)} pending (none from agents before the twenty-sixth session: "
+              f"time to first show is then time to report); live incidents polled: {st['live_incidents']}."]
     if any(f.get("cgroup") or f.get("job_cgroup") for f in r["fault_list"]) \
             or any(x.get("cgroup") for x in r.get("neighbour_starts") or []):
         quiet = [c for c, _ in cols if S[c]["incidents"] and not S[c].get("incidents_naming_cgroups")]

@@ -37,6 +37,11 @@
 //                                          (not `channel`: that label marks raw channels only)
 //     reveal_incident_active_start_timestamp_seconds   gauge (present while open)
 //     reveal_incident_active_confidence    gauge share of the evidence for its subsystem (0..1)
+//     reveal_incident_pending{subsystem,focus,top_channel}  gauge 1 while an incident is open but
+//                                          not reported yet (StreamingDetector::pending(); absent
+//                                          otherwise): it becomes the active one, a transient, or
+//                                          is withdrawn as a new workload
+//     reveal_incident_pending_start_timestamp_seconds  gauge (present while pending)
 //     reveal_workload_changes_total        counter workload changes (runs of anomalous windows in
 //                                          which no symptom rose: a job started, stopped or
 //                                          changed phase; streaming.h), not incidents
@@ -202,7 +207,7 @@ std::string prometheus_series(const ChannelInfo& c, std::span<const std::pair<st
 // order, label values escaped (\\, \", \n). NaN values are written as NaN.
 std::string render_metrics(const AgentSnapshot& s);
 
-// {"schema":"reveal.incidents/1","host":..,"active":<incident|null>,"recent":[..],
+// {"schema":"reveal.incidents/1","host":..,"active":<incident|null>,"pending":<incident|null>,"recent":[..],
 //  "active_absences":[..],"recent_absences":[..],"active_workload_change":<..|null>,
 //  "workload_changes":[..]} with the incident fields of reveal.detect/1 (docs/DETECT_JSON.md);
 // `active`/`recent` are anomaly incidents, the *_absences ones have kind "absence", the

@@ -101,8 +101,10 @@ void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const Streamin
   if (const Incident* o = detector.opened_incident()) ++s.incidents_total[std::size_t(o->subsystem)];
   if (u.scored || sample.withdrawn) {
     s.active = detector.active();
-    const Incident* pending = detector.pending();
-    s.pending = pending ? std::optional<Incident>(*pending) : std::nullopt;
+    if (const Incident* pending = detector.pending())
+      s.pending = *pending;  // copy-assigned: the buffers of the previous window's copy are reused
+    else
+      s.pending.reset();
   }
   if (u.closed) s.recent = detector.closed();
   s.workload_changes_total = detector.workload_changes_total();
