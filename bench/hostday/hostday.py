@@ -683,7 +683,8 @@ class Day:
                     f.write(json.dumps(line) + "\n")
         # Workload changes (active_workload_change, workload_changes) are not incidents: any other key
         # holding an object or a list of them is logged on its own, never as incidents.
-        known = {"schema", "host", "active", "recent", "active_absences", "recent_absences"}
+        # ("pending": the open incident not reported yet, in the store as incident_pending events)
+        known = {"schema", "host", "active", "pending", "recent", "active_absences", "recent_absences"}
         for k, v in j.items():
             if k in known or not isinstance(v, (list, dict)):
                 continue
