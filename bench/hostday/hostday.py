@@ -1521,17 +1521,7 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
     # fault-free time: the span minus the fault intervals (clipped to the span, merged)
     iv = sorted((max(f["start_unix_ns"], s0), min(f["end_unix_ns"], s1)) for f in fl
                 if f["end_unix_ns"] > s0 and f["start_unix_ns"] < s1)
-    covered, cur = 0, None
-    for a, b in iv:
-        if cur and a <= cur[1]:
-            cur[1] = max(cur[1], b)
-        else:
-            if cur:
-                covered += cur[1] - cur[0]
-            cur = [a, b]
-    if cur:
-        covered += cur[1] - cur[0]
-    free_h = max(0, (s1 - s0) - covered) / 3.6e12
+    free_h = max(0, (s1 - s0) - merged_length(iv)) / 3.6e12
     # false incidents at workload events: starting within EVENT_NEAR_S of a start/stop, else of a phase change
     near_ns = EVENT_NEAR_S * 1e9
     at_startstop, at_phase, elsewhere = [], [], []
