@@ -295,6 +295,8 @@ class StreamingDetector {
   // as a workload change dated from `from_row` (true); else nothing (false).
   bool change_follows(std::uint64_t from_row);
   void install(Regime r);
+  // Clears what a push() (or end_segment()) reports before it reports anything (update_).
+  void clear_update();
   // Empties the ambient and symptom-step peaks (RecentPeaks) for this stream's window stride.
   void reset_peaks();
   std::size_t slot(std::uint64_t row) const { return std::size_t(row % capacity_); }

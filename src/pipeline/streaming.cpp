@@ -146,11 +146,15 @@ void StreamingDetector::set_history_samples(std::size_t n) {
   pending_capacity_ = std::max(n, opts_.warmup_samples);
 }
 
-const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<const double> row) {
+void StreamingDetector::clear_update() {
   update_.scored = update_.opened = update_.closed = update_.refitted = false;
   update_.change_opened = update_.change_closed = false;
   update_.fused = kNaN;
   update_.symptom_led = {};
+}
+
+const StreamUpdate& StreamingDetector::push(std::int64_t t_unix_ns, std::span<const double> row) {
+  clear_update();
   if (row.size() != raw_channels_.size())
     throw DetectError("sample has " + std::to_string(row.size()) + " values for " +
                       std::to_string(raw_channels_.size()) + " channels");
@@ -189,10 +193,7 @@ void StreamingDetector::begin_segment() {
 }
 
 const StreamUpdate& StreamingDetector::end_segment() {
-  update_.scored = update_.opened = update_.closed = update_.refitted = false;
-  update_.change_opened = update_.change_closed = false;
-  update_.fused = kNaN;
-  update_.symptom_led = {};
+  clear_update();
   if (episode_ == Episode::incident && active_) {
     close_incident("(ended: the agent stopped)", false);
     if (update_.change_closed && !changes_.empty()) changes_.back().withdrawn += "; the agent stopped";
