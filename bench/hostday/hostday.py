@@ -1510,6 +1510,10 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
                 r["ttp_s"] = ((ov[0].get("pending_unix_ns") or ov[0]["opened_unix_ns"]) - f["start_unix_ns"]) / 1e9
             r.update(ttd_s=(ov[0]["start_unix_ns"] - f["start_unix_ns"]) / 1e9, detected_subsystem=ov[0]["subsystem"],
                      subsystem_ok=ov[0]["subsystem"] == f["subsystem"],
+                     # the subsystem of the incident judged for the cgroups (opened at the fault's
+                     # onset, else the first overlapping): where an incident already open when the
+                     # fault began (another tenant's start) ends and one for the fault follows
+                     onset_subsystem=m["subsystem"], onset_subsystem_ok=m["subsystem"] == f["subsystem"],
                      outlast_s=(max(i["end_unix_ns"] for i in ov) - f["end_unix_ns"]) / 1e9, incidents=len(ov),
                      opened_inside=any(f["start_unix_ns"] <= i["start_unix_ns"] <= f["end_unix_ns"] for i in ov))
         per_fault.append(r)
@@ -1573,6 +1577,7 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
         "false_per_day_at_events": per_day(len(at_startstop) + len(at_phase)),
         "false_per_day_elsewhere": per_day(len(elsewhere)),
         "subsystem_top1": sum(r["subsystem_ok"] for r in caught) / len(caught) if caught else None,
+        "subsystem_top1_onset": sum(r["onset_subsystem_ok"] for r in caught) / len(caught) if caught else None,
         "subsystem_top1_of_all_faults": sum(r["subsystem_ok"] for r in caught) / len(fl) if fl else None,
         "ttd_median_s": statistics.median(ttd) if ttd else None, "ttd_p90_s": pct(ttd, 0.9),
         "ttr_median_s": statistics.median(ttr) if ttr else None, "ttr_p90_s": pct(ttr, 0.9),
@@ -1749,6 +1754,9 @@ def cmd_score(a):
                   "at_workload_events": f"false incidents starting within ±{EVENT_NEAR_S:.0f} s of a job start/stop "
                                         "(at_start_stop) or else of a phase change (at_phase_change)",
                   "subsystem_top1": "caught faults whose first overlapping incident names the true subsystem",
+                  "subsystem_top1_onset": "caught faults whose incident opened at the fault (within NEIGHBOUR_NEAR_S "
+                                          "before its start, to its end), else first overlapping one, names the true "
+                                          "subsystem",
                   "ttd": "first overlapping incident start − fault start",
                   "ttr": "live only: when the agent opened that incident (its store's incident_opened event) − fault start",
                   "ttp": "live only: when the agent first showed that incident, pending (its incident_pending event; "
@@ -1812,6 +1820,8 @@ def render_md(r):
             row("… of all false: opened by hypervisor steal (the VM's host, unlabelled)",
                 lambda x: str(x.get("false_opened_by_steal", "–"))),
             row("subsystem top-1 (of caught)", lambda x: fmt(x["subsystem_top1"])),
+            row("… judged on the incident opened at the fault (from 5 s before it), else the first overlapping",
+                lambda x: fmt(x.get("subsystem_top1_onset"))),
             row("TTD median / p90 s", lambda x: f"{fmt(x['ttd_median_s'], 1)} / {fmt(x['ttd_p90_s'], 1)}"),
             row("time to report (the agent's incident_opened event − fault start): median / p90 s",
                 lambda x: f"{fmt(x['ttr_median_s'], 1)} / {fmt(x['ttr_p90_s'], 1)}" if x is S["live"] else "–"),

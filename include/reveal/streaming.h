@@ -35,6 +35,16 @@
 // past its transition settled, and those rows become the new regime. An incident older than 2 × relearn_samples
 // whose last relearn_samples rows settled, symptoms and all, ends too and that state becomes
 // the reference (another tenant's job contending for the CPU for good, a fault nobody fixed).
+// Both judge settled by the channels the incident moved and, apart, by those it moves only in
+// the current window (pipeline::fresh_movers): a leak that began late in another tenant's
+// contention keeps the incident open rather than becoming the reference. A symptom rising in
+// channels the incident's onset (its windows until it was reported) did not move, once it is
+// reported, is a second cause: of another subsystem than the
+// one the incident names, the incident ends there and a new one opens, described by what the
+// second cause moved (the first one's channels left out; when its own symptoms end, the state
+// it began in goes on as a workload change accepting the first one's stall levels); of the
+// same subsystem, the incident's state counts as new from there, and must last anew before it
+// becomes the reference.
 // An incident the caller's tenant scans show to be a new workload starting is withdrawn into a
 // workload change (withdraw_incident(), TenantFeed below; reveal/tenants.h).
 // An incident's evidence (IncidentEvidence, src/explain/evidence.h) and attribution
@@ -273,6 +283,23 @@ class StreamingDetector {
   void update_change();
   void describe(Incident& inc);
   void open_from_rings(std::size_t first, std::size_t last, bool as_change);
+  // Keeps the open incident's evidence as it opened (onset_z_), what fresh_movers() compares to.
+  void note_onset();
+  // Widens onset_z_ by the current window's z (each channel's larger magnitude): a pending
+  // symptomatic incident's windows are all its onset.
+  void widen_onset();
+  // fresh_accept_ for the open incident: a level never risen above (no symptom) for the channels
+  // its onset moved, those it inherited and, when `other_subsystem`, those of the subsystem it
+  // names; false when none is left.
+  bool fresh_levels(bool other_subsystem);
+  // `v` with the inherited channels zeroed (in `out`), or `v` itself when none are.
+  std::span<const double> masked(std::span<const double> v, std::vector<double>& out) const;
+  // Ends the open incident where a second cause's symptoms began and opens one from them
+  // (after_window()).
+  void begin_successor();
+  // accepted_: the highest window minimum each symptom channel (those flagged in `only`; all
+  // when null) held over the kept rows from r0 on, NaN for the others.
+  void accept_levels(std::uint64_t r0, const std::vector<char>* only);
   // Names the open incident's symptom (Incident::symptom) from ring slot r, once.
   void note_symptom(std::size_t r);
   // Returns to a remembered regime under whose model the current window is normal; when the
@@ -329,6 +356,24 @@ class StreamingDetector {
   std::vector<double> z_;
   std::vector<double> rise_z_;  // the current window's rise per model channel (WindowModel::rise_z)
   std::vector<double> low_;  // the current window's minimum per model channel (the symptom gate)
+  std::vector<double> onset_z_;  // the open incident's mean z when it opened (note_onset())
+  // A second cause (issue #17): inside a reported incident, a symptom of another subsystem than
+  // the one it names rises in a channel its onset did not move (another tenant's contention,
+  // then a leak). Once it held min_windows windows the incident ends there and a new one opens
+  // from them; the channels the old one's onset moved (inherited_) stay out of the new one's
+  // evidence, so it names what the second cause moved.
+  std::ptrdiff_t second_ = -1;       // this window's second-cause symptom (model channel), -1: none
+  std::size_t second_run_ = 0;       // consecutive windows with one
+  // Else a fresh symptom of the subsystem it names (-1: none), and its run: after min_windows
+  // the state counts as new from there (state_row0_, what the lasting rule measures from).
+  std::ptrdiff_t fresh_ = -1;
+  std::size_t fresh_run_ = 0;
+  std::uint64_t state_row0_ = 0;
+  std::vector<double> fresh_accept_; // SymptomGate `accepted` levels that leave only those
+  std::vector<char> inherited_;      // per model channel: out of the open incident's evidence
+  std::vector<double> inherit_accept_;  // SymptomGate `accepted`: never risen above, for inherited_
+  std::vector<double> zm_, ifm_, spem_;  // masked copies of a window's z and shares
+  std::vector<double> fresh_z_;  // the channels it moves only now (pipeline::fresh_movers)
   Matrix zring_;                    // z rows of the last min_windows + 1 windows
   Matrix ifring_, spering_;         // their forest / PCA contribution shares (0 when normal)
   Matrix levring_;                  // their robust_z, iforest, pca_spe levels (NaN: not computed)

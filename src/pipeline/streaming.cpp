@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "explain/attribution.h"
 #include "explain/evidence.h"
@@ -14,6 +15,8 @@
 namespace reveal {
 namespace {
 constexpr double kNaN = __builtin_nan("");
+// An accepted symptom level (SymptomGate) no window rises a material step above.
+constexpr double kNever = std::numeric_limits<double>::max();
 constexpr std::size_t kMaxClosed = 100;
 // An incident lasting this many relearn_samples ends once its state settled (after_window).
 // 2 (60 s at the defaults), down from 3: chosen while looking at the recorded host days
@@ -502,9 +505,20 @@ void StreamingDetector::score_window() {
     std::fill(spew_.begin(), spew_.end(), 0.0);
   }
   std::ptrdiff_t symptom = -1;
+  second_ = fresh_ = -1;
   if (anomalous) {
     for (const auto& [j, a] : ambient_model_) seen_[j] = peaks_->peak(a);
-    symptom = gate_->strongest(rise_z_, model_->robust_z().median(), low_, seen_, accepted_);
+    // A successor's symptoms are its own: what it inherited is accepted at any level.
+    symptom = gate_->strongest(rise_z_, model_->robust_z().median(), low_, seen_,
+                               inherited_.empty() ? std::span<const double>(accepted_) : inherit_accept_);
+    // A second cause inside a reported incident: the strongest symptom among the channels its
+    // onset did not move, of another subsystem than the one it names; else a fresh symptom of
+    // the same subsystem (fresh_levels()).
+    if (symptom >= 0 && episode_ == Episode::incident && confirmed_ && active_ && tells_workload_changes()) {
+      const auto median = model_->robust_z().median();
+      if (fresh_levels(true)) second_ = gate_->strongest(rise_z_, median, low_, seen_, fresh_accept_);
+      if (second_ < 0 && fresh_levels(false)) fresh_ = gate_->strongest(rise_z_, median, low_, seen_, fresh_accept_);
+    }
   }
   // Every window's level of the ambient and the other symptoms joins their recent peaks once judged.
   for (std::size_t a = 0; a < ambient_cols_.size(); ++a)
@@ -543,7 +557,11 @@ void StreamingDetector::score_window() {
       break;
     }
     case IncidentTracker::Change::extended:
-      evidence_->add(true, sc.fused, level, z_, ifw_, spew_);
+      evidence_->add(true, sc.fused, level, masked(z_, zm_), masked(ifw_, ifm_), masked(spew_, spem_));
+      // Until it is reported, what a symptomatic incident moves is its onset: a fault whose
+      // symptoms spread over its first seconds (dropped caches, then the re-reads' I/O stalls)
+      // is one cause.
+      if (episode_ == Episode::incident && !confirmed_ && (had_symptom_ || symptomatic)) widen_onset();
       if (episode_ == Episode::incident && symptomatic) note_symptom(slot_w);
       if (episode_ == Episode::change) update_change(); else update_incident();
       break;
@@ -562,7 +580,7 @@ void StreamingDetector::score_window() {
     }
     case IncidentTracker::Change::none:
       // A normal window inside an open episode: part of it if a later window extends it.
-      if (tracker_.open()) evidence_->add(false, sc.fused, level, z_, ifw_, spew_);
+      if (tracker_.open()) evidence_->add(false, sc.fused, level, masked(z_, zm_), masked(ifw_, ifm_), masked(spew_, spem_));
       break;
   }
   if (changes) after_window(symptomatic);
@@ -576,7 +594,7 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
   for (std::size_t w = first; w <= last; ++w) {
     const std::size_t r = w % K;
     evidence_->add(pipeline::is_anomalous(fused_ring_[r]), fused_ring_[r], {levring_(r, 0), levring_(r, 1), levring_(r, 2)},
-                   zring_.row(r), ifring_.row(r), spering_.row(r));
+                   masked(zring_.row(r), zm_), masked(ifring_.row(r), ifm_), masked(spering_.row(r), spem_));
     if (sym_ring_[r]) {
       had_symptom_ = true;
       last_symptom_row_ = std::uint64_t(w) * stride + L - 1;
@@ -584,7 +602,9 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
   }
   episode_row0_ = std::uint64_t(first) * stride;
   symptom_run_ = 0;
+  second_run_ = 0;
   if (as_change) {
+    inherited_.clear();
     change_settled_ = false;
     change_ = Incident{};
     change_->kind = "workload_change";
@@ -599,10 +619,85 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
     episode_ = Episode::incident;
     for (std::size_t w = first; w <= last && active_->symptom.name.empty(); ++w)
       if (sym_ring_[w % K]) note_symptom(w % K);
+    note_onset();
     update_incident();
     if (had_symptom_ && tells_workload_changes())
       active_->symptom_end_unix_ns = hist_t_[slot(std::min<std::uint64_t>(last_symptom_row_, rows_ - 1))];
   }
+}
+
+bool StreamingDetector::fresh_levels(bool other_subsystem) {
+  const std::size_t n = cols_.size();
+  if (onset_z_.size() != n || chans_.size() != n) return false;
+  fresh_accept_.resize(n);
+  bool any = false;
+  for (std::size_t j = 0; j < n; ++j) {
+    const bool out = std::fabs(onset_z_[j]) >= pipeline::kMovedZ || (!inherited_.empty() && inherited_[j]) ||
+                     (other_subsystem && chans_[j]->subsystem == active_->subsystem);
+    fresh_accept_[j] = out ? kNever : kNaN;  // an accepted level no window rises above
+    any |= !out;
+  }
+  return any;
+}
+
+std::span<const double> StreamingDetector::masked(std::span<const double> v, std::vector<double>& out) const {
+  if (inherited_.empty() || inherited_.size() != v.size()) return v;
+  out.assign(v.begin(), v.end());
+  for (std::size_t j = 0; j < v.size(); ++j)
+    if (inherited_[j]) out[j] = 0.0;
+  return out;
+}
+
+void StreamingDetector::begin_successor() {
+  const std::size_t K = fused_ring_.size(), stride = opts_.detect.window.stride;
+  const std::size_t last = tracker_.last(), first = last + 1 - std::min(second_run_, K);
+  const std::size_t j = std::size_t(second_);
+  // What the old incident's onset moved (and what it had inherited) stays out of the new one's
+  // evidence: it is described by what the second cause moved.
+  std::vector<char> mask(cols_.size(), 0);
+  for (std::size_t c = 0; c < mask.size(); ++c)
+    mask[c] = (c < onset_z_.size() && std::fabs(onset_z_[c]) >= pipeline::kMovedZ) ||
+              (!inherited_.empty() && inherited_[c]);
+  ChannelEvidence sym;
+  sym.name = chans_[j]->name;
+  sym.unit = chans_[j]->unit;
+  sym.subsystem = chans_[j]->subsystem;
+  sym.value = gate_->rise(j, model_->robust_z().median(), low_);
+  sym.reference = j < model_->robust_z().median().size() ? model_->robust_z().median()[j] : 0.0;
+  sym.z = rise_z_[j];
+  Incident inc = std::move(*active_);
+  active_.reset();
+  const std::uint64_t before = std::uint64_t(first) * stride;
+  if (before > 0) {
+    inc.end_unix_ns = std::max(inc.start_unix_ns, std::min(inc.end_unix_ns, hist_t_[slot(before - 1)]));
+    inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
+  }
+  inc.action += inc.action.empty() ? "" : " ";
+  inc.action += "(ended: a second cause began, a new incident follows: " + std::string(to_string(sym.subsystem)) +
+                " symptom " + sym.name + " rose where this incident's onset moved nothing)";
+  episode_ = Episode::none;
+  episode_from_row_ = kNoRow;
+  retire_incident(std::move(inc));
+  inherit_accept_.assign(mask.size(), kNaN);
+  for (std::size_t c = 0; c < mask.size(); ++c)
+    if (mask[c]) inherit_accept_[c] = kNever;
+  inherited_ = std::move(mask);
+  tracker_.restart(first, last);
+  open_from_rings(first, last, false);
+  active_->symptom = sym;  // the second cause's, not the first one's that still goes on
+  update_incident();
+}
+
+void StreamingDetector::widen_onset() {
+  for (std::size_t j = 0; j < onset_z_.size() && j < z_.size(); ++j)
+    if (std::fabs(z_[j]) > std::fabs(onset_z_[j])) onset_z_[j] = z_[j];
+}
+
+void StreamingDetector::note_onset() {
+  const std::span<const double> m = evidence_->zbar();
+  onset_z_.assign(m.begin(), m.end());
+  state_row0_ = episode_row0_;
+  fresh_run_ = 0;
 }
 
 void StreamingDetector::note_symptom(std::size_t r) {
@@ -618,16 +713,14 @@ void StreamingDetector::note_symptom(std::size_t r) {
   s.z = sym_z_[r];
 }
 
-bool StreamingDetector::withdraw_incident(std::int64_t start_unix_ns, const std::string& why) {
-  if (episode_ != Episode::incident || !active_ || active_->start_unix_ns != start_unix_ns || !model_ ||
-      !tells_workload_changes())
-    return false;
-  // The highest window minimum each symptom channel held since the episode began.
+void StreamingDetector::accept_levels(std::uint64_t r0, const std::vector<char>* only) {
+  // The highest window minimum each symptom channel held since r0.
   const std::size_t L = opts_.detect.window.length;
   const std::uint64_t oldest = rows_ > capacity_ ? rows_ - capacity_ : 0;
-  const std::uint64_t r0 = std::max(episode_row0_, oldest);
+  r0 = std::max(r0, oldest);
   accepted_.assign(cols_.size(), kNaN);
   for (const std::size_t j : gate_->channels()) {
+    if (only && (j >= only->size() || !(*only)[j])) continue;
     double best = -INFINITY;
     for (std::uint64_t w = r0; w + L <= rows_; ++w) {
       double lo = INFINITY;
@@ -639,9 +732,18 @@ bool StreamingDetector::withdraw_incident(std::int64_t start_unix_ns, const std:
     }
     if (std::isfinite(best)) accepted_[j] = best;
   }
+}
+
+bool StreamingDetector::withdraw_incident(std::int64_t start_unix_ns, const std::string& why) {
+  if (episode_ != Episode::incident || !active_ || active_->start_unix_ns != start_unix_ns || !model_ ||
+      !tells_workload_changes())
+    return false;
+  accept_levels(episode_row0_, nullptr);
   change_ = std::move(active_);
   active_.reset();
   confirmed_ = false;
+  inherited_.clear();
+  second_run_ = 0;
   had_symptom_ = false;  // a change has none; an incident it becomes starts counting anew
   change_->symptom_end_unix_ns = 0;
   change_->kind = "workload_change";
@@ -697,7 +799,7 @@ void StreamingDetector::after_window(bool symptomatic) {
     if (pipeline::settled(rs, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) {
       if (opts_.baseline) {
         change_settled_ = true;
-      } else if (fit_rows(rs, true, change_->withdrawn.empty())) {  // a withdrawn incident's stalls: not clean
+      } else if (fit_rows(rs, true, change_->withdrawn.empty() && accepted_.empty())) {  // accepted stalls: not clean
         regime_row0_ = rs;
         end_change("ended: a new regime learned", rows_ - 1);
         tracker_.reset();
@@ -718,6 +820,7 @@ void StreamingDetector::after_window(bool symptomatic) {
     confirmed_ = false;
     had_symptom_ = false;  // a drift: no symptom so far (a withdrawn incident's are not its own)
     episode_ = Episode::incident;
+    note_onset();
     update_incident();
     return;
   }
@@ -727,12 +830,37 @@ void StreamingDetector::after_window(bool symptomatic) {
     last_symptom_row_ = rows_ - 1;
     active_->symptom_end_unix_ns = hist_t_[slot(last_symptom_row_)];
   }
+  // A second cause (score_window): once its symptom held as many windows as open an incident
+  // from a change, the incident it began in ends and a new one opens from them.
+  second_run_ = second_ >= 0 && tracker_.open() && tracker_.last() == (rows_ - L) / stride ? second_run_ + 1 : 0;
+  if (second_run_ + 1 >= fused_ring_.size()) {
+    begin_successor();
+    return;
+  }
+  // A fresh symptom of the subsystem it names (a fork storm in a job's start-up contention):
+  // the incident's state is new from there; what it moves joins the onset's channels, and the
+  // state must last anew before it becomes the reference.
+  fresh_run_ = fresh_ >= 0 && tracker_.open() && tracker_.last() == (rows_ - L) / stride ? fresh_run_ + 1 : 0;
+  if (fresh_run_ + 1 >= fused_ring_.size()) {
+    for (std::size_t j = 0; j < onset_z_.size() && j < z_.size(); ++j)
+      if (!(std::fabs(onset_z_[j]) >= pipeline::kMovedZ) && std::fabs(z_[j]) >= pipeline::kMovedZ) onset_z_[j] = z_[j];
+    if (std::size_t(fresh_) < onset_z_.size() && !(std::fabs(onset_z_[std::size_t(fresh_)]) >= pipeline::kMovedZ))
+      onset_z_[std::size_t(fresh_)] = pipeline::kMovedZ;
+    state_row0_ = std::uint64_t(tracker_.last() + 1 - fresh_run_) * stride;
+    fresh_run_ = 0;
+  }
   // Its symptoms gone for kSymptomGoneWindows windows: the fault is over, at its last symptom,
   // whether or not the load settled; what still differs is a workload change from the row after
   // it (as detect(): pipeline::episodes()).
   if (had_symptom_ && rows_ >= last_symptom_row_ + 1 + pipeline::kSymptomGoneWindows * stride) {
+    // A second cause's incident (begin_successor()) ends with its own symptoms; the state it
+    // began in (another tenant's contention) goes on as a workload change that accepts the
+    // stalls the first incident was about, as a withdrawn incident's does.
+    const std::vector<char> inherited = std::move(inherited_);
+    const std::uint64_t r0 = episode_row0_;
     close_incident(pipeline::kEndedQuietFixed, true);
     if (!change_follows(last_symptom_row_ + 1)) tracker_.reset();
+    else if (!inherited.empty()) accept_levels(r0, &inherited);
     return;
   }
   // Symptoms gone (or never there) for relearn_samples rows while the load stays different and
@@ -743,10 +871,13 @@ void StreamingDetector::after_window(bool symptomatic) {
   const std::uint64_t quiet_from = had_symptom_ ? last_symptom_row_ + 1 : episode_row0_ + L;
   const bool quiet = rows_ >= std::max(quiet_from, oldest) + relearn;
   // A fixed baseline model has no reference to move: only the symptoms' end closes an incident.
-  const bool lasting = !opts_.baseline && rows_ >= episode_row0_ + kPersistRelearns * relearn;
+  const bool lasting = !opts_.baseline && rows_ >= state_row0_ + kPersistRelearns * relearn;
   if (!quiet && !lasting) return;
   const std::uint64_t r0 = quiet ? std::max(quiet_from, oldest) : rows_ - relearn;
-  if (!pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar())) return;
+  pipeline::fresh_movers(onset_z_, z_, fresh_z_);
+  if (!pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), evidence_->zbar()) ||
+      !pipeline::settled(r0, rows_, row_at, cols_, model_->floors(), fresh_z_))
+    return;
   const bool drifted = active_->drifted;  // a leak's plateau is no clean state
   close_incident(opts_.baseline ? pipeline::kEndedQuietFixed
                  : quiet        ? "(ended: the host settled into a new regime, now the reference)"
@@ -775,6 +906,8 @@ void StreamingDetector::close_incident(const char* how, bool at_last_symptom) {
 
 void StreamingDetector::retire_incident(Incident inc) {
   const IncidentRule& rule = opts_.detect.incident;
+  inherited_.clear();
+  second_run_ = 0;
   if (!confirmed_) {
     if (tells_workload_changes() && is_transient(rule, inc, meta_.interval_s)) {
       pipeline::make_transient(inc, rule, last_t_ns_, meta_.interval_s);

@@ -191,7 +191,7 @@ bool settled(std::uint64_t r0, std::uint64_t r1, const std::function<std::span<c
   double moved = 0, drifting = 0;  // |zbar| of the channels that moved, and of those drifting
   for (std::size_t i = 0; i < n_top; ++i) {
     const std::size_t j = order[i];
-    if (!(std::fabs(zbar[j]) >= 3.0)) break;  // did not move: says nothing about the regime
+    if (!(std::fabs(zbar[j]) >= kMovedZ)) break;  // did not move: says nothing about the regime
     all.clear();
     first.clear();
     second.clear();
@@ -211,6 +211,14 @@ bool settled(std::uint64_t r0, std::uint64_t r1, const std::function<std::span<c
   return !(drifting >= kDriftingShare * moved && drifting > 0);
 }
 
+void fresh_movers(std::span<const double> onset, std::span<const double> znow, std::vector<double>& out) {
+  out.resize(znow.size());
+  for (std::size_t j = 0; j < znow.size(); ++j) {
+    const bool moved = j < onset.size() && std::fabs(onset[j]) >= kMovedZ;  // NaN: unmoved
+    out[j] = moved || !std::isfinite(znow[j]) ? 0.0 : znow[j];
+  }
+}
+
 std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<const bool> sustained,
                                   std::span<const bool> symptomatic, IncidentRule rule, bool changes,
                                   std::size_t L, std::size_t stride, std::uint64_t relearn,
@@ -225,7 +233,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
   std::uint64_t row0 = 0, last_symptom_row = 0;
   std::int64_t from_row = -1;  // the open episode's first row when it starts before its first window
   bool settled_once = false, had_symptom = false;
-  std::vector<double> zsum, zbar;
+  std::vector<double> zsum, zbar, fresh, onset;  // onset: the incident's mean z when it opened
   const auto flag = [](std::span<const bool> f, std::size_t k, bool dflt) { return f.empty() ? dflt : k < f.size() && f[k]; };
   const auto sym = [&](std::size_t k) { return anomalous[k] && flag(symptomatic, k, false); };
   const auto add_z = [&](std::size_t k) {
@@ -255,6 +263,10 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
     for (std::size_t j = 0; j < zsum.size() && zn; ++j) zbar[j] = zsum[j] / double(zn);
     return zbar;
   };
+  const auto note_onset = [&] {
+    const std::span<const double> m = mean_z();
+    onset.assign(m.begin(), m.end());
+  };
   for (std::size_t w = 0; w < anomalous.size(); ++w) {
     switch (t.push(w, anomalous[w], flag(sustained, w, true))) {
       case IncidentTracker::Change::opened: {
@@ -265,6 +277,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
         settled_once = false;
         sym_from = first;
         restart_evidence(first, w);
+        if (ep == Ep::incident) note_onset();
         break;
       }
       case IncidentTracker::Change::extended:
@@ -289,7 +302,11 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
       // rows that settled while the load stayed different: it ended.
       const bool gone = had_symptom && rows >= last_symptom_row + 1 + kSymptomGoneWindows * stride;
       const std::uint64_t quiet_from = had_symptom ? last_symptom_row + 1 : row0 + L;
-      if (!gone && (rows < quiet_from + relearn || !settled(quiet_from, rows, mean_z()))) continue;
+      if (!gone && rows < quiet_from + relearn) continue;
+      if (!gone) {
+        fresh_movers(onset, z(w), fresh);
+        if (!settled(quiet_from, rows, mean_z()) || !settled(quiet_from, rows, fresh)) continue;
+      }
       out.push_back({true, first, t.last(), had_symptom ? std::int64_t(last_symptom_row) : -1, true, from_row, sym_from});
       from_row = -1;
       if (t.open() && t.last() == w) {  // the load that stays: a workload change from here on
@@ -317,6 +334,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
       sym_from = f;
       ep = Ep::incident;
       restart_evidence(f, last);
+      note_onset();
       continue;
     }
     const std::uint64_t r0 = row0 + L;
@@ -328,6 +346,7 @@ std::vector<EpisodePart> episodes(std::span<const bool> anomalous, std::span<con
     if (rows >= r0 + drift_relearns * relearn) {  // still drifting: a leak, a runaway ramp
       ep = Ep::incident;
       sym_from = w + 1;
+      note_onset();
     }
   }
   if (t.open()) out.push_back({ep == Ep::incident, first, t.last(), -1, false, from_row, sym_from});

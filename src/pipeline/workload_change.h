@@ -50,6 +50,7 @@ inline constexpr double kSymptomZ = 6.0;
 inline constexpr double kMemoryFullPct = 90.0;
 inline constexpr double kMemoryBeyondStep = 2.0;
 inline constexpr double kDriftMax = 1.0;
+inline constexpr double kMovedZ = 3.0;  // |mean z| of a channel the episode moved (settled())
 inline constexpr std::size_t kDriftChannels = 5;  // channels the settled test looks at
 inline constexpr double kDriftingShare = 0.5;
 // A workload change still drifting after this many relearn periods (StreamingOptions::
@@ -188,6 +189,19 @@ bool smoothed_average(const std::string& name);
 // over the episode (which channels moved). Fewer than 8 rows: not settled. Allocates.
 bool settled(std::uint64_t r0, std::uint64_t r1, const std::function<std::span<const double>(std::uint64_t)>& row,
              const std::vector<int>& cols, std::span<const double> floor, std::span<const double> zbar);
+
+// The channels a lasting incident moves only now (the second `zbar` of settled() when an open
+// incident would end into a new reference: its symptoms quiet while the load stays different,
+// or a state that lasted): per channel, its z in the current window `znow` where its mean z
+// over the incident's opening windows `onset` is under kMovedZ (the onset did not move it),
+// else 0 (NaN counts as 0). A second fault that began late in a lasting incident — a leak while
+// another tenant's job contends for the CPU — moves channels the onset did not, with less
+// weight than the onset's; the incident's state is settled only when those are settled too,
+// judged among themselves, so the state the leak is still changing does not become the
+// reference. Workload changes keep the episode's mean alone (a job's slow ramps would otherwise
+// hold changes open into drifts). `out` is resized to znow.size(); `onset` may be shorter
+// (missing entries count as unmoved).
+void fresh_movers(std::span<const double> onset, std::span<const double> znow, std::vector<double>& out);
 
 // One part of an episode of anomalous windows, as the streaming detector with a fixed
 // reference (a baseline model) tells it apart: windows [first, last], an incident or a workload

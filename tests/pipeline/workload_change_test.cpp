@@ -844,6 +844,144 @@ TEST(WorkloadChange, ALastingStallBecomesTheReferenceAndItsEndIsAKnownRegime) {
   EXPECT_EQ(d.workload_changes().back().action, "returned to a known regime");
 }
 
+// Another tenant's job contends for the CPU for good; 45 s later a leak starts. The lasting
+// state's last 30 s are not settled — memory, which the incident's onset did not move, ramps
+// in them — so the leak does not become the reference with it: the incident stays open while
+// the leak goes on (pipeline::fresh_movers).
+TEST(WorkloadChange, ALeakLateInALastingStallIsNotLearnedAsTheReference) {
+  Host h(17);
+  StreamingDetector d({}, h.channels, options());
+  run(d, h, 0, 150, [](Host& x, std::size_t) { return x.row(40, 30, 1.0); });
+  EXPECT_EQ(run(d, h, 150, 195, [](Host& x, std::size_t) { return x.row(95, 30, 30.0, 2e7); }).incidents, 1u);
+  run(d, h, 195, 260, [](Host& x, std::size_t i) { return x.row(95, 30 + 0.8 * double(i - 195), 30.0, 2e7); });
+  EXPECT_TRUE(d.closed().empty()) << d.closed()[0].action;
+  ASSERT_TRUE(d.active()) << "the state with the leak in it became the reference";
+  // The same contention without the leak lasts and settles as before.
+  Host g(17);
+  StreamingDetector e({}, g.channels, options());
+  run(e, g, 0, 150, [](Host& x, std::size_t) { return x.row(40, 30, 1.0); });
+  run(e, g, 150, 260, [](Host& x, std::size_t) { return x.row(95, 30, 30.0, 2e7); });
+  ASSERT_EQ(e.closed().size(), 1u);
+  EXPECT_NE(e.closed()[0].action.find("lasted and settled"), std::string::npos) << e.closed()[0].action;
+}
+
+// A host with CPU and I/O stall shares (symptoms of two subsystems) and a disk byte counter.
+struct TwoStallHost {
+  std::vector<ChannelInfo> channels = {{"derived_src:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                                       {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu},
+                                       {"test.pressure:io_some_pct", "%", Kind::gauge, Subsystem::storage},
+                                       {"test:disk_bytes", "bytes", Kind::counter, Subsystem::storage}};
+  std::mt19937_64 rng{23};
+  std::normal_distribution<double> noise{0.0, 1.0};
+  double disk = 0;
+  std::vector<double> row(double cpu, double cpu_psi, double io_psi, double disk_rate) {
+    disk += disk_rate * (1 + 0.05 * noise(rng));
+    return {cpu + 2 * noise(rng), std::max(0.0, cpu_psi + 0.5 * noise(rng)), std::max(0.0, io_psi + 0.5 * noise(rng)),
+            disk};
+  }
+};
+
+// Another tenant's job contends for the CPU from 150 on; from 185 to 215 a disk hog stalls I/O
+// too. The CPU incident ends where the I/O stall began, and a storage incident opens there,
+// described by what the second cause moved (the contention it began in is left out); once the
+// I/O stall is over it ends, and the contention that goes on is a workload change.
+TEST(WorkloadChange, ASecondCauseInsideAnIncidentIsAnIncidentOfItsOwn) {
+  TwoStallHost h;
+  StreamingDetector d({}, h.channels, options());
+  const auto push = [&](std::size_t from, std::size_t to, double cpu, double cpu_psi, double io_psi, double disk) {
+    std::size_t opened = 0;
+    for (std::size_t i = from; i < to; ++i)
+      opened += d.push(kT0 + std::int64_t(i) * 1'000'000'000, h.row(cpu, cpu_psi, io_psi, disk)).opened;
+    return opened;
+  };
+  push(0, 150, 40, 1, 0.5, 1e6);
+  ASSERT_TRUE(d.model_ready());
+  EXPECT_EQ(push(150, 185, 95, 30, 0.5, 1e6), 1u);
+  ASSERT_TRUE(d.active());
+  EXPECT_EQ(d.active()->subsystem, Subsystem::cpu);
+  EXPECT_EQ(push(185, 215, 95, 30, 25, 5e7), 1u) << "the I/O stall is reported";
+  ASSERT_EQ(d.closed().size(), 1u) << "the CPU incident ends where the second cause began";
+  EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 185.0, 3.0);
+  EXPECT_NE(d.closed()[0].action.find("a second cause began"), std::string::npos) << d.closed()[0].action;
+  ASSERT_TRUE(d.active());
+  EXPECT_EQ(d.active()->subsystem, Subsystem::storage);
+  EXPECT_EQ(d.active()->symptom.name, "test.pressure:io_some_pct");
+  EXPECT_NEAR(double(d.active()->start_unix_ns - kT0) * 1e-9, 185.0, 3.0);
+  ASSERT_FALSE(d.active()->top.empty());
+  EXPECT_EQ(d.active()->top[0].subsystem, Subsystem::storage) << d.active()->top[0].name;
+  for (const ChannelEvidence& c : d.active()->top)
+    if (c.subsystem == Subsystem::cpu) EXPECT_EQ(c.z, 0.0) << c.name << ": the contention is the first incident's";
+  EXPECT_EQ(push(215, 260, 95, 30, 0.5, 1e6), 0u);
+  ASSERT_EQ(d.closed().size(), 2u) << "the I/O incident ends with its stall, though the contention goes on";
+  EXPECT_NEAR(double(d.closed()[1].end_unix_ns - kT0) * 1e-9, 215.0, 3.0);
+  EXPECT_FALSE(d.active());
+  // The contention that goes on: a workload change (learned as a regime once settled).
+  const Incident* ch = d.active_change() ? &*d.active_change() : d.workload_changes().empty() ? nullptr : &d.workload_changes().back();
+  ASSERT_TRUE(ch);
+  EXPECT_GE(double(ch->start_unix_ns - kT0) * 1e-9, 212.0);
+}
+
+// A fault whose stalls spread to another subsystem within its first seconds (dropped caches,
+// then the re-reads' I/O stalls) is one cause: what the incident moves until it is reported is
+// its onset.
+TEST(WorkloadChange, SymptomsSpreadingBeforeAnIncidentIsReportedAreOneCause) {
+  TwoStallHost h;
+  StreamingDetector d({}, h.channels, options());
+  std::size_t opened = 0;
+  for (std::size_t i = 0; i < 200; ++i) {
+    const bool fault = i >= 150, spread = i >= 156;
+    opened += d.push(kT0 + std::int64_t(i) * 1'000'000'000,
+                     h.row(fault ? 95 : 40, fault ? 60 : 1, spread ? 20 : 0.5, 1e6)).opened;
+  }
+  EXPECT_EQ(opened, 1u);
+  EXPECT_TRUE(d.closed().empty()) << d.closed()[0].action;
+  ASSERT_TRUE(d.active());
+  EXPECT_EQ(d.active()->subsystem, Subsystem::cpu);
+}
+
+// The same, with the second stall in the subsystem the incident names: one incident.
+TEST(WorkloadChange, MoreOfTheSameSubsystemIsNoSecondCause) {
+  TwoStallHost h;
+  StreamingDetector d({}, h.channels, options());
+  std::size_t opened = 0;
+  for (std::size_t i = 0; i < 205; ++i) {
+    const bool tenant = i >= 150, worse = i >= 185;
+    opened += d.push(kT0 + std::int64_t(i) * 1'000'000'000,
+                     h.row(tenant ? 95 : 40, worse ? 60 : tenant ? 30 : 1, 0.5, 1e6)).opened;
+  }
+  EXPECT_EQ(opened, 1u);
+  EXPECT_TRUE(d.closed().empty()) << d.closed()[0].action;
+  EXPECT_TRUE(d.active());
+}
+
+// Another tenant's job contends for the CPU from 150 on; from 170 a fork storm (processes
+// created, a CPU symptom the incident's onset did not move) joins it. The incident goes on
+// past the 60 s after which the contention alone would have become the reference: the state
+// with the storm in it counts from the storm's start (a fault that began inside it is not
+// learned as the reference while it is young).
+TEST(WorkloadChange, AFreshSymptomOfTheSameSubsystemStartsTheLastingClockAnew) {
+  const std::vector<ChannelInfo> channels = {{"derived_src:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                                             {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu},
+                                             {"proc.stat:processes", "", Kind::counter, Subsystem::cpu}};
+  std::mt19937_64 rng(29);
+  std::normal_distribution<double> noise;
+  double forks = 0;
+  const auto row = [&](double cpu, double psi, double fork_rate) {
+    forks += fork_rate * (1 + 0.05 * noise(rng));
+    return std::vector<double>{cpu + 2 * noise(rng), std::max(0.0, psi + 0.5 * noise(rng)), forks};
+  };
+  StreamingDetector d({}, channels, options());
+  for (std::size_t i = 0; i < 150; ++i) d.push(kT0 + std::int64_t(i) * 1'000'000'000, row(40, 1, 20));
+  ASSERT_TRUE(d.model_ready());
+  std::size_t opened = 0;
+  for (std::size_t i = 150; i < 222; ++i)
+    opened += d.push(kT0 + std::int64_t(i) * 1'000'000'000, row(95, 30, i >= 170 ? 5000 : 20)).opened;
+  EXPECT_EQ(opened, 1u);
+  EXPECT_TRUE(d.closed().empty()) << d.closed()[0].action;
+  ASSERT_TRUE(d.active()) << "the state with the fork storm in it became the reference 40 s into the storm";
+  EXPECT_NEAR(double(d.active()->start_unix_ns - kT0) * 1e-9, 150.0, 3.0);
+}
+
 // A stall nobody fixed for minutes becomes the reference (refitted as it goes on); when it
 // comes back after the host was healthy again, it is an incident again: a state learned only
 // because it lasted, symptoms and all, is never returned to when the window has a symptom
