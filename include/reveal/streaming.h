@@ -292,8 +292,12 @@ class StreamingDetector {
   // its onset moved, those it inherited and, when `other_subsystem`, those of the subsystem it
   // names; false when none is left.
   bool fresh_levels(bool other_subsystem);
-  // `v` with the inherited channels zeroed (in `out`), or `v` itself when none are.
+  // `v` (contribution shares) with the inherited channels zeroed (in `out`), or `v` itself when
+  // none are.
   std::span<const double> masked(std::span<const double> v, std::vector<double>& out) const;
+  // `z` with the inherited channels' z taken from the first incident's mean z (base_z_), or `z`
+  // itself when none are: the second cause's incident counts what it moved beyond that.
+  std::span<const double> rebased(std::span<const double> z, std::vector<double>& out) const;
   // Ends the open incident where a second cause's symptoms began and opens one from them
   // (after_window()).
   void begin_successor();
@@ -360,8 +364,9 @@ class StreamingDetector {
   // A second cause (issue #17): inside a reported incident, a symptom of another subsystem than
   // the one it names rises in a channel its onset did not move (another tenant's contention,
   // then a leak). Once it held min_windows windows the incident ends there and a new one opens
-  // from them; the channels the old one's onset moved (inherited_) stay out of the new one's
-  // evidence, so it names what the second cause moved.
+  // from them; the channels the old one's onset moved (inherited_) count in the new one's
+  // evidence only by what they moved beyond the old one's levels, so it names what the second
+  // cause moved.
   std::ptrdiff_t second_ = -1;       // this window's second-cause symptom (model channel), -1: none
   std::size_t second_run_ = 0;       // consecutive windows with one
   // Else a fresh symptom of the subsystem it names (-1: none), and its run: after min_windows
@@ -371,7 +376,9 @@ class StreamingDetector {
   std::uint64_t state_row0_ = 0;
   std::vector<double> fresh_accept_; // SymptomGate `accepted` levels that leave only those
   std::vector<char> inherited_;      // per model channel: out of the open incident's evidence
-  std::vector<double> inherit_accept_;  // SymptomGate `accepted`: never risen above, for inherited_
+  std::vector<double> inherit_accept_;  // SymptomGate `accepted`: no level counts, for inherited_
+  std::vector<double> base_z_, base_ref_;  // per model channel: its mean z and mean value (inherited_)
+  std::vector<double> ref_scratch_;        // the reference medians with base_ref_ in (describe())
   std::vector<double> zm_, ifm_, spem_;  // masked copies of a window's z and shares
   std::vector<double> fresh_z_;  // the channels it moves only now (pipeline::fresh_movers)
   Matrix zring_;                    // z rows of the last min_windows + 1 windows

@@ -557,7 +557,7 @@ void StreamingDetector::score_window() {
       break;
     }
     case IncidentTracker::Change::extended:
-      evidence_->add(true, sc.fused, level, masked(z_, zm_), masked(ifw_, ifm_), masked(spew_, spem_));
+      evidence_->add(true, sc.fused, level, rebased(z_, zm_), masked(ifw_, ifm_), masked(spew_, spem_));
       // Until it is reported, what a symptomatic incident moves is its onset: a fault whose
       // symptoms spread over its first seconds (dropped caches, then the re-reads' I/O stalls)
       // is one cause.
@@ -580,7 +580,7 @@ void StreamingDetector::score_window() {
     }
     case IncidentTracker::Change::none:
       // A normal window inside an open episode: part of it if a later window extends it.
-      if (tracker_.open()) evidence_->add(false, sc.fused, level, masked(z_, zm_), masked(ifw_, ifm_), masked(spew_, spem_));
+      if (tracker_.open()) evidence_->add(false, sc.fused, level, rebased(z_, zm_), masked(ifw_, ifm_), masked(spew_, spem_));
       break;
   }
   if (changes) after_window(symptomatic);
@@ -594,7 +594,7 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
   for (std::size_t w = first; w <= last; ++w) {
     const std::size_t r = w % K;
     evidence_->add(pipeline::is_anomalous(fused_ring_[r]), fused_ring_[r], {levring_(r, 0), levring_(r, 1), levring_(r, 2)},
-                   masked(zring_.row(r), zm_), masked(ifring_.row(r), ifm_), masked(spering_.row(r), spem_));
+                   rebased(zring_.row(r), zm_), masked(ifring_.row(r), ifm_), masked(spering_.row(r), spem_));
     if (sym_ring_[r]) {
       had_symptom_ = true;
       last_symptom_row_ = std::uint64_t(w) * stride + L - 1;
@@ -648,6 +648,14 @@ std::span<const double> StreamingDetector::masked(std::span<const double> v, std
   return out;
 }
 
+std::span<const double> StreamingDetector::rebased(std::span<const double> z, std::vector<double>& out) const {
+  if (inherited_.empty() || inherited_.size() != z.size() || base_z_.size() != z.size()) return z;
+  out.assign(z.begin(), z.end());
+  for (std::size_t j = 0; j < z.size(); ++j)
+    if (inherited_[j]) out[j] = std::isfinite(z[j]) && std::isfinite(base_z_[j]) ? z[j] - base_z_[j] : 0.0;
+  return out;
+}
+
 void StreamingDetector::begin_successor() {
   const std::size_t K = fused_ring_.size(), stride = opts_.detect.window.stride;
   const std::size_t last = tracker_.last(), first = last + 1 - std::min(second_run_, K);
@@ -665,6 +673,24 @@ void StreamingDetector::begin_successor() {
   sym.value = gate_->rise(j, model_->robust_z().median(), low_);
   sym.reference = j < model_->robust_z().median().size() ? model_->robust_z().median()[j] : 0.0;
   sym.z = rise_z_[j];
+  // The levels the first incident held, which the new one's evidence is measured from on those
+  // channels: its mean z (over its own base when it was a second cause itself) and mean values.
+  // Their symptoms are the first incident's: the new one lasts as long as its own.
+  {
+    const std::span<const double> zbar = evidence_->zbar();
+    std::vector<double> base(mask.size(), 0.0), ref(mask.size(), kNaN);
+    for (std::size_t c = 0; c < mask.size(); ++c) {
+      if (!mask[c]) continue;
+      const bool had = !inherited_.empty() && inherited_[c] && c < base_z_.size();
+      base[c] = (c < zbar.size() && std::isfinite(zbar[c]) ? zbar[c] : 0.0) + (had ? base_z_[c] : 0.0);
+      ref[c] = c < mean_.size() ? mean_[c] : kNaN;
+    }
+    base_z_ = std::move(base);
+    base_ref_ = std::move(ref);
+    inherit_accept_.assign(mask.size(), kNaN);
+    for (std::size_t c = 0; c < mask.size(); ++c)
+      if (mask[c]) inherit_accept_[c] = kNever;
+  }
   Incident inc = std::move(*active_);
   active_.reset();
   const std::uint64_t before = std::uint64_t(first) * stride;
@@ -678,9 +704,6 @@ void StreamingDetector::begin_successor() {
   episode_ = Episode::none;
   episode_from_row_ = kNoRow;
   retire_incident(std::move(inc));
-  inherit_accept_.assign(mask.size(), kNaN);
-  for (std::size_t c = 0; c < mask.size(); ++c)
-    if (mask[c]) inherit_accept_[c] = kNever;
   inherited_ = std::move(mask);
   tracker_.restart(first, last);
   open_from_rings(first, last, false);
@@ -999,7 +1022,16 @@ void StreamingDetector::describe(Incident& inc) {
   inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
   episode_means(r0, r1);
   inc.peak_score = evidence_->peak_score();
-  explain::attribute(inc, evidence_->zbar(), mean_, {model_->robust_z().median(), model_->floors()}, chans_,
+  // A second cause's incident: its inherited channels are judged from the levels the first one
+  // held (rebased()).
+  std::span<const double> median = model_->robust_z().median();
+  if (!inherited_.empty() && base_ref_.size() == median.size()) {
+    ref_scratch_.assign(median.begin(), median.end());
+    for (std::size_t j = 0; j < ref_scratch_.size(); ++j)
+      if (inherited_[j] && std::isfinite(base_ref_[j])) ref_scratch_[j] = base_ref_[j];
+    median = ref_scratch_;
+  }
+  explain::attribute(inc, evidence_->zbar(), mean_, {median, model_->floors()}, chans_,
                      meta_.cores, opts_.detect.top_channels, evidence_->detectors());
   // A workload change is news, not a fault: it suggests no action.
   if (inc.kind == "workload_change") inc.action = pipeline::kWorkloadChangeAction;
