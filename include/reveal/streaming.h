@@ -360,15 +360,20 @@ class StreamingDetector {
   std::vector<double> z_;
   std::vector<double> rise_z_;  // the current window's rise per model channel (WindowModel::rise_z)
   std::vector<double> low_;  // the current window's minimum per model channel (the symptom gate)
-  std::vector<double> onset_z_;  // the open incident's mean z when it opened (note_onset())
+  // The open incident's onset per model channel: its mean z when it opened (note_onset()),
+  // widened by each window's z while it is pending (widen_onset()) and by a fresh symptom's
+  // window (after_window()); |z| ≥ pipeline::kMovedZ: a channel its state moved.
+  std::vector<double> onset_z_;
   // A second cause (issue #17): inside a reported incident, a symptom of another subsystem than
   // the one it names rises in a channel its onset did not move (another tenant's contention,
-  // then a leak). Once it held min_windows windows the incident ends there and a new one opens
-  // from them; the channels the old one's onset moved (inherited_) count in the new one's
+  // then a leak). Once it held min_windows windows spanning min_duration_s, the incident ends
+  // where it began and a new one, reported at once, opens there (not with a baseline model, nor
+  // in a drift; a second cause's incident is never withdrawn as a new workload); the channels the old one's onset moved (inherited_) count in the new one's
   // evidence only by what they moved beyond the old one's levels, so it names what the second
   // cause moved.
   std::ptrdiff_t second_ = -1;       // this window's second-cause symptom (model channel), -1: none
   std::size_t second_run_ = 0;       // consecutive windows with one
+  std::uint64_t second_from_row_ = 0;  // the first row of the run's first window
   // Else a fresh symptom of the subsystem it names (-1: none), and its run: after min_windows
   // the state counts as new from there (state_row0_, what the lasting rule measures from).
   std::ptrdiff_t fresh_ = -1;
@@ -446,8 +451,9 @@ class StreamingDetector {
   std::unique_ptr<pipeline::RecentPeaks> step_peaks_;
   std::vector<double> recent_peak_;
   std::vector<std::pair<std::size_t, std::size_t>> step_model_;
-  // A withdrawn incident's change (withdraw_incident): per model channel, the level a symptom
-  // channel held during it (NaN elsewhere; empty when no such change is open).
+  // A withdrawn incident's change (withdraw_incident), or the change that goes on when a second
+  // cause's incident ended (after_window): per model channel, the level a symptom channel held
+  // during it (NaN elsewhere; empty when no such change is open).
   std::vector<double> accepted_;
   std::uint64_t withdrawn_total_ = 0;
   std::vector<Regime> regimes_;         // remembered past regimes (not the current one)

@@ -230,13 +230,7 @@ void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const Abs
          "incident pending: " + std::string(to_string(p->subsystem)) + (p->top.empty() ? "" : " (" + p->top.front().name + ")") +
              ", reported if it lasts detect.min_duration");
   }
-  if (const Incident* opened = detector_.opened_incident()) {
-    const Incident& inc = *opened;
-    note(t, "incident_opened", inc,
-         "incident opened: " + std::string(to_string(inc.subsystem)) +
-             (inc.top.empty() ? "" : " (" + inc.top.front().name + ")") + (inc.action.empty() ? "" : " — " + inc.action));
-  }
-  if (u.closed && !detector_.closed().empty()) {
+  const auto note_closed = [&] {
     const Incident& inc = detector_.closed().back();
     note(t, "incident_closed", inc,
          "incident closed: " + std::string(to_string(inc.subsystem)) + ", " +
@@ -244,7 +238,20 @@ void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const Abs
              (inc.top.empty() ? "" : " (" + inc.top.front().name + ")") +
              (inc.victims.empty() ? "" : "; hurt: " + inc.victims.front().text) +
              (inc.aggressors.empty() ? "" : "; neighbour: " + inc.aggressors.front().text));
+  };
+  const Incident* opened = detector_.opened_incident();
+  const bool closed = u.closed && !detector_.closed().empty();
+  // One incident closed and another opened in one push (a second cause): the close comes first.
+  // One opened and closed at once: its opening first.
+  const bool close_first = closed && opened && opened != &detector_.closed().back();
+  if (close_first) note_closed();
+  if (opened) {
+    const Incident& inc = *opened;
+    note(t, "incident_opened", inc,
+         "incident opened: " + std::string(to_string(inc.subsystem)) +
+             (inc.top.empty() ? "" : " (" + inc.top.front().name + ")") + (inc.action.empty() ? "" : " — " + inc.action));
   }
+  if (closed && !close_first) note_closed();
   if (u.change_closed && !detector_.workload_changes().empty() && detector_.workload_changes().back().kind == "transient") {
     const Incident& c = detector_.workload_changes().back();
     note(t, "transient", c,

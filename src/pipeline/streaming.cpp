@@ -514,7 +514,10 @@ void StreamingDetector::score_window() {
     // A second cause inside a reported incident: the strongest symptom among the channels its
     // onset did not move, of another subsystem than the one it names; else a fresh symptom of
     // the same subsystem (fresh_levels()).
-    if (symptom >= 0 && episode_ == Episode::incident && confirmed_ && active_ && tells_workload_changes()) {
+    // Not with a baseline model (as `reveal detect --baseline`, pipeline::episodes(), keeps one
+    // incident per episode), nor in a drift (a leak whose later swap stalls are the same cause).
+    if (symptom >= 0 && episode_ == Episode::incident && confirmed_ && active_ && !active_->drifted &&
+        !opts_.baseline && tells_workload_changes()) {
       const auto median = model_->robust_z().median();
       if (fresh_levels(true)) second_ = gate_->strongest(rise_z_, median, low_, seen_, fresh_accept_);
       if (second_ < 0 && fresh_levels(false)) fresh_ = gate_->strongest(rise_z_, median, low_, seen_, fresh_accept_);
@@ -561,7 +564,8 @@ void StreamingDetector::score_window() {
       // Until it is reported, what a symptomatic incident moves is its onset: a fault whose
       // symptoms spread over its first seconds (dropped caches, then the re-reads' I/O stalls)
       // is one cause.
-      if (episode_ == Episode::incident && !confirmed_ && (had_symptom_ || symptomatic)) widen_onset();
+      if (episode_ == Episode::incident && !confirmed_ && !opts_.baseline && (had_symptom_ || symptomatic))
+        widen_onset();
       if (episode_ == Episode::incident && symptomatic) note_symptom(slot_w);
       if (episode_ == Episode::change) update_change(); else update_incident();
       break;
@@ -652,13 +656,18 @@ std::span<const double> StreamingDetector::rebased(std::span<const double> z, st
   if (inherited_.empty() || inherited_.size() != z.size() || base_z_.size() != z.size()) return z;
   out.assign(z.begin(), z.end());
   for (std::size_t j = 0; j < z.size(); ++j)
-    if (inherited_[j]) out[j] = std::isfinite(z[j]) && std::isfinite(base_z_[j]) ? z[j] - base_z_[j] : 0.0;
+    if (inherited_[j]) {
+      // What moved beyond the first incident's level, in its direction (0 when it went back).
+      const double d = std::isfinite(z[j]) && std::isfinite(base_z_[j]) ? z[j] - base_z_[j] : 0.0;
+      out[j] = base_z_[j] >= 0 ? std::max(0.0, d) : std::min(0.0, d);
+    }
   return out;
 }
 
 void StreamingDetector::begin_successor() {
   const std::size_t K = fused_ring_.size(), stride = opts_.detect.window.stride;
   const std::size_t last = tracker_.last(), first = last + 1 - std::min(second_run_, K);
+  const std::uint64_t from_row = second_from_row_;  // where the second cause's windows began
   const std::size_t j = std::size_t(second_);
   // What the old incident's onset moved (and what it had inherited) stays out of the new one's
   // evidence: it is described by what the second cause moved.
@@ -693,10 +702,12 @@ void StreamingDetector::begin_successor() {
   }
   Incident inc = std::move(*active_);
   active_.reset();
-  const std::uint64_t before = std::uint64_t(first) * stride;
-  if (before > 0) {
-    inc.end_unix_ns = std::max(inc.start_unix_ns, std::min(inc.end_unix_ns, hist_t_[slot(before - 1)]));
+  // The first incident ends at the row before the second cause began (its evidence keeps the
+  // windows it had when the split was decided).
+  if (from_row > 0 && from_row - 1 >= (rows_ > capacity_ ? rows_ - capacity_ : 0)) {
+    inc.end_unix_ns = std::max(inc.start_unix_ns, std::min(inc.end_unix_ns, hist_t_[slot(from_row - 1)]));
     inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;
+    if (inc.symptom_end_unix_ns > inc.end_unix_ns) inc.symptom_end_unix_ns = inc.end_unix_ns;
   }
   inc.action += inc.action.empty() ? "" : " ";
   inc.action += "(ended: a second cause began, a new incident follows: " + std::string(to_string(sym.subsystem)) +
@@ -707,7 +718,8 @@ void StreamingDetector::begin_successor() {
   inherited_ = std::move(mask);
   tracker_.restart(first, last);
   open_from_rings(first, last, false);
-  active_->symptom = sym;  // the second cause's, not the first one's that still goes on
+  episode_from_row_ = from_row;  // dated from the second cause's first window
+  active_->symptom = sym;        // the second cause's, not the first one's that still goes on
   update_incident();
 }
 
@@ -758,8 +770,11 @@ void StreamingDetector::accept_levels(std::uint64_t r0, const std::vector<char>*
 }
 
 bool StreamingDetector::withdraw_incident(std::int64_t start_unix_ns, const std::string& why) {
+  // A second cause's incident (begin_successor()) began while the host was already hurting: no
+  // new workload starting where it hurt nobody, and its withdrawal would accept the first
+  // cause's stalls too.
   if (episode_ != Episode::incident || !active_ || active_->start_unix_ns != start_unix_ns || !model_ ||
-      !tells_workload_changes())
+      !tells_workload_changes() || !inherited_.empty())
     return false;
   accept_levels(episode_row0_, nullptr);
   change_ = std::move(active_);
@@ -855,8 +870,16 @@ void StreamingDetector::after_window(bool symptomatic) {
   }
   // A second cause (score_window): once its symptom held as many windows as open an incident
   // from a change, the incident it began in ends and a new one opens from them.
-  second_run_ = second_ >= 0 && tracker_.open() && tracker_.last() == (rows_ - L) / stride ? second_run_ + 1 : 0;
-  if (second_run_ + 1 >= fused_ring_.size()) {
+  const bool second = second_ >= 0 && tracker_.open() && tracker_.last() == (rows_ - L) / stride;
+  if (second && second_run_ == 0) second_from_row_ = rows_ - L;  // its first window's first row
+  second_run_ = second ? second_run_ + 1 : 0;
+  // Its span (first window's first row to the current one's last, as an incident's) must reach
+  // min_duration_s: the first incident ends only for a second cause that is an incident itself,
+  // not for a few seconds of another stall.
+  const double interval_s = meta_.interval_s > 0 ? meta_.interval_s : 0.0;
+  if (second_run_ + 1 >= fused_ring_.size() &&
+      double(hist_t_[slot(rows_ - 1)] - hist_t_[slot(second_from_row_)]) * 1e-9 + interval_s >=
+          opts_.detect.incident.min_duration_s) {
     begin_successor();
     return;
   }
