@@ -374,6 +374,7 @@ class StreamingDetector {
   std::ptrdiff_t second_ = -1;       // this window's second-cause symptom (model channel), -1: none
   std::size_t second_run_ = 0;       // consecutive windows with one
   std::uint64_t second_from_row_ = 0;  // the first row of the run's first window
+  std::optional<Incident> before_second_;  // the open incident before the run's first window
   // Else a fresh symptom of the subsystem it names (-1: none), and its run: after min_windows
   // the state counts as new from there (state_row0_, what the lasting rule measures from).
   std::ptrdiff_t fresh_ = -1;

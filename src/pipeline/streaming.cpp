@@ -521,8 +521,13 @@ void StreamingDetector::score_window() {
       const auto median = model_->robust_z().median();
       if (fresh_levels(true)) second_ = gate_->strongest(rise_z_, median, low_, seen_, fresh_accept_);
       if (second_ < 0 && fresh_levels(false)) fresh_ = gate_->strongest(rise_z_, median, low_, seen_, fresh_accept_);
+      // The incident as it was before a second cause's first window joins its evidence: what
+      // closes if the second cause lasts (while it is judged, its windows would make the first
+      // incident's subsystem their own).
+      if (second_ >= 0 && second_run_ == 0) before_second_ = *active_;
     }
   }
+  if (second_ < 0) before_second_.reset();  // no second cause being judged (its run ends too)
   // Every window's level of the ambient and the other symptoms joins their recent peaks once judged.
   for (std::size_t a = 0; a < ambient_cols_.size(); ++a)
     ambient_level_[a] = win_.at(0, std::size_t(ambient_cols_[a]), kMin);
@@ -607,6 +612,7 @@ void StreamingDetector::open_from_rings(std::size_t first, std::size_t last, boo
   episode_row0_ = std::uint64_t(first) * stride;
   symptom_run_ = 0;
   second_run_ = 0;
+  before_second_.reset();
   if (as_change) {
     inherited_.clear();
     change_settled_ = false;
@@ -634,10 +640,12 @@ bool StreamingDetector::fresh_levels(bool other_subsystem) {
   const std::size_t n = cols_.size();
   if (onset_z_.size() != n || chans_.size() != n) return false;
   fresh_accept_.resize(n);
+  // The subsystem the incident names: as it was before a second cause being judged began.
+  const Subsystem named = before_second_ ? before_second_->subsystem : active_->subsystem;
   bool any = false;
   for (std::size_t j = 0; j < n; ++j) {
     const bool out = std::fabs(onset_z_[j]) >= pipeline::kMovedZ || (!inherited_.empty() && inherited_[j]) ||
-                     (other_subsystem && chans_[j]->subsystem == active_->subsystem);
+                     (other_subsystem && chans_[j]->subsystem == named);
     fresh_accept_[j] = out ? kNever : kNaN;  // an accepted level no window rises above
     any |= !out;
   }
@@ -700,8 +708,9 @@ void StreamingDetector::begin_successor() {
     for (std::size_t c = 0; c < mask.size(); ++c)
       if (mask[c]) inherit_accept_[c] = kNever;
   }
-  Incident inc = std::move(*active_);
+  Incident inc = before_second_ ? std::move(*before_second_) : std::move(*active_);
   active_.reset();
+  before_second_.reset();
   // The first incident ends at the row before the second cause began (its evidence keeps the
   // windows it had when the split was decided).
   if (from_row > 0 && from_row - 1 >= (rows_ > capacity_ ? rows_ - capacity_ : 0)) {
@@ -719,6 +728,7 @@ void StreamingDetector::begin_successor() {
   tracker_.restart(first, last);
   open_from_rings(first, last, false);
   episode_from_row_ = from_row;  // dated from the second cause's first window
+  episode_row0_ = state_row0_ = from_row;
   active_->symptom = sym;        // the second cause's, not the first one's that still goes on
   update_incident();
 }
@@ -782,6 +792,7 @@ bool StreamingDetector::withdraw_incident(std::int64_t start_unix_ns, const std:
   confirmed_ = false;
   inherited_.clear();
   second_run_ = 0;
+  before_second_.reset();
   had_symptom_ = false;  // a change has none; an incident it becomes starts counting anew
   change_->symptom_end_unix_ns = 0;
   change_->kind = "workload_change";
@@ -954,6 +965,7 @@ void StreamingDetector::retire_incident(Incident inc) {
   const IncidentRule& rule = opts_.detect.incident;
   inherited_.clear();
   second_run_ = 0;
+  before_second_.reset();
   if (!confirmed_) {
     if (tells_workload_changes() && is_transient(rule, inc, meta_.interval_s)) {
       pipeline::make_transient(inc, rule, last_t_ns_, meta_.interval_s);

@@ -889,10 +889,14 @@ struct TwoStallHost {
 TEST(WorkloadChange, ASecondCauseInsideAnIncidentIsAnIncidentOfItsOwn) {
   TwoStallHost h;
   StreamingDetector d({}, h.channels, options());
+  bool split_reported_at_once = false;
   const auto push = [&](std::size_t from, std::size_t to, double cpu, double cpu_psi, double io_psi, double disk) {
     std::size_t opened = 0;
-    for (std::size_t i = from; i < to; ++i)
-      opened += d.push(kT0 + std::int64_t(i) * 1'000'000'000, h.row(cpu, cpu_psi, io_psi, disk)).opened;
+    for (std::size_t i = from; i < to; ++i) {
+      const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, h.row(cpu, cpu_psi, io_psi, disk));
+      opened += u.opened;
+      split_reported_at_once |= u.opened && u.closed && d.active();
+    }
     return opened;
   };
   push(0, 150, 40, 1, 0.5, 1e6);
@@ -903,6 +907,8 @@ TEST(WorkloadChange, ASecondCauseInsideAnIncidentIsAnIncidentOfItsOwn) {
   EXPECT_EQ(push(185, 215, 95, 30, 25, 5e7), 1u) << "the I/O stall is reported (once it lasted 10 s)";
   ASSERT_EQ(d.closed().size(), 1u) << "the CPU incident ends where the second cause began";
   EXPECT_NEAR(double(d.closed()[0].end_unix_ns - kT0) * 1e-9, 185.0, 3.0);
+  EXPECT_EQ(d.closed()[0].subsystem, Subsystem::cpu) << "the second cause's windows are not the first incident's";
+  EXPECT_TRUE(split_reported_at_once) << "the new incident is reported in the push that ends the first";
   EXPECT_NE(d.closed()[0].action.find("a second cause began"), std::string::npos) << d.closed()[0].action;
   ASSERT_TRUE(d.active());
   EXPECT_EQ(d.active()->subsystem, Subsystem::storage);
@@ -922,6 +928,25 @@ TEST(WorkloadChange, ASecondCauseInsideAnIncidentIsAnIncidentOfItsOwn) {
   const Incident* ch = d.active_change() ? &*d.active_change() : d.workload_changes().empty() ? nullptr : &d.workload_changes().back();
   ASSERT_TRUE(ch);
   EXPECT_GE(double(ch->start_unix_ns - kT0) * 1e-9, 212.0);
+}
+
+// A second cause far stronger than the first, right after the first incident was reported: while
+// it is judged (detect.min_duration), its windows would make the first incident a storage one,
+// and then no second cause of another subsystem would be left. The first incident is judged as
+// it was before them: it ends named cpu, and the I/O stall is an incident of its own.
+TEST(WorkloadChange, AStrongSecondCauseDoesNotRenameTheFirstIncident) {
+  TwoStallHost h;
+  StreamingDetector d({}, h.channels, options());
+  for (std::size_t i = 0; i < 150; ++i) d.push(kT0 + std::int64_t(i) * 1'000'000'000, h.row(40, 1, 0.5, 1e6));
+  for (std::size_t i = 150; i < 162; ++i) d.push(kT0 + std::int64_t(i) * 1'000'000'000, h.row(70, 15, 0.5, 1e6));
+  ASSERT_TRUE(d.active()) << "the CPU incident is reported";
+  ASSERT_EQ(d.active()->subsystem, Subsystem::cpu);
+  for (std::size_t i = 162; i < 185; ++i) d.push(kT0 + std::int64_t(i) * 1'000'000'000, h.row(70, 15, 80, 2e8));
+  ASSERT_EQ(d.closed().size(), 1u);
+  EXPECT_EQ(d.closed()[0].subsystem, Subsystem::cpu);
+  ASSERT_TRUE(d.active());
+  EXPECT_EQ(d.active()->subsystem, Subsystem::storage);
+  EXPECT_NEAR(double(d.active()->start_unix_ns - kT0) * 1e-9, 162.0, 3.0);
 }
 
 // A few seconds of another stall inside a reported incident (a log flush) are no second cause:
