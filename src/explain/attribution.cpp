@@ -56,7 +56,7 @@ double attribution_eps(const std::string& unit, double floor) {
 
 void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,
                ChannelReference reference, const std::vector<const ChannelInfo*>& chans, int cores,
-               int top_channels, const DetectorEvidence& more) {
+               int top_channels, const DetectorEvidence& more, std::optional<Subsystem> named) {
   const std::size_t nc = zbar.size();
   const std::span<const double> ref_median = reference.median;
   std::vector<std::size_t> order(nc);
@@ -181,6 +181,12 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   if (!inc.subsystem_shares.empty()) {
     inc.subsystem = inc.subsystem_shares.front().first;
     inc.confidence = inc.subsystem_shares.front().second;
+  }
+  if (named) {
+    inc.subsystem = *named;
+    inc.confidence = 0;
+    for (const auto& [sub, v] : inc.subsystem_shares)
+      if (sub == *named) inc.confidence = v;
   }
   // Focus: the entity ("" = host-wide; a CPU's channels, idle states included, are "cpu<N>")
   // with the largest share of the combined evidence.

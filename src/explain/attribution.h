@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -48,10 +49,13 @@ struct ChannelReference {
 // the evidence's: a job's start and a fault that began with the steal look alike otherwise).
 // One whose symptom is a drop of the caches (page_cache_dropped(), reveal/channel.h) has
 // cache_drop_action() as its action.
+// `named`: the subsystem the incident is about whatever the shares say (a second cause's
+// incident, opened because a symptom of that subsystem rose: StreamingDetector), its share the
+// confidence and its strongest channel the action's; none: the largest share.
 // Fills subsystem, confidence, subsystem_shares, detectors, focus, top and action of `inc`.
 // All spans have one entry per model channel (chans.size()).
 void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,
                ChannelReference ref, const std::vector<const ChannelInfo*>& chans, int cores, int top_channels,
-               const DetectorEvidence& more);
+               const DetectorEvidence& more, std::optional<Subsystem> named = std::nullopt);
 
 }  // namespace reveal::explain

@@ -1058,7 +1058,7 @@ void StreamingDetector::describe(Incident& inc) {
   episode_means(r0, r1);
   inc.peak_score = evidence_->peak_score();
   // A second cause's incident: its inherited channels are judged from the levels the first one
-  // held (rebased()).
+  // held (rebased()), and it is about its second-cause symptom's subsystem (begin_successor()).
   std::span<const double> median = model_->robust_z().median();
   if (!inherited_.empty() && base_ref_.size() == median.size()) {
     ref_scratch_.assign(median.begin(), median.end());
@@ -1066,8 +1066,10 @@ void StreamingDetector::describe(Incident& inc) {
       if (inherited_[j] && std::isfinite(base_ref_[j])) ref_scratch_[j] = base_ref_[j];
     median = ref_scratch_;
   }
-  explain::attribute(inc, evidence_->zbar(), mean_, {median, model_->floors()}, chans_,
-                     meta_.cores, opts_.detect.top_channels, evidence_->detectors());
+  const std::optional<Subsystem> named =
+      inherited_.empty() || inc.symptom.name.empty() ? std::nullopt : std::optional<Subsystem>(inc.symptom.subsystem);
+  explain::attribute(inc, evidence_->zbar(), mean_, {median, model_->floors()}, chans_, meta_.cores,
+                     opts_.detect.top_channels, evidence_->detectors(), named);
   // A workload change is news, not a fault: it suggests no action.
   if (inc.kind == "workload_change") inc.action = pipeline::kWorkloadChangeAction;
 }

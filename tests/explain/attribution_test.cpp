@@ -114,6 +114,22 @@ TEST(Attribute, TheActionNamesAChannelOfTheIncidentsSubsystem) {
 }
 
 
+// A named subsystem (a second cause's incident, opened because a symptom of it rose) is the
+// incident's whatever the shares say; its share is the confidence, its channel the action's.
+TEST(Attribute, ANamedSubsystemOverridesTheShares) {
+  Fixture f;
+  const std::vector<double> zbar{20.0, 10.0, 0.0}, mean{60, 40, 1000};
+  Incident free_inc, named_inc;
+  attribute(free_inc, zbar, mean, f.reference(), f.chans, 2, 3, DetectorEvidence{});
+  ASSERT_EQ(free_inc.subsystem, Subsystem::storage);
+  attribute(named_inc, zbar, mean, f.reference(), f.chans, 2, 3, DetectorEvidence{}, Subsystem::cpu);
+  EXPECT_EQ(named_inc.subsystem, Subsystem::cpu);
+  EXPECT_LT(named_inc.confidence, 0.5);
+  EXPECT_GT(named_inc.confidence, 0.0);
+  EXPECT_EQ(named_inc.subsystem_shares, free_inc.subsystem_shares) << "the shares stay the evidence's";
+  EXPECT_NE(named_inc.action.find("t:busy_pct"), std::string::npos) << named_inc.action;
+}
+
 // --- Channel weights: role (symptom vs load), per-CPU channels, focus entity ---------------------
 
 // Channels and their reference (median, floor) given directly: attribute() needs no model.
