@@ -304,6 +304,9 @@ class StreamingDetector {
   // accepted_: the highest window minimum each symptom channel (those flagged in `only`; all
   // when null) held over the kept rows from r0 on, NaN for the others.
   void accept_levels(std::uint64_t r0, const std::vector<char>* only);
+  // Model channel j as an incident's symptom: its rise (channel unit) over the reference median,
+  // and its robust z.
+  ChannelEvidence symptom_evidence(std::size_t j, double rise, double z) const;
   // Names the open incident's symptom (Incident::symptom) from ring slot r, once.
   void note_symptom(std::size_t r);
   // Returns to a remembered regime under whose model the current window is normal; when the

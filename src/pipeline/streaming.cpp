@@ -683,13 +683,7 @@ void StreamingDetector::begin_successor() {
   for (std::size_t c = 0; c < mask.size(); ++c)
     mask[c] = (c < onset_z_.size() && std::fabs(onset_z_[c]) >= pipeline::kMovedZ) ||
               (!inherited_.empty() && inherited_[c]);
-  ChannelEvidence sym;
-  sym.name = chans_[j]->name;
-  sym.unit = chans_[j]->unit;
-  sym.subsystem = chans_[j]->subsystem;
-  sym.value = gate_->rise(j, model_->robust_z().median(), low_);
-  sym.reference = j < model_->robust_z().median().size() ? model_->robust_z().median()[j] : 0.0;
-  sym.z = rise_z_[j];
+  const ChannelEvidence sym = symptom_evidence(j, gate_->rise(j, model_->robust_z().median(), low_), rise_z_[j]);
   // The levels the first incident held, which the new one's evidence is measured from on those
   // channels: its mean z (over its own base when it was a second cause itself) and mean values.
   // Their symptoms are the first incident's: the new one lasts as long as its own.
@@ -749,13 +743,18 @@ void StreamingDetector::note_symptom(std::size_t r) {
   if (!active_ || !active_->symptom.name.empty() || sym_ring_[r] <= 0) return;
   const std::size_t j = std::size_t(sym_ring_[r] - 1);
   if (j >= chans_.size()) return;
-  ChannelEvidence& s = active_->symptom;
+  active_->symptom = symptom_evidence(j, sym_rise_[r], sym_z_[r]);
+}
+
+ChannelEvidence StreamingDetector::symptom_evidence(std::size_t j, double rise, double z) const {
+  ChannelEvidence s;
   s.name = chans_[j]->name;
   s.unit = chans_[j]->unit;
   s.subsystem = chans_[j]->subsystem;
-  s.value = sym_rise_[r];
+  s.value = rise;
   s.reference = j < model_->robust_z().median().size() ? model_->robust_z().median()[j] : 0.0;
-  s.z = sym_z_[r];
+  s.z = z;
+  return s;
 }
 
 void StreamingDetector::accept_levels(std::uint64_t r0, const std::vector<char>* only) {
