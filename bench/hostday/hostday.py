@@ -1129,11 +1129,8 @@ def count_lines(path):
         return 0
 
 
-def step_effect(path, f0, f1, serving=False):
-    """Mean step time during [f0, f1] vs the STEP_BEFORE_S before f0, from a --step-log.
-    Training jobs log one line per step (<t> <step> <step_s>); the inference server one line a second
-    (<t> <requests answered> <their mean latency, or the oldest request's wait when none was>): its
-    "step time" is the request latency, weighted by requests."""
+def read_steps(path):
+    """The rows (t_ns, n, seconds) of a --step-log; [] when it cannot be read."""
     rows = []
     try:
         for line in open(path):
@@ -1145,6 +1142,16 @@ def step_effect(path, f0, f1, serving=False):
                     pass
     except OSError:
         pass
+    return rows
+
+
+def step_effect(path, f0, f1, serving=False, rows=None):
+    """Mean step time during [f0, f1] vs the STEP_BEFORE_S before f0, from a --step-log (or its
+    `rows`, read_steps()). Training jobs log one line per step (<t> <step> <step_s>); the inference
+    server one line a second (<t> <requests answered> <their mean latency, or the oldest request's
+    wait when none was>): its "step time" is the request latency, weighted by requests."""
+    if rows is None:
+        rows = read_steps(path)
 
     def mean(sel):
         if not serving:
@@ -1169,6 +1176,76 @@ def step_effect(path, f0, f1, serving=False):
             "step_s_during": round(d, 4) if d is not None else None,
             "step_effect_pct": round((d / b - 1) * 100, 1) if b and d is not None else None,
             "steps_before": nb, "steps_during": nd, "stalled": stalled}
+
+
+# A fault's step effect against what its job varies by on its own (a placebo): the same measure
+# over intervals of the fault's length at fault-free times of the same job, every PLACEBO_STEP_S
+# from the earliest time a fault may land in it (STEP_BEFORE_S + 15 s after its start, the plan's
+# job_settle) to its end, each with its STEP_BEFORE_S before it clear of every fault of the day
+# (host-wide: a fault in another job slows this one too) and of the PLACEBO_RECOVER_S after one,
+# and clear of other jobs' starts and stops (from PLACEBO_RECOVER_S before it). A fault whose
+# effect exceeds the PLACEBO_Q quantile of its job's placebo effects slowed the job measurably;
+# one within it did not (the job's own checkpoints, evaluations and load vary its step time by as
+# much; unlabelled work beside the day, `--beside`, counts in that variation too). A job with fewer than PLACEBO_MIN placebo intervals borrows
+# those of its workload's other jobs that day; without as many there either, it is unknown.
+# Neighbouring intervals overlap, so the quantile is a rough one: a description of the day's
+# faults, never an input of Reveal.
+PLACEBO_STEP_S = 5.0
+PLACEBO_RECOVER_S = 30.0
+PLACEBO_Q = 0.95
+PLACEBO_MIN = 8
+
+
+def placebo_effects(rows, f0, f1, job_start, job_end, faults, others=(), serving=False):
+    """The step effects (%) of step_effect() over the placebo intervals of a fault [f0, f1] in a job
+    running [job_start, job_end] (Unix ns), its step-log rows `rows`, the day's fault intervals
+    `faults` ((start, end) ns) kept clear, and the other jobs' starts and stops (`others`, ns)."""
+    length, out = f1 - f0, []
+    t = job_start + (STEP_BEFORE_S + 15) * 1e9
+    while t + length <= job_end:
+        a, b = t - STEP_BEFORE_S * 1e9, t + length
+        if not any(x0 < b and x1 + PLACEBO_RECOVER_S * 1e9 > a for x0, x1 in faults) \
+                and not any(a - PLACEBO_RECOVER_S * 1e9 <= x <= b for x in others):
+            e = step_effect(None, t, b, serving, rows)["step_effect_pct"]
+            if e is not None:
+                out.append(e)
+        t += PLACEBO_STEP_S * 1e9
+    return out
+
+
+def add_step_noise(out, labels, faults):
+    """Sets step_noise_pct (the PLACEBO_Q quantile of the fault's placebo effects), placebo_intervals,
+    placebo_pool and effect_measurable (True, False, or None when either is unknown) on each fault
+    of `faults` (labels.json's). The placebo intervals are the fault's own job's when it has
+    PLACEBO_MIN of them (pool "job"), else those of every job of its workload that day ("workload";
+    each interval has the fault's length and is measured against its own job's steps before it);
+    else it is unknown. (Not the whole day's jobs: a job with checkpoints varies by tens of %, one
+    that a co-tenant's phases slow by hundreds, a steady one by a few.)"""
+    jobs = [j for j in labels.get("jobs", []) if j.get("start_unix_ns") and j.get("end_unix_ns")]
+    spans = [(f["start_unix_ns"], f["end_unix_ns"]) for f in labels["faults"] if f.get("start_unix_ns")]
+    rows_of = {}
+
+    def effects(j, f):
+        if j["id"] not in rows_of:
+            rows_of[j["id"]] = read_steps(os.path.join(out, "jobs", j["id"], "steps.log"))
+        others = [e["t_unix_ns"] for e in labels.get("events", []) if e.get("event") in ("start", "stop")
+                  and e.get("job") != j["id"]]
+        return placebo_effects(rows_of[j["id"]], f["start_unix_ns"], f["end_unix_ns"], j["start_unix_ns"],
+                               j["end_unix_ns"], spans, others, serving=j.get("workload") == "infer_server")
+    for f in faults:
+        f.update(step_noise_pct=None, placebo_intervals=0, placebo_pool=None, effect_measurable=None)
+        own = next((j for j in jobs if j["id"] == f.get("job")), None)
+        if not f.get("start_unix_ns") or own is None:
+            continue
+        for pool, members in (("job", [own]), ("workload", [j for j in jobs if j.get("workload") == own.get("workload")])):
+            eff = [e for j in members for e in effects(j, f)]
+            if len(eff) >= PLACEBO_MIN:
+                break
+        f["placebo_intervals"] = len(eff)
+        if len(eff) >= PLACEBO_MIN:
+            f["step_noise_pct"], f["placebo_pool"] = round(pct(eff, PLACEBO_Q), 1), pool
+            if f.get("step_effect_pct") is not None:
+                f["effect_measurable"] = f["step_effect_pct"] > f["step_noise_pct"]
 
 
 def neighbour_starts(out, labels, sources, window_s=15.0):
@@ -1497,7 +1574,8 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
     for f in fl:
         ov = sorted([i for i in incs if overlaps(i, f)], key=lambda i: i["start_unix_ns"])
         r = {"id": f["id"], "kind": f["kind"], "subsystem": f["subsystem"], "caught": bool(ov),
-             "step_effect_pct": f.get("step_effect_pct"), "own_processes": f.get("own_processes")}
+             "step_effect_pct": f.get("step_effect_pct"), "step_noise_pct": f.get("step_noise_pct"),
+             "effect_measurable": f.get("effect_measurable"), "own_processes": f.get("own_processes")}
         if ov:
             # the incident judged for the cgroups: the first one whose onset is at the fault (its
             # tenants are judged around its onset), else the first overlapping one
@@ -1518,6 +1596,7 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
                      opened_inside=any(f["start_unix_ns"] <= i["start_unix_ns"] <= f["end_unix_ns"] for i in ov))
         per_fault.append(r)
     caught = [r for r in per_fault if r["caught"]]
+    measurable = [r for r in per_fault if r.get("effect_measurable")]
     precision = len(hits) / len(incs) if incs else None
     recall = len(caught) / len(fl) if fl else None
     f1 = (2 * precision * recall / (precision + recall) if precision is not None and recall is not None
@@ -1560,6 +1639,10 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
         "incidents_naming_cgroups": sum(1 for i in incs if tenant_names(i, "victims") or tenant_names(i, "aggressors")),
         "faults": len(fl), "caught": len(caught),
         "precision": precision, "recall": recall, "f1": f1,
+        # the faults that slowed their job beyond what it varies by on its own (add_step_noise())
+        "faults_measurable": len(measurable), "caught_measurable": sum(r["caught"] for r in measurable),
+        "faults_not_measurable": sum(1 for r in per_fault if r.get("effect_measurable") is False),
+        "recall_measurable": sum(r["caught"] for r in measurable) / len(measurable) if measurable else None,
         "caught_opened_inside": sum(1 for r in caught if r["opened_inside"]),
         "recall_opened_inside": sum(1 for r in caught if r["opened_inside"]) / len(fl) if fl else None,
         # the stricter reading: a fault counts as found only when an incident opened inside it (an
@@ -1656,6 +1739,7 @@ def cmd_score(a):
     if w0 is not None or w1 is not None:  # the faults (and what they are scored on) inside the window
         faults = [f for f in faults if f.get("start_unix_ns") and f["end_unix_ns"] >= (w0 or t0)
                   and f["start_unix_ns"] <= (w1 or t1)]
+    add_step_noise(out, labels, faults)
     live_all = live_incidents(out, t1)
     live_abs = [i for i in live_all if i.get("kind") == "absence"]
     live_changes = workload_changes_live(out, t1) + [i for i in live_all if i.get("kind") == "workload_change"]
@@ -1737,7 +1821,9 @@ def cmd_score(a):
         per_kind.append(row)
     n_ev = {e: sum(1 for x in events if x["event"] == e) for e in ("start", "stop", "phase")}
     fault_list = [{k: f.get(k) for k in ("id", "kind", "subsystem", "job", "workload", "start_unix_ns", "end_unix_ns",
-                                         "step_effect_pct", "cgroup", "own_processes", "job_cgroup", "cgroup_cpu_cores")}
+                                         "step_effect_pct", "step_noise_pct", "placebo_intervals", "placebo_pool",
+                                         "effect_measurable",
+                                         "cgroup", "own_processes", "job_cgroup", "cgroup_cpu_cores")}
                   for f in faults if f.get("start_unix_ns")]
     result = {"schema": "reveal.hostday.scores/1", "dir": os.path.abspath(out), "commit": run.get("commit"),
               "run_start_unix_ns": t0, "fault_list": fault_list,
@@ -1757,6 +1843,11 @@ def cmd_score(a):
                   "subsystem_top1_onset": "caught faults whose incident opened at the fault (within NEIGHBOUR_NEAR_S "
                                           "before its start, to its end), else first overlapping one, names the true "
                                           "subsystem",
+                  "effect_measurable": f"the fault's step effect exceeds the {PLACEBO_Q:.0%} quantile (step_noise_pct) "
+                                       "of the same effect measured over intervals of its length at fault-free times "
+                                       f"of its job, every {PLACEBO_STEP_S:.0f} s, clear of faults and of other jobs' starts and "
+                                       f"stops (a placebo; placebo_pool: its job's, else its workload's jobs', "
+                                       f"whichever first has {PLACEBO_MIN}; None: unknown)",
                   "ttd": "first overlapping incident start − fault start",
                   "ttr": "live only: when the agent opened that incident (its store's incident_opened event) − fault start",
                   "ttp": "live only: when the agent first showed that incident, pending (its incident_pending event; "
@@ -1805,6 +1896,11 @@ def render_md(r):
             row("event precision", lambda x: fmt(x["precision"])),
             row("event recall", lambda x: fmt(x["recall"])),
             row("event F1", lambda x: fmt(x["f1"])),
+            row("faults that slowed their job beyond its own variation (placebo p95): caught; faults within it; "
+                "unknown",
+                lambda x: f"{x['caught_measurable']}/{x['faults_measurable']}; {x['faults_not_measurable']}; "
+                          f"{x['faults'] - x['faults_measurable'] - x['faults_not_measurable']}"
+                if "faults_measurable" in x else None),
             row("faults with an incident opened inside them", lambda x: f"{x['caught_opened_inside']}/{x['faults']}"),
             row("event F1 counting only those as found", lambda x: fmt(x.get("f1_opened_inside"))),
             row("false incidents per host-day (fault-free time)", lambda x: fmt(x["false_per_day"], 1)),
@@ -1881,7 +1977,7 @@ def render_md(r):
                  f"{', '.join(k[c + '_subsystems']) or '–'}" for c, _ in cols if c + "_caught" in k]
         lines.append(f"| {k['kind']} | {k['subsystem']} | {k['faults']} | "
                      f"{', '.join(f'{e:+.0f}' for e in k['step_effect_pct']) or '–'} | " + " | ".join(cells) + " |")
-    lines += ["", "| fault | kind | job (workload) | at | s | step effect % | "
+    lines += ["", "| fault | kind | job (workload) | at | s | step effect % (its job's placebo p95) | "
               + " | ".join(f"{c}: TTD s, subsystem, outlasts s; cgroups named: aggressor / victim" for c, _ in cols)
               + " |", "|---" * (6 + len(cols)) + "|"]
     t0 = r["run_start_unix_ns"]
@@ -1893,9 +1989,10 @@ def render_md(r):
                 f"{fmt(x.get('aggressor_named'))} / {fmt(x.get('victim_named'))}")
     for i, f in enumerate(r["fault_list"]):
         eff = f.get("step_effect_pct")
+        noise = "" if f.get("step_noise_pct") is None else f" ({f['step_noise_pct']:+.0f})"
         lines.append(f"| {f['id']} | {f['kind']} ({f['subsystem']}) | {f['job']} ({f['workload']}) | "
                      f"+{fmt_s((f['start_unix_ns'] - t0) / 1e9)} | {(f['end_unix_ns'] - f['start_unix_ns']) / 1e9:.0f} | "
-                     f"{'–' if eff is None else f'{eff:+.0f}'} | "
+                     f"{'–' if eff is None else f'{eff:+.0f}'}{noise} | "
                      + " | ".join(cell(S[c]["per_fault"][i]) for c, _ in cols) + " |")
     ns = r.get("neighbour_starts") or []
     if ns:
