@@ -24,8 +24,11 @@ BUILD_PKGS=(build-essential cmake pkg-config
 # python3-numpy, the SMD benchmark (bench/smd/eval.py) and its IsolationForest / PCA baselines.
 # groff-base and man-db: the man page test (tests/cli/cli_docs_test.sh renders docs/reveal.1).
 # nftables: the labelled fault suite's linkloss kind (bench/scenarios/faults.py; numgen random drop).
+# nginx-light, apache2-utils (htpasswd) and openssl: the TLS and basic-auth recipe of docs/AGENT.md,
+# run as written by tests/cli/agent_tls_proxy_test.sh (Debian starts no nginx service here: the
+# test runs its own on a loopback port).
 RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl
-          groff-base man-db nftables)
+          groff-base man-db nftables nginx-light apache2-utils openssl)
 # The HTML report's browser check (tests/report/browser_check.mjs): Debian's headless-capable
 # Chromium (playwright-core drives it by executablePath; no browser download) and a font for
 # the full-page screenshot.
