@@ -25,8 +25,8 @@ BUILD_PKGS=(build-essential cmake pkg-config
 # groff-base and man-db: the man page test (tests/cli/cli_docs_test.sh renders docs/reveal.1).
 # nftables: the labelled fault suite's linkloss kind (bench/scenarios/faults.py; numgen random drop).
 # nginx-light, apache2-utils (htpasswd) and openssl: the TLS and basic-auth recipe of docs/AGENT.md,
-# run as written by tests/cli/agent_tls_proxy_test.sh (Debian starts no nginx service here: the
-# test runs its own on a loopback port).
+# run as written by tests/cli/agent_tls_proxy_test.sh, which starts its own nginx on a loopback
+# port (the nginx service Debian starts on installing it, on port 80, is stopped and disabled below).
 RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl
           groff-base man-db nftables nginx-light apache2-utils openssl)
 # The HTML report's browser check (tests/report/browser_check.mjs): Debian's headless-capable
@@ -55,6 +55,14 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # installed for a test, not to serve: no web server left listening on the host's port 80
+  if [[ " ${missing[*]} " == *" nginx-light "* ]]; then
+    if [[ -d /run/systemd/system ]]; then
+      $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+    elif command -v service >/dev/null; then
+      $SUDO service nginx stop >/dev/null 2>&1 || true
+    fi
+  fi
 fi
 # npm packages of the browser check (tests/report/package-lock.json into tests/report/node_modules)
 ((ONLY_BUILD)) || "$(dirname "$0")/browser_deps.sh"
