@@ -24,11 +24,15 @@ BUILD_PKGS=(build-essential cmake pkg-config
 # python3-numpy, the SMD benchmark (bench/smd/eval.py) and its IsolationForest / PCA baselines.
 # groff-base and man-db: the man page test (tests/cli/cli_docs_test.sh renders docs/reveal.1).
 # nftables: the labelled fault suite's linkloss kind (bench/scenarios/faults.py; numgen random drop).
-# nginx-light, apache2-utils (htpasswd) and openssl: the TLS and basic-auth recipe of docs/AGENT.md,
-# run as written by tests/cli/agent_tls_proxy_test.sh, which starts its own nginx on a loopback
-# port (the nginx service Debian starts on installing it, on port 80, is stopped and disabled below).
+# apache2-utils (htpasswd), openssl and nginx: the TLS and basic-auth recipe of docs/AGENT.md, run
+# as written by tests/cli/agent_tls_proxy_test.sh, which starts its own nginx on a loopback port.
 RUN_PKGS=(stress-ng python3 python3-torch python3-numpy python3-sklearn procps iproute2 time prometheus wrk curl
-          groff-base man-db nftables nginx-light apache2-utils openssl)
+          groff-base man-db nftables apache2-utils openssl)
+# nginx-light only where no nginx is installed (nginx-core or nginx-full would be replaced by it).
+# Installed for the test, not to serve: the service Debian would start on port 80 is masked
+# during the install and left stopped and disabled (see below).
+NGINX_NEW=0
+if ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then RUN_PKGS+=(nginx-light); NGINX_NEW=1; fi
 # The HTML report's browser check (tests/report/browser_check.mjs): Debian's headless-capable
 # Chromium (playwright-core drives it by executablePath; no browser download) and a font for
 # the full-page screenshot.
@@ -54,14 +58,15 @@ if ((${#missing[@]})); then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   echo "setup: installing ${missing[*]}" >&2
   $SUDO apt-get update -qq
+  SYSTEMD=0
+  [[ -d /run/systemd/system ]] && SYSTEMD=1
+  ((NGINX_NEW && SYSTEMD)) && { $SUDO systemctl mask nginx >/dev/null 2>&1 || true; }
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # installed for a test, not to serve: no web server left listening on the host's port 80
-  if [[ " ${missing[*]} " == *" nginx-light "* ]]; then
-    if [[ -d /run/systemd/system ]]; then
-      $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
-    elif command -v service >/dev/null; then
-      $SUDO service nginx stop >/dev/null 2>&1 || true
-    fi
+  if ((NGINX_NEW && SYSTEMD)); then
+    $SUDO systemctl unmask nginx >/dev/null 2>&1 || true
+    $SUDO systemctl disable nginx >/dev/null 2>&1 || true
+  elif ((NGINX_NEW)) && command -v service >/dev/null; then  # no systemd: a container's init scripts
+    $SUDO service nginx stop >/dev/null 2>&1 || true
   fi
 fi
 # npm packages of the browser check (tests/report/package-lock.json into tests/report/node_modules)

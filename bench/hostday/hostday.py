@@ -1180,10 +1180,11 @@ def step_effect(path, f0, f1, serving=False, rows=None):
 
 # A fault's step effect against what its job varies by on its own (a placebo): the same measure
 # over intervals of the fault's length at fault-free times of the same job, every PLACEBO_STEP_S
-# from the earliest time a fault may land in it (STEP_BEFORE_S + 15 s after its start, the plan's
-# job_settle) to its end, each with its STEP_BEFORE_S before it clear of every fault of the day
-# (host-wide: a fault in another job slows this one too) and of the PLACEBO_RECOVER_S after one,
-# and clear of other jobs' starts and stops (from PLACEBO_RECOVER_S before it). A fault whose
+# from STEP_BEFORE_S + 15 s after its start (the plan's job_settle on days of 15 minutes or more;
+# a short day's jobs mostly come out unknown) to 15 s before its end, each with its STEP_BEFORE_S
+# before it clear of every fault of the day (host-wide: a fault in another job slows this one
+# too) by PLACEBO_RECOVER_S on either side, and of other jobs' starts and stops (from
+# PLACEBO_RECOVER_S before it to its end). A fault whose
 # effect exceeds the PLACEBO_Q quantile of its job's placebo effects slowed the job measurably;
 # one within it did not (the job's own checkpoints, evaluations and load vary its step time by as
 # much; unlabelled work beside the day, `--beside`, counts in that variation too). A job with fewer than PLACEBO_MIN placebo intervals borrows
@@ -1200,12 +1201,14 @@ def placebo_effects(rows, f0, f1, job_start, job_end, faults, others=(), serving
     """The step effects (%) of step_effect() over the placebo intervals of a fault [f0, f1] in a job
     running [job_start, job_end] (Unix ns), its step-log rows `rows`, the day's fault intervals
     `faults` ((start, end) ns) kept clear, and the other jobs' starts and stops (`others`, ns)."""
-    length, out = f1 - f0, []
+    length, out, gap = f1 - f0, [], PLACEBO_RECOVER_S * 1e9
     t = job_start + (STEP_BEFORE_S + 15) * 1e9
-    while t + length <= job_end:
+    while t + length + 15e9 <= job_end:  # as the plan places faults: 15 s before their job's end
         a, b = t - STEP_BEFORE_S * 1e9, t + length
-        if not any(x0 < b and x1 + PLACEBO_RECOVER_S * 1e9 > a for x0, x1 in faults) \
-                and not any(a - PLACEBO_RECOVER_S * 1e9 <= x <= b for x in others):
+        # clear of faults (and the gap after one; before one too: with no step finished inside
+        # the interval, the step after it is measured) and of other jobs' starts and stops
+        if not any(x0 < b + gap and x1 + gap > a for x0, x1 in faults) \
+                and not any(a - gap <= x <= b for x in others):
             e = step_effect(None, t, b, serving, rows)["step_effect_pct"]
             if e is not None:
                 out.append(e)

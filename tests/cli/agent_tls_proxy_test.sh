@@ -16,8 +16,8 @@ set -uo pipefail
 REVEAL=$1
 FIX=$2
 DOC=$(cd "$(dirname "$0")/../.." && pwd)/docs/AGENT.md
-T=$(mktemp -d)
-chmod 755 "$T"  # nginx's workers (www-data when started as root) read the htpasswd file
+T=$(mktemp -d -p /tmp)  # not $TMPDIR: nginx's workers must be able to enter it
+chmod 755 "$T"  # nginx's workers (user nobody when started as root) read the htpasswd file
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -26,6 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"  # fail, expect_exit
+PATH=$PATH:/usr/sbin  # nginx, for a user without sbin in PATH
 for tool in nginx htpasswd openssl curl prometheus; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool missing: run scripts/setup.sh"; exit 1; }
 done
@@ -44,7 +45,7 @@ pids+=($!)
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=127.0.0.1" \
   -addext "subjectAltName=IP:127.0.0.1" -keyout "$T/node.key" -out "$T/node.crt" >"$T/openssl.log" 2>&1 ||
   { echo "FAIL: openssl: $(cat "$T/openssl.log")"; exit 1; }
-htpasswd -cbB "$T/htpasswd" prometheus s3cret >/dev/null 2>&1 || { echo "FAIL: htpasswd"; exit 1; }
+htpasswd -cb "$T/htpasswd" prometheus s3cret >/dev/null 2>&1 || { echo "FAIL: htpasswd"; exit 1; }  # as the doc's -c
 chmod 644 "$T/htpasswd"
 printf 's3cret' >"$T/password"
 printf 'wrong' >"$T/wrong.password"
@@ -56,6 +57,9 @@ server=${server//listen 9443 ssl/listen 127.0.0.1:$PPORT ssl}
 server=${server//127.0.0.1:9797/127.0.0.1:$APORT}
 server=${server//\/etc\/reveal\/tls\//$T\/}
 server=${server//\/etc\/reveal\/htpasswd/$T\/htpasswd}
+code=$(sed 's/#.*//' <<<"$server")  # what nginx reads, comments aside
+[[ $code != *"/etc/"* && $code != *"9797"* && $code != *"9443"* ]] ||
+  { echo "FAIL: the nginx block of $DOC names a path or port this test does not replace: $server"; exit 1; }
 mkdir -p "$T/nginx-tmp"
 cat >"$T/nginx.conf" <<EOF
 pid $T/nginx.pid;
@@ -107,6 +111,9 @@ bad=${job//job_name: reveal/job_name: reveal-wrong-password}
 bad=${bad//\/etc\/prometheus\/reveal.password/$T\/wrong.password}
 bad=${bad#*scrape_configs:}
 job=${job//\/etc\/prometheus\/reveal.password/$T\/password}
+code=$(sed 's/#.*//' <<<"$job")
+[[ $code != *"/etc/"* && $code != *"node1"* ]] ||
+  { echo "FAIL: the scrape job of $DOC names a path or target this test does not replace: $job"; exit 1; }
 { printf 'global:\n  scrape_interval: 1s\n'; printf '%s\n%s\n' "$job" "$bad"; } >"$T/prometheus.yml"
 prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
   --web.listen-address="127.0.0.1:$PROMPORT" --log.level=warn >"$T/prometheus.log" 2>&1 &
