@@ -22,6 +22,10 @@ constexpr double kLoadWeight = 0.5;  // a load channel's evidence against a symp
 bool cpu_contention(const std::string& name) {
   return name.rfind("proc.pressure:cpu_", 0) == 0 || name.rfind("derived:psi_cpu_", 0) == 0;
 }
+// A symptom that names its subsystem (attribute()): any but the CPU's and the host-wide ones.
+bool specific_symptom(const ChannelEvidence& symptom) {
+  return !symptom.name.empty() && symptom.subsystem != Subsystem::cpu && symptom.subsystem != Subsystem::system;
+}
 const double kMaxEffect = std::log(100.0);  // effect-size cap for attribution (100×)
 constexpr std::size_t kTopPerSubsystem = 3;
 
@@ -182,6 +186,11 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     inc.subsystem = inc.subsystem_shares.front().first;
     inc.confidence = inc.subsystem_shares.front().second;
   }
+  // An incident opened by a symptom of one subsystem's own (a qdisc's throttling, retransmitted
+  // losses, memory being used up, I/O stalls; not CPU contention, which every extra piece of work
+  // raises on a small host, nor the host-wide system signals) is about that subsystem: the load
+  // that moved with it (the victims' CPU use falling, other tenants' phases) is context.
+  if (!named && specific_symptom(inc.symptom)) named = inc.symptom.subsystem;
   if (named) {
     inc.subsystem = *named;
     inc.confidence = 0;

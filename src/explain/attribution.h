@@ -51,7 +51,12 @@ struct ChannelReference {
 // cache_drop_action() as its action.
 // `named`: the subsystem the incident is about whatever the shares say (a second cause's
 // incident, opened because a symptom of that subsystem rose: StreamingDetector), its share the
-// confidence and its strongest channel the action's; none: the largest share.
+// confidence and its strongest channel the action's. None: the subsystem of the incident's
+// symptom (inc.symptom) when that is specific to one — any subsystem but cpu (CPU contention
+// rises with every extra piece of work on a small host: a memory-bandwidth hog's threads, the
+// network stack's softirqs) and system —, else the largest share. A qdisc throttling a rate
+// limit (network) names the incident even where the CPU's channels moved more: the ranks
+// waiting on the link use less CPU, another tenant's job uses more.
 // Fills subsystem, confidence, subsystem_shares, detectors, focus, top and action of `inc`.
 // All spans have one entry per model channel (chans.size()).
 void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,

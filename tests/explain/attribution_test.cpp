@@ -130,6 +130,38 @@ TEST(Attribute, ANamedSubsystemOverridesTheShares) {
   EXPECT_NE(named_inc.action.find("t:busy_pct"), std::string::npos) << named_inc.action;
 }
 
+// An incident opened by a symptom specific to a subsystem (here a qdisc throttling the job's
+// link: network) is about it, however the shares fall (the cpu and storage channels moved
+// more); one opened by CPU contention, or by a host-wide signal, is named by the shares.
+TEST(Attribute, ASpecificSymptomNamesTheIncident) {
+  Fixture f;
+  const std::vector<double> zbar{20.0, 10.0, 4.0}, mean{60, 40, 1200};
+  Incident by_shares;
+  attribute(by_shares, zbar, mean, f.reference(), f.chans, 2, 3, DetectorEvidence{});
+  ASSERT_EQ(by_shares.subsystem, Subsystem::storage);
+  const auto opened_by = [&](std::string name, Subsystem sub) {
+    Incident inc;
+    inc.symptom.name = std::move(name);
+    inc.symptom.subsystem = sub;
+    attribute(inc, zbar, mean, f.reference(), f.chans, 2, 3, DetectorEvidence{});
+    return inc;
+  };
+  const Incident qdisc = opened_by("tc.qdisc:overlimits", Subsystem::network);
+  EXPECT_EQ(qdisc.subsystem, Subsystem::network);
+  EXPECT_GT(qdisc.confidence, 0.0);
+  EXPECT_LT(qdisc.confidence, 0.5);
+  EXPECT_EQ(qdisc.subsystem_shares, by_shares.subsystem_shares) << "the shares stay the evidence's";
+  EXPECT_NE(qdisc.action.find("t:rx_packets"), std::string::npos) << qdisc.action;
+  EXPECT_EQ(opened_by("derived:psi_cpu_some_pct", Subsystem::cpu).subsystem, Subsystem::storage);
+  EXPECT_EQ(opened_by("reveal.sampler:delay_seconds", Subsystem::system).subsystem, Subsystem::storage);
+  // a second cause's named subsystem still wins over its symptom's
+  Incident named;
+  named.symptom.name = "tc.qdisc:overlimits";
+  named.symptom.subsystem = Subsystem::network;
+  attribute(named, zbar, mean, f.reference(), f.chans, 2, 3, DetectorEvidence{}, Subsystem::cpu);
+  EXPECT_EQ(named.subsystem, Subsystem::cpu);
+}
+
 // --- Channel weights: role (symptom vs load), per-CPU channels, focus entity ---------------------
 
 // Channels and their reference (median, floor) given directly: attribute() needs no model.
