@@ -33,7 +33,8 @@
 //   per-CPU channels ÷ number of CPUs); a subsystem's evidence is the sum of its 3 strongest;
 //   confidence = its share of all evidence. An incident whose symptom is of a subsystem other
 //   than cpu and system (a qdisc's throttling, losses, memory used up, I/O stalls) is named by
-//   it, its share the confidence (src/explain/attribution.h). An incident whose symptom is hypervisor steal
+//   it when that subsystem's share is at least half the largest (src/explain/attribution.h).
+//   An incident whose symptom is hypervisor steal
 //   names the hypervisor in its action (its cause is outside the host; reveal/channel.h).
 // Incidents: k = 2 anomalous windows in a row open one, not before the start-up settle is over
 //   (incident.h). One in which no symptom channel rose materially and that did not keep drifting

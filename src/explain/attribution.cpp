@@ -26,6 +26,10 @@ bool cpu_contention(const std::string& name) {
 bool specific_symptom(const ChannelEvidence& symptom) {
   return !symptom.name.empty() && symptom.subsystem != Subsystem::cpu && symptom.subsystem != Subsystem::system;
 }
+// ... when its subsystem's share of the evidence is at least this part of the leading one's: a
+// close call the symptom decides, not a consequence (I/O stalls while memory is short, reclaim
+// while a disk is written) against evidence that points elsewhere.
+constexpr double kSymptomNamesShare = 0.5;
 const double kMaxEffect = std::log(100.0);  // effect-size cap for attribution (100×)
 constexpr std::size_t kTopPerSubsystem = 3;
 
@@ -190,7 +194,16 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
   // losses, memory being used up, I/O stalls; not CPU contention, which every extra piece of work
   // raises on a small host, nor the host-wide system signals) is about that subsystem: the load
   // that moved with it (the victims' CPU use falling, other tenants' phases) is context.
-  if (!named && specific_symptom(inc.symptom)) named = inc.symptom.subsystem;
+  bool by_symptom = false;
+  if (!named && specific_symptom(inc.symptom) && !inc.subsystem_shares.empty()) {
+    double own = 0;
+    for (const auto& [sub, v] : inc.subsystem_shares)
+      if (sub == inc.symptom.subsystem) own = v;
+    if (own > 0 && own >= kSymptomNamesShare * inc.subsystem_shares.front().second) {
+      named = inc.symptom.subsystem;
+      by_symptom = true;
+    }
+  }
   if (named) {
     inc.subsystem = *named;
     inc.confidence = 0;
@@ -237,6 +250,10 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     std::size_t lead = order.front();
     for (std::size_t j : order)
       if (chans[j]->subsystem == inc.subsystem) { lead = j; break; }
+    // Named by its symptom: the symptom's channel leads the action.
+    if (by_symptom)
+      for (std::size_t j = 0; j < nc; ++j)
+        if (chans[j]->name == inc.symptom.name) { lead = j; break; }
     inc.action = suggest_action(inc.subsystem, evidence(lead));
   }
   // Steal is caused by the VM's physical host, never by what moved inside it, so an incident

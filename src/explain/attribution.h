@@ -54,9 +54,11 @@ struct ChannelReference {
 // confidence and its strongest channel the action's. None: the subsystem of the incident's
 // symptom (inc.symptom) when that is specific to one — any subsystem but cpu (CPU contention
 // rises with every extra piece of work on a small host: a memory-bandwidth hog's threads, the
-// network stack's softirqs) and system —, else the largest share. A qdisc throttling a rate
-// limit (network) names the incident even where the CPU's channels moved more: the ranks
-// waiting on the link use less CPU, another tenant's job uses more.
+// network stack's softirqs) and system — and its share is at least half the largest (a close
+// call, not a consequence such as I/O stalls while memory is short against evidence that
+// names memory), the symptom's channel then leading the action; else the largest share. A
+// qdisc throttling a rate limit (network, 0.47) names the incident where the CPU's channels
+// moved a little more (0.53): the ranks waiting on the link use less CPU, another tenant more.
 // Fills subsystem, confidence, subsystem_shares, detectors, focus, top and action of `inc`.
 // All spans have one entry per model channel (chans.size()).
 void attribute(Incident& inc, std::span<const double> zbar, std::span<const double> mean_value,

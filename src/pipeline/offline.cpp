@@ -207,8 +207,9 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
       if (anomalous[k]) model.contributions(w, k, run_cols, ifc, spec);
       evidence.add(anomalous[k], res.fused[k], {level(k, 0), level(k, 1), level(k, 2)}, z.row(k), ifc, spec);
       // The symptom, as the streaming detector notes it: the strongest material rise of a
-      // symptom channel in the incident's first window that has one.
-      if (part.incident && symptom[k] >= 0 && inc.symptom.name.empty()) {
+      // symptom channel in the incident's first window that has one, among its own (a drift's
+      // symptoms while it was a change are not: EpisodePart::symptoms_from).
+      if (part.incident && k >= part.symptoms_from && symptom[k] >= 0 && inc.symptom.name.empty()) {
         const std::size_t j = std::size_t(symptom[k]);
         inc.symptom = {chans[j]->name, chans[j]->unit, chans[j]->subsystem, symptom_rise[k], median[j], symptom_z[k]};
       }
@@ -297,6 +298,12 @@ void withdraw_workload_starts(DetectResult& result, const TenantTimeline& timeli
     inc.kind = "workload_change";
     inc.action = pipeline::kWorkloadChangeAction;
     inc.symptom = ChannelEvidence{};
+    // named by the evidence, as the streaming detector describes a withdrawn incident anew (its
+    // symptom may have named it: explain::attribute())
+    if (!inc.subsystem_shares.empty()) {
+      inc.subsystem = inc.subsystem_shares.front().first;
+      inc.confidence = inc.subsystem_shares.front().second;
+    }
     inc.withdrawn = v.text;
     inc.withdrawn_unix_ns = v.decided_unix_ns;
     return true;

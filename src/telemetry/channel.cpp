@@ -145,6 +145,11 @@ ChannelRole classify_role(std::string_view name) {
                                     field == "tcpext_tcplossprobes" || field == "tcpext_delayedacklost" ||
                                     field == "tcpext_tcplossundo"))
     return ChannelRole::load;
+  // NVML's clock throttle ("event") reasons that are no shortage: the GPU idle, clocks set by an
+  // application or the display, boost synchronised across GPUs. A job ending idles its GPU.
+  if (source == "nvml" && (contains(field, "throttle_reasons_") || contains(field, "event_reasons_")))
+    for (std::string_view f : {"gpu_idle", "applications_clocks_setting", "sync_boost", "display_clock_setting"})
+      if (contains(field, f)) return ChannelRole::load;
   for (std::string_view f : kSymptomFragments)
     if (contains(field, f)) return ChannelRole::symptom;
   return ChannelRole::load;

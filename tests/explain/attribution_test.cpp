@@ -130,12 +130,14 @@ TEST(Attribute, ANamedSubsystemOverridesTheShares) {
   EXPECT_NE(named_inc.action.find("t:busy_pct"), std::string::npos) << named_inc.action;
 }
 
+double share_of(const Incident& inc, Subsystem s);
+
 // An incident opened by a symptom specific to a subsystem (here a qdisc throttling the job's
 // link: network) is about it, however the shares fall (the cpu and storage channels moved
 // more); one opened by CPU contention, or by a host-wide signal, is named by the shares.
 TEST(Attribute, ASpecificSymptomNamesTheIncident) {
   Fixture f;
-  const std::vector<double> zbar{20.0, 10.0, 4.0}, mean{60, 40, 1200};
+  const std::vector<double> zbar{20.0, 10.0, 4.0}, mean{60, 40, 1500};
   Incident by_shares;
   attribute(by_shares, zbar, mean, f.reference(), f.chans, 2, 3, DetectorEvidence{});
   ASSERT_EQ(by_shares.subsystem, Subsystem::storage);
@@ -146,20 +148,35 @@ TEST(Attribute, ASpecificSymptomNamesTheIncident) {
     attribute(inc, zbar, mean, f.reference(), f.chans, 2, 3, DetectorEvidence{});
     return inc;
   };
-  const Incident qdisc = opened_by("tc.qdisc:overlimits", Subsystem::network);
+  // network's share (the 1000 → 1500 packets/s) is over half storage's: a close call, the
+  // symptom decides and its channel (a model channel here) leads the action
+  const Incident qdisc = opened_by("t:rx_packets", Subsystem::network);
+  ASSERT_GE(share_of(by_shares, Subsystem::network), 0.5 * by_shares.subsystem_shares.front().second);
   EXPECT_EQ(qdisc.subsystem, Subsystem::network);
   EXPECT_GT(qdisc.confidence, 0.0);
   EXPECT_LT(qdisc.confidence, 0.5);
   EXPECT_EQ(qdisc.subsystem_shares, by_shares.subsystem_shares) << "the shares stay the evidence's";
   EXPECT_NE(qdisc.action.find("t:rx_packets"), std::string::npos) << qdisc.action;
   EXPECT_EQ(opened_by("derived:psi_cpu_some_pct", Subsystem::cpu).subsystem, Subsystem::storage);
-  EXPECT_EQ(opened_by("reveal.sampler:delay_seconds", Subsystem::system).subsystem, Subsystem::storage);
+  EXPECT_EQ(opened_by("host:something", Subsystem::system).subsystem, Subsystem::storage);
   // a second cause's named subsystem still wins over its symptom's
   Incident named;
   named.symptom.name = "tc.qdisc:overlimits";
   named.symptom.subsystem = Subsystem::network;
   attribute(named, zbar, mean, f.reference(), f.chans, 2, 3, DetectorEvidence{}, Subsystem::cpu);
   EXPECT_EQ(named.subsystem, Subsystem::cpu);
+  // a symptom whose subsystem holds under half the leading share (a consequence, against
+  // evidence that points elsewhere) or none of it does not name the incident
+  const std::vector<double> faint{20.0, 10.0, 3.2}, faint_mean{60, 40, 1100};
+  Incident weak;
+  weak.symptom.name = "t:rx_packets";
+  weak.symptom.subsystem = Subsystem::network;
+  attribute(weak, faint, faint_mean, f.reference(), f.chans, 2, 3, DetectorEvidence{});
+  ASSERT_GT(share_of(weak, Subsystem::network), 0.0);
+  ASSERT_LT(share_of(weak, Subsystem::network), 0.5 * weak.subsystem_shares.front().second);
+  EXPECT_EQ(weak.subsystem, Subsystem::storage);
+  const Incident none = opened_by("tc.qdisc:drops", Subsystem::memory);
+  EXPECT_EQ(none.subsystem, Subsystem::storage) << "no memory channel among the evidence";
 }
 
 // --- Channel weights: role (symptom vs load), per-CPU channels, focus entity ---------------------

@@ -62,7 +62,12 @@ TEST(ChannelRole, WorkAndLevelsAreLoad) {
                            "proc.diskstats:write_time_ms.vda", "proc.meminfo:MemAvailable",
                            "proc.pressure:io_full_avg10", "proc.pressure:cpu_some_avg60", "cgroup.pressure:memory_some_avg300.kubepods",
                            "proc.vmstat:workingset_refault_file", "proc.vmstat:workingset_refault_anon",
-                           "sys.cpuidle:time.cpu0.C1", "sys.cpuidle:usage.cpu0.C1", "nvml:utilization_gpu.gpu0", "no_colon_at_all", ""})
+                           "sys.cpuidle:time.cpu0.C1", "sys.cpuidle:usage.cpu0.C1", "nvml:utilization_gpu.gpu0",
+                           // throttle reasons that are no shortage (a job ending idles its GPU)
+                           "nvml:clocks_throttle_reasons_gpu_idle.gpu0", "nvml:clocks_event_reasons_gpu_idle.gpu3",
+                           "nvml:clocks_throttle_reasons_applications_clocks_setting.gpu0",
+                           "nvml:clocks_throttle_reasons_sync_boost.gpu1",
+                           "nvml:clocks_throttle_reasons_display_clock_setting.gpu0", "no_colon_at_all", ""})
     EXPECT_EQ(channel_role(name), ChannelRole::load) << name;
 }
 
