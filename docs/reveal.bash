@@ -14,7 +14,7 @@ _reveal() {
     fi
     next=${path:+$path }$w
     case $next in
-      'probes'|'record'|'detect'|'report'|'train'|'config'|'config show'|'config diff'|'info'|'export'|'import'|'import csv'|'import smd'|'import prometheus'|'import nvidia-smi'|'import reveal-table'|'agent'|'docs'|'docs metrics'|'docs man'|'docs completion') path=$next ;;
+      'probes'|'record'|'detect'|'report'|'train'|'config'|'config show'|'config diff'|'config drift'|'info'|'export'|'import'|'import csv'|'import smd'|'import prometheus'|'import nvidia-smi'|'import reveal-table'|'agent'|'docs'|'docs metrics'|'docs man'|'docs completion') path=$next ;;
     esac
   done
   local subs='' flags='' positional=files
@@ -120,7 +120,7 @@ _reveal() {
       esac
       ;;
     'config')
-      subs='show diff'
+      subs='show diff drift'
       flags='-h --help'
       positional=files
       ;;
@@ -138,6 +138,18 @@ _reveal() {
       positional=stores
       case $prev in
         --root) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+      esac
+      ;;
+    'config drift')
+      subs=''
+      flags='-h --help --root --prometheus --match --at --timeout --end --json'
+      positional=stores
+      case $prev in
+        --root) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --prometheus) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --match) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --at) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
     'info')

@@ -66,6 +66,13 @@
 //     reveal_absence_active_start_timestamp_seconds{source}  gauge its first missing sample
 //   The agent itself:
 //     reveal_build_info{version,mode}      gauge 1 (mode "live" or "replay")
+//     reveal_host_config_info{key,value}   gauge 1 per key of the host's configuration snapshot
+//                                          (reveal/host_config.h: kernel, governor, THP, MTU, PCIe
+//                                          link, drivers, GPU settings...; re-read every
+//                                          config_interval; a replay shows its store's snapshot at
+//                                          start). A changed value is a new series. Values over
+//                                          1024 bytes are cut there, ending "...". Read back by
+//                                          `reveal config drift --prometheus` (reveal/config_drift.h)
 //     reveal_samples_total                 counter samples taken
 //     reveal_samples_skipped_total         counter ticks missed because the host stalled
 //     reveal_sampler_realtime              gauge 1 while the sampling thread runs at real-time
@@ -96,9 +103,11 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -186,6 +195,8 @@ struct AgentSnapshot {
   std::vector<char> gpu_up;
   std::vector<GpuXidCount> xid_errors;
   double process_cpu_seconds = 0, process_resident_bytes = 0, process_start_unix_s = 0;
+  // The host's configuration snapshot (key -> value), reveal_host_config_info.
+  std::map<std::string, std::string> config;
 };
 
 // Prometheus metric name of a raw channel (see the header comment), e.g.
@@ -202,6 +213,17 @@ double prometheus_unit_scale(const ChannelInfo& c);
 // `reveal export --format openmetrics` writes these, so a recording backfilled into Prometheus
 // reads back through `reveal detect --prometheus` as the agent's scrapes would.
 std::string prometheus_series(const ChannelInfo& c, std::span<const std::pair<std::string, std::string>> labels = {});
+
+// One key of the host's configuration as a series (AgentSnapshot::config; reveal/host_config.h):
+//   reveal_host_config_info{key="net.eth0.mtu",value="9000"[,<labels>]}
+// Key and value as prometheus_config_label() makes them, then escaped. /metrics and
+// `reveal export --format openmetrics` both write these.
+std::string prometheus_config_series(const std::string& key, const std::string& value,
+                                     std::span<const std::pair<std::string, std::string>> labels = {});
+// A configuration key or value as it is exposed: printable ASCII kept, any other byte as '?' (a
+// quirky file must not make the scrape fail as invalid UTF-8), at most 1024 bytes (a longer one
+// cut to end "..."). `reveal config drift` compares stores with Prometheus's hosts in this form.
+std::string prometheus_config_label(std::string_view v);
 
 // Text exposition format 0.0.4: one # HELP and # TYPE per metric family, families in a fixed
 // order, label values escaped (\\, \", \n). NaN values are written as NaN.

@@ -12,6 +12,13 @@
 //   kernel.numa_balancing   proc/sys/kernel/numa_balancing
 //   vm.swappiness           proc/sys/vm/swappiness
 //   vm.nr_hugepages         proc/sys/vm/nr_hugepages
+//   sysctls, named as sysctl(8) prints them (blank runs as one space), from proc/sys/<dots as />:
+//     net.core.{rmem_max,wmem_max,netdev_max_backlog,somaxconn},
+//     net.ipv4.{tcp_rmem,tcp_wmem,tcp_congestion_control,tcp_mtu_probing},
+//     vm.{zone_reclaim_mode,max_map_count,overcommit_memory,dirty_ratio,dirty_background_ratio},
+//     kernel.{perf_event_paranoid,nmi_watchdog}
+//                           (no interface is named "core" or "ipv4" with such fields: the net.<if>
+//                           keys below end in mtu, speed, duplex, operstate or pcie.*)
 //   hugepages.<size>.nr_hugepages   sys/kernel/mm/hugepages/hugepages-<size>/nr_hugepages
 //   thp.enabled, thp.defrag sys/kernel/mm/transparent_hugepage/{enabled,defrag}: "[madvise]" choice
 //   cpu.model, cpu.microcode       first "model name" / "microcode" of proc/cpuinfo
@@ -29,7 +36,8 @@
 // plus whatever registered config sources add (see register_config_source).
 //
 // Cost: a few hundred small file reads (one directory walk of sys/module); meant to be re-read
-// every ~10 s by ConfigWatcher, never on the per-sample hot path. It allocates.
+// every minute or so by ConfigWatcher (`reveal record --config-interval`, the agent's
+// `config_interval`: 60 s by default), never on the per-sample hot path. It allocates.
 #pragma once
 
 #include <cstddef>

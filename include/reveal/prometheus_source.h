@@ -67,6 +67,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reveal/config_drift.h"
 #include "reveal/recording.h"
 
 namespace reveal {
@@ -121,6 +122,26 @@ PrometheusQuery host_query(const PrometheusQuery& q, const std::string& instance
 void for_each_prometheus_host(const PrometheusQuery& q, const std::vector<std::string>& instances, unsigned jobs,
                               const std::function<void(std::size_t, Recording&&)>& use,
                               const std::function<void(std::size_t)>& done = {});
+
+// --- The hosts' configuration snapshots (issue #22: configuration drift across a fleet) ---
+//
+// What each agent exposed as reveal_host_config_info{key="<key>",value="<value>"} 1 (reveal/agent.h;
+// keys of reveal/host_config.h), read with one instant query at `at_unix_ns`:
+// GET <url>/api/v1/query?query=timestamp(reveal_host_config_info{<selector's matchers>}). Prometheus
+// answers the series that had a sample in the 5 minutes before `at_unix_ns` and were not marked
+// stale since, i.e. the agents that reported then. `selector` holds label matchers only ("",
+// {job="reveal"}); a metric name in it is refused.
+//
+// Result: one HostConfig per `instance` label value (sorted; series without one: the host
+// "(no instance)"), host = the instance, config = key -> value. A key that comes back with two
+// values (a change within the 5 minutes, in data without staleness markers such as backfilled
+// blocks) takes the value whose sample is newer.
+// Bounds: one request within `timeout_s` (as PrometheusQuery::timeout_s), an answer of at most
+// 64 MiB (after decompression), at most kMaxPrometheusHosts hosts; series without a `key` label
+// are ignored. Errors: PrometheusError, one line naming the server, as read_prometheus; also when
+// no series matches ("no agent exposed reveal_host_config_info ...").
+std::vector<HostConfig> read_prometheus_configs(const std::string& url, const std::string& selector,
+                                                std::int64_t at_unix_ns, double timeout_s = 60);
 
 // `selector` with `matcher` (e.g. channel!="") added to its label matchers:
 //   {job="x"} -> {job="x",channel!=""};  up -> up{channel!=""};  "" or {} -> {channel!=""}.

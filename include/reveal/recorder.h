@@ -76,12 +76,17 @@ class Recorder {
   void finish(std::int64_t end_unix_ns, int exit_code);
 
   std::size_t samples_written() const { return store_.samples_written(); }
+  // The configuration as last read (null without configuration tracking), and how many reads
+  // so far found a change: the agent re-exposes the snapshot when that count moves.
+  const ConfigSnapshot* config() const;
+  std::uint64_t config_version() const { return config_version_; }
   // The store itself, for what only some recorders use (the agent's retention bound).
   StoreWriter& store() { return store_; }
 
  private:
   StoreWriter store_;
   std::unique_ptr<ConfigWatcher> config_;  // null: no configuration tracking
+  std::uint64_t config_version_ = 0;
   void scan_tenants(std::int64_t t_unix_ns);
   std::unique_ptr<telemetry::TenantScanner> tenants_;  // null: no tenant scans
   std::int64_t tenant_period_ns_ = 0, next_tenant_scan_ns_ = 0;

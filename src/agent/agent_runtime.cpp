@@ -159,6 +159,7 @@ class SampleLoop {
   std::uint64_t samples_ = 0;
   TenantFeed tenants_;
   std::int64_t pending_noted_ = 0;  // start of the last pending incident noted
+  std::uint64_t config_seen_ = 0;   // recorder_.config_version() last copied to the snapshot
 };
 
 void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::span<const Event> events) {
@@ -185,6 +186,11 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   std::lock_guard<PiMutex> lock(shared_.mu);
   update_snapshot(shared_.snap, {t, row, samples_, detect_s, withdrawn}, detector_, u, absences_, au, src_.sampler.get(),
                   store_path_);
+  // The configuration (reveal_host_config_info): copied only when a re-read found a change.
+  if (recorder_.config_version() != config_seen_ && recorder_.config()) {
+    config_seen_ = recorder_.config_version();
+    shared_.snap.config = *recorder_.config();
+  }
   // XID counts outlive the process (a file beside the store); a replay counts its own only.
   if (!events.empty() && note_gpu_events(shared_.snap, events) && src_.sampler &&
       !save_xid_counts(shared_.snap, gpu_xid_counts_path(store_path_)))
@@ -364,6 +370,10 @@ int run(const RunOptions& opts) {
     recorder.emplace(cfg.store_path, meta, channels);
   }
   recorder->store().set_retention(cfg.store_max_age.count(), cfg.store_max_bytes);
+  {
+    std::lock_guard<PiMutex> lock(shared.mu);
+    shared.snap.config = recorder->config() ? *recorder->config() : src.replay.config;
+  }
   if (const StoreContinuation& c = recorder->store().continuation(); c.continued) {
     // A restart: say so (log and store), and fit from the stored history instead of warming up.
     const std::string note = continuation_note(c, meta.start_unix_ns);

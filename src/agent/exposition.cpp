@@ -208,6 +208,35 @@ std::string prometheus_series(const ChannelInfo& c, std::span<const std::pair<st
   return out;
 }
 
+std::string prometheus_config_label(std::string_view v) {
+  constexpr std::size_t kMax = 1024;
+  std::string out;
+  const bool cut = v.size() > kMax;
+  if (cut) v = v.substr(0, kMax - 3);
+  out.reserve(v.size() + 3);
+  for (char c : v) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  if (cut) out += "...";
+  return out;
+}
+
+std::string prometheus_config_series(const std::string& key, const std::string& value,
+                                     std::span<const std::pair<std::string, std::string>> labels) {
+  std::string out = "reveal_host_config_info{key=\"";
+  append_label_value(out, prometheus_config_label(key));
+  out += "\",value=\"";
+  append_label_value(out, prometheus_config_label(value));
+  out.push_back('"');
+  for (const auto& [n, v] : labels) {
+    out += ',';
+    out += n;
+    out += "=\"";
+    append_label_value(out, v);
+    out.push_back('"');
+  }
+  out.push_back('}');
+  return out;
+}
+
 std::string render_metrics(const AgentSnapshot& s) {
   const std::size_t nc = s.channels.size();
   std::string out;
@@ -216,6 +245,14 @@ std::string render_metrics(const AgentSnapshot& s) {
   // --- The agent itself ---------------------------------------------------------------------
   family(out, "reveal_build_info", "gauge", "Reveal agent version and mode (live or replay); always 1");
   sample(out, "reveal_build_info", 1, "version", s.version, "mode", s.mode);
+  if (!s.config.empty()) {
+    family(out, "reveal_host_config_info", "gauge",
+           "The host's configuration snapshot (reveal config show), one series per key with its value; always 1");
+    for (const auto& [k, v] : s.config) {
+      out += prometheus_config_series(k, v);
+      out += " 1\n";
+    }
+  }
 
   // --- Detection ----------------------------------------------------------------------------
   single(out, "reveal_anomaly_score", "gauge",

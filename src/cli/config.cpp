@@ -1,17 +1,25 @@
 // `reveal config show|diff`: the host configuration a recording was made under (kernel,
 // governor, THP, MTU, PCIe link, driver versions...; see reveal/host_config.h), and what differs
-// between two recordings or between a recording and a live root.
+// between two recordings or between a recording and a live root; `reveal config drift`: the
+// settings on which a minority of many hosts differs from the rest (reveal/config_drift.h).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "reveal/config_drift.h"
 #include "reveal/host_config.h"
 #include "reveal/store.h"
 #include "reveal/store_reader.h"
 #include "reveal/units.h"
+#include "time_arg.h"
+#ifdef REVEAL_WITH_HTTP
+#include "reveal/agent.h"
+#include "reveal/prometheus_source.h"
+#endif
 
 namespace reveal::cli {
 namespace {
@@ -125,6 +133,111 @@ int diff(const std::string& a_store, const std::string& b_store, const std::stri
   return kExitOk;
 }
 
+struct DriftInputs {
+  std::vector<std::string> stores, roots;
+  std::string prometheus, match, at = "now";
+  double timeout_s = 60;
+  bool at_end = false, json = false;
+};
+
+std::vector<HostConfig> drift_hosts(const DriftInputs& in) {
+  std::vector<HostConfig> hosts;
+  for (const auto& store : in.stores) hosts.push_back({store, load_source(store, "", in.at_end).config});
+  for (const auto& root : in.roots) hosts.push_back({root, load_source("", root, false).config});
+  if (!in.prometheus.empty()) {
+#ifdef REVEAL_WITH_HTTP
+    // Prometheus holds keys and values as the agents exposed them (printable ASCII, at most 1024
+    // bytes): the stores' and roots' values are compared in that form too.
+    for (auto& h : hosts) {
+      ConfigSnapshot exposed;
+      for (const auto& [k, v] : h.config) exposed.emplace(prometheus_config_label(k), prometheus_config_label(v));
+      h.config = std::move(exposed);
+    }
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch()).count();
+    const std::int64_t at = parse_wall_time("--at", in.at, now);
+    for (auto& h : read_prometheus_configs(in.prometheus, in.match, at, in.timeout_s)) hosts.push_back(std::move(h));
+#else
+    throw UsageError("--prometheus: this reveal was built without HTTP support (REVEAL_STATIC_DEPS=ON)");
+#endif
+  }
+  return hosts;
+}
+
+// "a, b and 3 more": at most `shown` names.
+std::string names(const std::vector<std::string>& hosts, std::size_t shown = 5) {
+  std::string out;
+  for (std::size_t i = 0; i < hosts.size() && i < shown; ++i) out += (i ? ", " : "") + hosts[i];
+  if (hosts.size() > shown) out += fmt::format(" and {} more", hosts.size() - shown);
+  return out;
+}
+
+nlohmann::json value_json(const DriftValue& v) {
+  return {{"value", v.value.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.value)}, {"hosts", v.hosts}};
+}
+
+int drift(const DriftInputs& in) {
+  const std::vector<HostConfig> hosts = drift_hosts(in);
+  if (hosts.size() < 2)
+    throw UsageError(fmt::format("config drift: {} host given; give at least two (stores, --root directories or "
+                                 "--prometheus)",
+                                 hosts.size()));
+  const DriftReport r = find_config_drift(hosts);
+  if (in.json) {
+    nlohmann::json drifts = nlohmann::json::array(), split = nlohmann::json::array(), names_j = nlohmann::json::array();
+    for (const auto& h : hosts) names_j.push_back(h.host);
+    for (const auto& d : r.drifts) {
+      nlohmann::json minority = nlohmann::json::array();
+      for (const auto& m : d.minority) minority.push_back(value_json(m));
+      drifts.push_back({{"key", d.key},
+                        {"area", d.area},
+                        {"importance", to_string(d.importance)},
+                        {"score", d.score},
+                        {"majority", {{"value", d.majority.value.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.majority.value)},
+                                      {"hosts", d.majority.hosts.size()}}},
+                        {"minority", minority},
+                        {"why", d.why},
+                        {"action", d.action}});
+    }
+    for (const auto& k : r.split) {
+      nlohmann::json values = nlohmann::json::array();
+      for (const auto& v : k.values) values.push_back(value_json(v));
+      split.push_back({{"key", k.key}, {"values", values}});
+    }
+    nlohmann::json doc = {{"schema", "reveal.config_drift/1"}, {"hosts", names_j},
+                          {"drifts", drifts}, {"split", split}, {"same", r.same}, {"skipped", r.skipped}};
+    if (!in.stores.empty()) doc["stores_at"] = in.at_end ? "end" : "start";
+    if (!in.prometheus.empty()) doc["prometheus_at"] = in.at;
+    write_stdout(doc.dump(2) + "\n");
+    return kExitOk;
+  }
+  std::string out = fmt::format(
+      "configuration drift across {} hosts: {} setting{} where a minority differs, {} split, {} alike\n", r.hosts,
+      r.drifts.size(), r.drifts.size() == 1 ? "" : "s", r.split.size(), r.same);
+  std::size_t rank = 0;
+  for (const auto& d : r.drifts) {
+    out += fmt::format("{:2}. {}  ({}, {} importance)\n", ++rank, d.key, d.area, to_string(d.importance));
+    for (const auto& m : d.minority)
+      out += fmt::format("      {} on {}\n", drift_value_text(m.value), names(m.hosts));
+    out += fmt::format("      the rest: {} on {} of {} hosts\n", drift_value_text(d.majority.value),
+                       d.majority.hosts.size(), r.hosts);
+    out += fmt::format("      why: {}\n      action: {}\n", d.why, d.action);
+  }
+  if (!r.split.empty()) {
+    out += "split (no value on more than half the hosts):\n";
+    for (const auto& k : r.split) {
+      out += fmt::format("  {}:", k.key);
+      for (std::size_t i = 0; i < k.values.size(); ++i)
+        out += fmt::format("{} {} on {}", i ? ";" : "", drift_value_text(k.values[i].value), names(k.values[i].hosts, 3));
+      out += "\n";
+    }
+    if (r.hosts == 2) out += "(two hosts: `reveal config diff` shows their differences side by side)\n";
+  }
+  if (r.skipped) out += fmt::format("left out as different on every host by nature (boot id, GPU UUIDs): {} keys\n", r.skipped);
+  write_stdout(out);
+  return kExitOk;
+}
+
 }  // namespace
 
 Action add_config(CLI::App& app) {
@@ -133,9 +246,10 @@ Action add_config(CLI::App& app) {
     bool json = false, at_end = false, root_given = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("config", "Show or compare the host configuration of recordings");
+  auto* sub = app.add_subcommand("config", "Show or compare the host configuration of recordings and hosts");
   sub->require_subcommand(1);
-  set_help_footer(sub, {"reveal config show run.db", "reveal config diff a.db b.db", "reveal config show --help"});
+  set_help_footer(sub, {"reveal config show run.db", "reveal config diff a.db b.db", "reveal config drift host-*.db",
+                        "reveal config show --help"});
   auto* show_cmd = sub->add_subcommand("show", "Print a recording's configuration snapshot and its changes");
   set_help_footer(show_cmd, {"reveal config show run.db", "reveal config show --root /host --json"});
   show_cmd->add_option("store", o->a, "Store written by `reveal record` (omit to read the live --root)");
@@ -149,7 +263,34 @@ Action add_config(CLI::App& app) {
   auto* root_opt = diff_cmd->add_option("--root", o->root, "Compare against the live configuration under this directory");
   diff_cmd->add_flag("--end", o->at_end, "Compare the configuration at the end of each run (start + changes)");
   diff_cmd->add_flag("--json", o->json, "Emit JSON instead of text");
-  return [o, show_cmd, diff_cmd, root_opt]() -> int {
+  auto d = std::make_shared<DriftInputs>();
+  auto* drift_cmd = sub->add_subcommand(
+      "drift", "Name the settings on which a minority of many hosts differs from the rest, ranked, with actions");
+  set_help_footer(drift_cmd, {"reveal config drift host-*.db", "reveal config drift --root /mnt/a --root /mnt/b --root /mnt/c",
+                              "reveal config drift --prometheus http://prom:9090 --match '{job=\"reveal\"}' --json"});
+  drift_cmd->add_option("stores", d->stores, "Stores written by `reveal record` or `reveal agent`, one per host");
+  drift_cmd->add_option("--root", d->roots, "Also read the live configuration under this directory (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->take_all();
+  drift_cmd->add_option("--prometheus", d->prometheus,
+                        "Also read the configuration every agent exposed to this Prometheus server "
+                        "(reveal_host_config_info), one host per instance");
+  drift_cmd->add_option("--match", d->match, "With --prometheus: label matchers, e.g. {job=\"reveal\"}");
+  drift_cmd->add_option("--at", d->at, "With --prometheus: when (now, -1h, Unix seconds, 2026-11-30T21:00:00Z)")
+      ->capture_default_str();
+  auto* timeout_opt = drift_cmd->add_option("--timeout", d->timeout_s, "With --prometheus: seconds the request may take in all")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  drift_cmd->add_flag("--end", d->at_end, "Compare the stores' configuration at the end of each run (start + changes)");
+  drift_cmd->add_flag("--json", d->json, "Emit JSON (schema reveal.config_drift/1) instead of text");
+  return [o, d, show_cmd, diff_cmd, drift_cmd, root_opt, timeout_opt]() -> int {
+    if (drift_cmd->parsed()) {
+      if (d->prometheus.empty() && (!d->match.empty() || d->at != "now" || timeout_opt->count() > 0))
+        throw UsageError("config drift: --match, --at and --timeout go with --prometheus");
+      if (d->at_end && d->stores.empty()) throw UsageError("config drift: --end goes with stores");
+      return drift(*d);
+    }
     if (show_cmd->parsed()) return show(o->a, o->root, o->json);
     if (diff_cmd->parsed()) {
       const bool live = root_opt->count() > 0;

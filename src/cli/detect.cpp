@@ -455,6 +455,7 @@ std::optional<BaselineModel> reference_model(const Opts& o, const CLI::App& sub,
     fixed("--trail", o.trail == m.window.trail, std::to_string(m.window.trail));
     fixed("--seed", o.d.seed == m.seed, std::to_string(m.seed));
     fixed("--pca", o.d.pca == m.pca, m.pca == PcaUse::off ? "off" : m.pca == PcaUse::fuse ? "fuse" : "report");
+    fixed("--pearson-cut", o.d.prune_r == m.prune_r, fmt::format("{:g}", m.prune_r));  // the forest's channels
     return model;
   }
   if (o.baselines.empty()) return std::nullopt;

@@ -11,7 +11,10 @@
 //     exposed unit (seconds for ms/us/ns channels), timestamp in Unix seconds to the millisecond;
 //     a gap writes no line; ends with "# EOF". Lines go in time order, every channel of a sample
 //     together (no # TYPE lines: families interleave), so a store of any length streams; what
-//     comes back through `reveal detect --prometheus` is the store's channels and values.
+//     comes back through `reveal detect --prometheus` is the store's channels and values. After
+//     the channels of the first row of each minute (and of a row at which the configuration
+//     changed), the host's configuration then, as the agent exposes it
+//     (reveal_host_config_info{key,value} 1: what `reveal config drift --prometheus` reads).
 //   --step D keeps one sample per D: the first at or after each multiple of D in Unix time, as an
 //     agent scraped every D would be seen (a store sampled at 1 s exported as a 15-s scrape). GLOB is a wildcard pattern (reveal/glob.h, fnmatch(3) syntax) on channel names ("nvml:*", "*.eth0"); --start/--end are
 // times in the run (time_arg.h parse_run_time: "30s"/"+2m" from the first sample, "-30s" from
@@ -22,6 +25,7 @@
 // reserved, or OUT is the input; 3 on a bad
 // store, an OUT that is a directory or another store, or a failed write.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -67,6 +71,8 @@ std::vector<std::pair<std::string, std::string>> series_labels(const std::vector
     if (name.rfind("__", 0) == 0) throw UsageError("--label " + l + ": names starting with __ are Prometheus's own");
     for (const char* own : {"channel", "subsystem", "unit", "entity"})
       if (name == own) throw UsageError("--label " + l + ": " + name + " is a label of every channel's series already");
+    for (const char* own : {"key", "value"})
+      if (name == own) throw UsageError("--label " + l + ": " + name + " is a label of the configuration's series already");
     for (const auto& [n, v] : out)
       if (n == name) throw UsageError("--label: " + name + " given twice");
     out.emplace_back(name, l.substr(eq + 1));
@@ -157,9 +163,25 @@ int run_export(const Opts& o) {
   std::vector<std::string> series;  // openmetrics: each channel's series text, with a space
   std::vector<double> scale;
   std::string line;
+  // openmetrics: the host's configuration as the agent exposes it (reveal_host_config_info), in
+  // effect at each row (the snapshot at start, then the stored changes), written with the first
+  // row of each minute and at each change, so that a backfilled Prometheus holds it at any time
+  // of the run (its 5-minute lookback) for `reveal config drift --prometheus`.
+#ifdef REVEAL_WITH_HTTP
+  ConfigSnapshot config;
+  std::vector<ConfigChange> config_changes;
+  std::size_t next_change = 0;
+  std::int64_t next_config_ns = INT64_MIN;
+  std::string config_lines;  // the series texts of `config`, each with " 1", without the time
+  bool config_changed = true;
+  std::vector<std::pair<std::string, std::string>> labels;
+#endif
   if (om) {
 #ifdef REVEAL_WITH_HTTP
-    const auto labels = series_labels(o.labels, reader.meta().hostname);
+    labels = series_labels(o.labels, reader.meta().hostname);
+    reader.config(config, config_changes);
+    std::stable_sort(config_changes.begin(), config_changes.end(),
+                     [](const ConfigChange& a, const ConfigChange& b) { return a.t_unix_ns < b.t_unix_ns; });
     for (const auto& ch : channels) {
       series.push_back(prometheus_series(ch, labels) + " ");
       scale.push_back(prometheus_unit_scale(ch));
@@ -199,6 +221,30 @@ int run_export(const Opts& o) {
           fmt::format_to(std::back_inserter(text), "{}", v * scale[c]);
           text += ts;
         }
+#ifdef REVEAL_WITH_HTTP
+        for (; next_change < config_changes.size() && config_changes[next_change].t_unix_ns <= t; ++next_change) {
+          const ConfigChange& c = config_changes[next_change];
+          if (c.value.empty()) config.erase(c.key);
+          else config[c.key] = c.value;
+          config_changed = true;
+        }
+        if (config_changed || t >= next_config_ns) {
+          if (config_changed) {
+            config_lines.clear();
+            for (const auto& [k, v] : config) config_lines += prometheus_config_series(k, v, labels) + " 1\n";
+            config_changed = false;
+          }
+          constexpr std::int64_t kMinute = 60'000'000'000;
+          next_config_ns = (t / kMinute - (t % kMinute < 0) + 1) * kMinute;
+          // Each line of config_lines ends "\n": the time goes before it.
+          for (std::size_t at = 0; at < config_lines.size();) {
+            const std::size_t nl = config_lines.find('\n', at);
+            text.append(config_lines, at, nl - at);
+            text += ts;
+            at = nl + 1;
+          }
+        }
+#endif
       } else {
         fmt::format_to(std::back_inserter(text), "{},{:.3f}", t, double(t - t0) * 1e-9);
         for (std::size_t c = 0; c < channels.size(); ++c) {

@@ -11,6 +11,7 @@
 #include <exception>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -1101,6 +1102,72 @@ void for_each_prometheus_host(const PrometheusQuery& q, const std::vector<std::s
   work();
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
+}
+
+std::vector<HostConfig> read_prometheus_configs(const std::string& url, const std::string& selector,
+                                                std::int64_t at_unix_ns, double timeout_s) {
+  const std::string where = "Prometheus at " + url;
+  fleet::Endpoint ep;
+  try {
+    ep = fleet::parse_url(url);
+  } catch (const PrometheusError& e) {
+    throw PrometheusError(where + ": " + e.what());
+  }
+  const std::string_view sel = trim(selector);
+  if (!sel.empty() && sel.front() != '{')
+    throw PrometheusError(where + ": '" + std::string(selector) +
+                          "' names a metric; the configuration is read from reveal_host_config_info, give label "
+                          "matchers only (e.g. {job=\"reveal\"})");
+  std::string query;
+  try {
+    query = "timestamp(" + add_matcher(selector, "__name__=\"reveal_host_config_info\"") + ")";
+  } catch (const PrometheusError& e) {
+    throw PrometheusError(where + ": " + e.what());
+  }
+  Fetcher fetch(ep, where, timeout_s > 0 ? timeout_s : 60);
+  constexpr std::size_t kMaxAnswer = 64u << 20;
+  const std::string body = fetch.get("/api/v1/query", {{"query", query}, {"time", api_time(round_ms(at_unix_ns))}},
+                                     kMaxAnswer, "the configuration of a fleet");
+  const json doc = json::parse(body, nullptr, false);
+  if (doc.is_discarded()) throw PrometheusError(where + ": malformed JSON in the answer to /api/v1/query");
+  if (const std::string api = fleet::prometheus_error_text(body); !api.empty()) throw PrometheusError(where + ": " + api);
+  const auto data = doc.is_object() ? doc.find("data") : doc.end();
+  if (!doc.is_object() || doc.value("status", "") != "success" || data == doc.end() || !data->is_object() ||
+      !data->contains("result") || !(*data)["result"].is_array())
+    throw PrometheusError(where + ": the answer to /api/v1/query is not a success with a result list");
+  // instance -> key -> (sample time, value)
+  std::map<std::string, std::map<std::string, std::pair<double, std::string>>> hosts;
+  for (const auto& series : (*data)["result"]) {
+    if (!series.is_object() || !series.contains("metric") || !series["metric"].is_object())
+      throw PrometheusError(where + ": a series of the answer to /api/v1/query has no labels");
+    const json& metric = series["metric"];
+    const std::string key = label(metric, "key");
+    if (key.empty()) continue;
+    double t = 0;
+    if (const auto v = series.find("value"); v != series.end() && v->is_array() && v->size() == 2 && (*v)[1].is_string())
+      t = std::strtod((*v)[1].get_ref<const std::string&>().c_str(), nullptr);
+    const std::string instance = label(metric, "instance");
+    if (!hosts.count(instance) && hosts.size() >= kMaxPrometheusHosts)
+      throw PrometheusError(fmt::format("{}: more than {} hosts expose reveal_host_config_info; narrow the selector",
+                                        where, kMaxPrometheusHosts));
+    auto& slot = hosts[instance][key];
+    if (slot.second.empty() || !(t < slot.first)) slot = {t, label(metric, "value")};
+  }
+  if (hosts.empty())
+    throw PrometheusError(fmt::format("{}: no agent exposed reveal_host_config_info{} in the 5 minutes before {}", where,
+                                      sel.empty() ? std::string() : " " + std::string(sel),
+                                      format_utc(at_unix_ns)));
+  std::vector<HostConfig> out;
+  for (auto& [instance, keys] : hosts) {
+    HostConfig h;
+    h.host = instance.empty() ? "(no instance)" : instance;
+    for (auto& [k, tv] : keys)
+      if (!tv.second.empty()) h.config.emplace(k, std::move(tv.second));
+    out.push_back(std::move(h));
+  }
+  // "" sorts first in the map: the host without an instance goes last, as prometheus_instances has it.
+  if (!out.empty() && hosts.begin()->first.empty()) std::rotate(out.begin(), out.begin() + 1, out.end());
+  return out;
 }
 
 }  // namespace reveal

@@ -36,12 +36,15 @@ void Recorder::append(std::int64_t t_unix_ns, std::span<const double> row, std::
   if (!config_) return;
   // Usually no change: an empty vector, nothing allocated.
   if (auto changes = config_->tick(t_unix_ns); !changes.empty()) {
+    ++config_version_;
     store_.append_config_changes(changes);
     for (const auto& c : changes) store_.append_event(config_event(c));
   }
 }
 
 void Recorder::append_event(const Event& e) { store_.append_event(e); }
+
+const ConfigSnapshot* Recorder::config() const { return config_ ? &config_->snapshot() : nullptr; }
 
 bool Recorder::enable_tenant_scans(const std::filesystem::path& root, std::chrono::nanoseconds period,
                                    std::string& reason) {

@@ -158,6 +158,32 @@ TEST(Exposition, PodLabelsFollowTheEntityEscaped) {
       << "channels without labels unchanged";
 }
 
+// The configuration snapshot as info series (issue #22; reveal config drift --prometheus reads
+// them back): one per key, values escaped, anything but printable ASCII as '?', long ones cut.
+TEST(Exposition, HostConfigInfoSeries) {
+  AgentSnapshot s = snapshot();
+  s.config = {{"net.eth0.mtu", "9000"},
+              {"kernel.cmdline", "root=/dev/sda1 quiet \"x\\y\""},
+              {"cpu.model", std::string("Caf\xc3\xa9\nCPU\x01", 10)},
+              {"long", std::string(5000, 'a')}};
+  const std::string text = render_metrics(s);
+  EXPECT_NE(text.find("# TYPE reveal_host_config_info gauge\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("reveal_host_config_info{key=\"net.eth0.mtu\",value=\"9000\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("reveal_host_config_info{key=\"kernel.cmdline\",value=\"root=/dev/sda1 quiet \\\"x\\\\y\\\"\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("reveal_host_config_info{key=\"cpu.model\",value=\"Caf???CPU?\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("reveal_host_config_info{key=\"long\",value=\"" + std::string(1021, 'a') + "...\"} 1\n"),
+            std::string::npos);
+  std::size_t n = 0;
+  for (std::size_t at = text.find("\nreveal_host_config_info{"); at != std::string::npos;
+       at = text.find("\nreveal_host_config_info{", at + 1))
+    ++n;
+  EXPECT_EQ(n, 4u);
+  s.config.clear();
+  EXPECT_EQ(render_metrics(s).find("reveal_host_config_info{"), std::string::npos);
+}
+
 // The NVLink and InfiniBand families the Grafana host dashboard reads (deploy/grafana/dashboards.py
 // NVLINK_*, IB_ERRORS, reveal_rdma_port_{rcv,xmit}_data_total): the fleet test has no such
 // hardware, so their names are pinned here, from the probes' channel names.
@@ -491,7 +517,7 @@ TEST(Exposition, IncidentsJsonMatchesDetectJson) {
 }
 
 // `promtool check metrics` on the exposition of every channel of the real H200 recording
-// (1039 channels from 12 probes) plus an active incident. promtool exits 3 when it has lint
+// (1039 channels from 12 probes) and its configuration snapshot, plus an active incident. promtool exits 3 when it has lint
 // remarks. Two kinds are accepted, and only on raw channel families, whose names are the
 // channel names: camelCase (the kernel's own field names: proc.meminfo:MemAvailable ->
 // reveal_proc_meminfo_MemAvailable, as node_exporter's node_memory_MemAvailable_bytes) and
@@ -511,6 +537,8 @@ TEST(Exposition, PromtoolAcceptsTheRealChannelSet) {
   s.values.assign(last.begin(), last.end());
   s.active = sample_incident();
   s.active_absences = {{"nvml", 2, sample_absence()}};
+  s.config = rec.config;  // the H200 host's configuration: reveal_host_config_info
+  ASSERT_GT(s.config.size(), 20u);
   const std::string text = render_metrics(s);
   const auto dir = std::filesystem::temp_directory_path() / ("reveal_promtool_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

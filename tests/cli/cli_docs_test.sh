@@ -30,7 +30,7 @@ for section in NAME SYNOPSIS DESCRIPTION COMMANDS EXAMPLES "EXIT STATUS"; do
   grep -q "^$section" "$T/man.txt" || fail "man page: no $section section"
 done
 # Every subcommand and every flag its --help lists are in the man page.
-for cmd in probes record detect report train "config show" "config diff" info export "import csv" "import smd" \
+for cmd in probes record detect report train "config show" "config diff" "config drift" info export "import csv" "import smd" \
            "import prometheus" "import nvidia-smi" "import reveal-table" agent "docs metrics" "docs man" \
            "docs completion"; do
   grep -q "^ *reveal $cmd" "$T/man.txt" || fail "man page lacks 'reveal $cmd'"
@@ -68,7 +68,8 @@ check "detect" reveal de
 check "--fail-on-incident --false-per-day" reveal detect --fa
 check "--fail-on-incident" reveal detect run.db --fai
 check "config" reveal con
-check "diff" reveal config d
+check "diff drift" reveal config d
+check "drift" reveal config dr
 check "csv" reveal import cs
 check "nvidia-smi" reveal import nv
 check "--channels-from" reveal import csv x.csv --chan

@@ -58,6 +58,7 @@ PY
 # Settings the model fixed: the same value is fine, another is a usage error.
 expect_exit 0 "$REVEAL" detect "$R/h200-clean.db" --baseline "$M" --window 3 --pca report
 expect 2 "trained with 3" -- detect "$R/h200-clean.db" --baseline "$M" --window 5
+expect 2 "pearson-cut: the model was trained with 0.5" -- detect "$R/h200-clean.db" --baseline "$M" --pearson-cut 0.7
 expect 2 "trained with 10" -- detect "$R/h200-clean.db" --baseline "$M" --trail 20
 expect 2 "trained with report" -- detect "$R/h200-clean.db" --baseline "$M" --pca fuse
 

@@ -988,5 +988,110 @@ TEST(PrometheusSource, RedirectFromHttpsToHttpIsRefused) {
   EXPECT_TRUE(p.last_series_match.empty());
 }
 
+// --- read_prometheus_configs: the agents' reveal_host_config_info (issue #22) ---------------
+
+// A server whose /api/v1/query answers `answer` (and records the query and time asked).
+struct QueryServer {
+  explicit QueryServer(std::string answer, int status = 200) {
+    srv.Get("/api/v1/query", [this, answer, status](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu);
+      query = req.get_param_value("query");
+      time = req.get_param_value("time");
+      res.status = status;
+      res.set_content(answer, "application/json");
+    });
+    port = srv.bind_to_any_port("127.0.0.1");
+    thread = std::thread([this] { srv.listen_after_bind(); });
+    for (int i = 0; i < 500 && !srv.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ~QueryServer() {
+    srv.stop();
+    thread.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+  httplib::Server srv;
+  int port = 0;
+  std::thread thread;
+  std::mutex mu;
+  std::string query, time;
+};
+
+json config_series(const std::string& instance, const std::string& key, const std::string& value, double sample_t) {
+  json metric = {{"job", "reveal"}, {"key", key}, {"value", value}};
+  if (!instance.empty()) metric["instance"] = instance;
+  return {{"metric", metric}, {"value", {1800000000.0, fmt::format("{:.3f}", sample_t)}}};
+}
+
+std::string vector_answer(const json& result) {
+  return json{{"status", "success"}, {"data", {{"resultType", "vector"}, {"result", result}}}}.dump();
+}
+
+std::string config_error(const std::string& url, const std::string& selector) {
+  try {
+    read_prometheus_configs(url, selector, kT0 * kS, 5);
+  } catch (const PrometheusError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "not one line: " << msg;
+    return msg;
+  }
+  ADD_FAILURE() << "no error";
+  return {};
+}
+
+TEST(PrometheusConfigs, OneHostPerInstanceTheNewerValueWins) {
+  json result = json::array();
+  result.push_back(config_series("b:9100", "net.eth0.mtu", "9000", 1799999990));
+  result.push_back(config_series("a:9100", "net.eth0.mtu", "1500", 1799999990));
+  // a's governor changed within the lookback (backfilled data has no staleness markers):
+  result.push_back(config_series("a:9100", "cpu.governor", "performance", 1799999900));
+  result.push_back(config_series("a:9100", "cpu.governor", "powersave", 1799999950));
+  result.push_back(config_series("", "kernel.osrelease", "6.1.0", 1799999990));  // no instance label
+  json keyless = config_series("a:9100", "x", "y", 1799999990);
+  keyless["metric"].erase("key");
+  result.push_back(keyless);  // no key label: not a configuration series, ignored
+  QueryServer srv(vector_answer(result));
+  const auto hosts = read_prometheus_configs(srv.url(), "{job=\"reveal\"}", kT0 * kS + 250'000'000, 5);
+  {
+    std::lock_guard lock(srv.mu);
+    EXPECT_EQ(srv.query, "timestamp({job=\"reveal\",__name__=\"reveal_host_config_info\"})");
+    EXPECT_EQ(srv.time, "1800000000.250");
+  }
+  ASSERT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(hosts[0].host, "a:9100");
+  EXPECT_EQ(hosts[0].config, (ConfigSnapshot{{"cpu.governor", "powersave"}, {"net.eth0.mtu", "1500"}}));
+  EXPECT_EQ(hosts[1].host, "b:9100");
+  EXPECT_EQ(hosts[1].config, (ConfigSnapshot{{"net.eth0.mtu", "9000"}}));
+  EXPECT_EQ(hosts[2].host, "(no instance)");
+  EXPECT_EQ(hosts[2].config, (ConfigSnapshot{{"kernel.osrelease", "6.1.0"}}));
+}
+
+TEST(PrometheusConfigs, ErrorsAreOneClearLine) {
+  {
+    QueryServer srv(vector_answer(json::array()));
+    const std::string msg = config_error(srv.url(), "");
+    EXPECT_NE(msg.find("no agent exposed reveal_host_config_info in the 5 minutes before"), std::string::npos) << msg;
+    std::lock_guard lock(srv.mu);
+    EXPECT_EQ(srv.query, "timestamp({__name__=\"reveal_host_config_info\"})");
+  }
+  {
+    QueryServer srv(R"J({"status":"error","errorType":"bad_data","error":"parse error"})J", 400);
+    const std::string msg = config_error(srv.url(), "{job=\"reveal\"}");
+    EXPECT_NE(msg.find("Prometheus at " + srv.url() + ": HTTP 400"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("parse error"), std::string::npos) << msg;
+  }
+  {
+    QueryServer srv("{\"status\":\"success\",\"data\":{\"result\":[{\"metric\":");
+    EXPECT_NE(config_error(srv.url(), "").find("malformed JSON"), std::string::npos);
+  }
+  {
+    QueryServer srv(R"J({"status":"success","data":{"resultType":"vector","result":{}}})J");
+    EXPECT_NE(config_error(srv.url(), "").find("not a success with a result list"), std::string::npos);
+  }
+  QueryServer srv(vector_answer(json::array()));
+  EXPECT_NE(config_error(srv.url(), "up{job=\"reveal\"}").find("names a metric"), std::string::npos);
+  EXPECT_NE(config_error(srv.url(), "{job=\"reveal\"}[5m]").find("is not a series selector"), std::string::npos);
+  EXPECT_NE(config_error("ftp://127.0.0.1:1", "").find("Prometheus at ftp://127.0.0.1:1: "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace reveal

@@ -51,7 +51,7 @@ PUBLIC_HEADERS = {
     "robust_z.h": "detectors", "spot.h": "detectors", "pca_residual.h": "detectors",
     "isolation_forest.h": "detectors",
     # explain
-    "incident.h": "explain", "tenants.h": "explain",
+    "incident.h": "explain", "tenants.h": "explain", "config_drift.h": "explain",
     # pipeline
     "offline.h": "pipeline", "baseline_model.h": "pipeline", "streaming.h": "pipeline",
     "absence.h": "pipeline", "absence_tracker.h": "pipeline", "peers.h": "pipeline",

@@ -44,6 +44,13 @@ TEST_F(ConfigTest, ReadsKernelAndMemorySettings) {
   EXPECT_EQ(get(c, "vm.nr_hugepages"), "0");
   EXPECT_EQ(get(c, "hugepages.2048kB.nr_hugepages"), "0");
   EXPECT_EQ(get(c, "hugepages.1048576kB.nr_hugepages"), "8");
+  // Sysctls by their sysctl(8) names, blank runs as one space; absent files give no key.
+  EXPECT_EQ(get(c, "net.core.rmem_max"), "212992");
+  EXPECT_EQ(get(c, "net.ipv4.tcp_rmem"), "4096 131072 6291456");
+  EXPECT_EQ(get(c, "net.ipv4.tcp_congestion_control"), "cubic");
+  EXPECT_EQ(get(c, "vm.max_map_count"), "65530");
+  EXPECT_EQ(get(c, "kernel.nmi_watchdog"), "1");
+  EXPECT_EQ(get(c, "net.core.wmem_max"), "<absent>");
 }
 
 TEST_F(ConfigTest, ThpIsTheBracketedChoice) {
