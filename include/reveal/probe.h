@@ -8,7 +8,10 @@
 //  * The channel list is fixed after open(); instances appearing later are ignored.
 //  * sample() writes exactly channels().size() values into `out`. A value that could
 //    not be read this tick (file vanished, short read, parse error) is NaN: a gap,
-//    never a zero. sample() must not allocate: open files once, re-read with pread.
+//    never a zero. sample() must not allocate: open files once, re-read with pread. The
+//    exceptions are rare and bounded, and documented by the probe: a file that outgrew its
+//    buffer (telemetry/file_reader.h), a NIC driver whose statistics set changed size
+//    (ethtool.h).
 #pragma once
 
 #include <cstdint>

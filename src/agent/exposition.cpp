@@ -34,22 +34,60 @@ void append_sanitised(std::string& out, std::string_view s) {
   }
 }
 
-// Label value escaping of the text format: backslash, double quote and line feed.
+// Length of the valid UTF-8 sequence at the start of `v` (1 to 4), or 0 when it is not one
+// (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
+std::size_t utf8_sequence(std::string_view v) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(v[i]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c >= 0xe0 && c <= 0xef) n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+  else if (c >= 0xf0 && c <= 0xf4) n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+  else return 0;
+  if (v.size() < n || b(1) < lo || b(1) > hi) return 0;
+  for (std::size_t i = 2; i < n; ++i)
+    if (b(i) < 0x80 || b(i) > 0xbf) return 0;
+  return n;
+}
+
+// Label value escaping of the text format: backslash, double quote and line feed; a byte that
+// is not valid UTF-8 (an interface or cgroup name the kernel allowed) as U+FFFD, since
+// Prometheus rejects the whole scrape for one invalid label value.
 void append_label_value(std::string& out, std::string_view v) {
-  for (char c : v) {
+  for (std::size_t i = 0; i < v.size();) {
+    const char c = v[i];
     if (c == '\\') out += "\\\\";
     else if (c == '"') out += "\\\"";
     else if (c == '\n') out += "\\n";
-    else out.push_back(c);
+    else if (static_cast<unsigned char>(c) < 0x80) out.push_back(c);
+    else if (const std::size_t n = utf8_sequence(v.substr(i)); n > 0) {
+      out.append(v.substr(i, n));
+      i += n;
+      continue;
+    } else {
+      out += "\xef\xbf\xbd";
+    }
+    ++i;
   }
 }
 
-// HELP text escaping: backslash and line feed.
+// HELP text escaping: backslash and line feed; invalid UTF-8 as U+FFFD, as in label values.
 void append_help_text(std::string& out, std::string_view v) {
-  for (char c : v) {
+  for (std::size_t i = 0; i < v.size();) {
+    const char c = v[i];
     if (c == '\\') out += "\\\\";
     else if (c == '\n') out += "\\n";
-    else out.push_back(c);
+    else if (static_cast<unsigned char>(c) < 0x80) out.push_back(c);
+    else if (const std::size_t n = utf8_sequence(v.substr(i)); n > 0) {  // a channel's help names its device
+      out.append(v.substr(i, n));
+      i += n;
+      continue;
+    } else {
+      out += "\xef\xbf\xbd";
+    }
+    ++i;
   }
 }
 
@@ -473,7 +511,8 @@ std::string render_incidents_json(const AgentSnapshot& s) {
   auto changes = nlohmann::json::array();
   for (const auto& c : s.workload_changes) changes.push_back(report::incident_json(c));
   j["workload_changes"] = std::move(changes);
-  return j.dump(2) + "\n";
+  // Invalid UTF-8 in a name (an interface or cgroup the kernel allowed) as U+FFFD, not an error.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace reveal

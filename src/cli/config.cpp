@@ -69,7 +69,7 @@ int show(const std::string& store, const std::string& root, bool json) {
     nlohmann::json doc = {{"schema", "reveal.config/1"}, {"source", s.label}, {"config", s.config},
                           {"changes", changes}};
     if (!s.live) doc["start_unix_ns"] = s.start_unix_ns;
-    write_stdout(doc.dump(2) + "\n");
+    write_stdout(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     return kExitOk;
   }
   std::string out = s.live ? fmt::format("configuration under {}: {} keys\n", s.label, s.config.size())
@@ -112,7 +112,7 @@ int diff(const std::string& a_store, const std::string& b_store, const std::stri
     for (const auto& c : different) diffs[c.key] = {{"a", c.old_value}, {"b", c.value}};
     nlohmann::json doc = {{"schema", "reveal.config_diff/1"}, {"a", a.label}, {"b", b.label}, {"at", when},
                           {"only_in_a", only_a}, {"only_in_b", only_b}, {"different", diffs}, {"same", same}};
-    write_stdout(doc.dump(2) + "\n");
+    write_stdout(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     return kExitOk;
   }
   std::size_t w = key_width(only_b, key_width(only_a));
@@ -208,7 +208,7 @@ int drift(const DriftInputs& in) {
                           {"drifts", drifts}, {"split", split}, {"same", r.same}, {"skipped", r.skipped}};
     if (!in.stores.empty()) doc["stores_at"] = in.at_end ? "end" : "start";
     if (!in.prometheus.empty()) doc["prometheus_at"] = in.at;
-    write_stdout(doc.dump(2) + "\n");
+    write_stdout(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     return kExitOk;
   }
   std::string out = fmt::format(

@@ -45,7 +45,7 @@ int model_info(const std::string& path, bool json) {
   if (json) {
     const nlohmann::json doc = {{"schema", "reveal.model-info/1"}, {"model", path}, {"size_bytes", bytes},
                                 {"metadata", nlohmann::json::parse(m.metadata_json())}};
-    write_stdout(doc.dump(2) + "\n");
+    write_stdout(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     return kExitOk;
   }
   const DetectOptions& d = m.options();
@@ -147,7 +147,7 @@ int info(const std::string& path, bool json) {
         {"size_bytes", bytes},
         {"bytes_per_second", bytes_per_s},
     };
-    write_stdout(doc.dump(2) + "\n");
+    write_stdout(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     return kExitOk;
   }
   std::string o = fmt::format("Reveal store — {}\n", path);

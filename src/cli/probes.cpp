@@ -48,7 +48,7 @@ Action add_probes(CLI::App& app) {
     }
     if (o->json) {
       nlohmann::json doc = {{"schema", "reveal.probes/1"}, {"root", o->root}, {"probes", out}};
-      write_stdout(doc.dump(2) + "\n");
+      write_stdout(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     } else {
       write_stdout(text + fmt::format("{} channels from {} probes\n", sampler.channels().size(), recs.size()));
     }

@@ -220,7 +220,7 @@ void write_json(const DetectResult& r, const std::string& source, const std::fun
   // The symptom that led each window, null when none did; each window's top channel.
   const auto strings = [&big](const std::vector<std::string>& v, bool empty_is_null) {
     return big.add(v.size(), [&v, empty_is_null](std::string& out, std::size_t k) {
-      out += empty_is_null && v[k].empty() ? std::string("null") : json(v[k]).dump();
+      out += empty_is_null && v[k].empty() ? std::string("null") : json(v[k]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     });
   };
   j["windows"] = {{"start_s", numbers(big, r.window_start_s)}, {"end_s", numbers(big, r.window_end_s)},
@@ -236,7 +236,7 @@ void write_json(const DetectResult& r, const std::string& source, const std::fun
     j["windows"]["channels"] = r.scored_channels;
     j["windows"]["channel_z"] = std::move(zs);
   }
-  big.splice(j.dump(2), write);
+  big.splice(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), write);
 }
 
 std::string render_json(const DetectResult& r, const std::string& source) {

@@ -80,7 +80,7 @@ void write_peers_json(const PeersResult& pr, const std::string& source,
                      {"value", num(ev.value)}, {"reference", num(ev.reference)}, {"z", num(ev.z)}});
   j["strongest_channels"] = chans;
   j["hosts"] = marker("hosts");
-  const std::string text = j.dump(2);
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   const std::size_t at = text.find(quoted("hosts"));
   write(std::string_view(text).substr(0, at));
   // The array at depth 1 (elements indented by 4), each host's report at depth 3 (by 6).
@@ -91,7 +91,7 @@ void write_peers_json(const PeersResult& pr, const std::string& source,
     const json host = {{"host", h.name}, {"rank", i + 1}, {"score", h.score}, {"windows", h.windows},
                        {"anomalous_windows", h.anomalous_windows}, {"incident_windows", h.incident_windows},
                        {"peak", num(h.peak)}, {"incidents", h.result.incidents.size()}, {"report", marker("report")}};
-    const std::string ht = host.dump(2);
+    const std::string ht = host.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     const std::size_t r = ht.find(quoted("report"));
     write(i ? ",\n    " : "    ");
     in_element(std::string_view(ht).substr(0, r));

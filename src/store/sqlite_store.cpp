@@ -249,6 +249,19 @@ void StoreWriter::continue_store(const RunMetadata& meta, const std::vector<Chan
       continuation_.last_t_unix_ns = std::max(continuation_.last_t_unix_ns, head.t_unix_ns.back());
     }
   }
+  // The 32-bit counters a store made 64 bits wide (store_continuation_blocker lets them by):
+  // declared with their width now, for the samples before as after (the kernel's values were
+  // 32-bit all along).
+  {
+    Stmt up(db_, path_, "UPDATE channels SET counter_bits = ? WHERE name = ? AND counter_bits = 64");
+    for (const auto& c : channels) {
+      if (c.counter_bits != 32) continue;
+      sqlite3_bind_int(up.s, 1, c.counter_bits);
+      sqlite3_bind_text(up.s, 2, c.name.c_str(), -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(up.s) != SQLITE_DONE) fail(path_, sqlite3_errmsg(db_));
+      sqlite3_reset(up.s);
+    }
+  }
   continuation_.continued = true;
   continuation_.samples_before = seq_;
   seq_at_open_ = seq_;
@@ -368,8 +381,12 @@ std::string store_continuation_blocker(const std::filesystem::path& path, const 
       if (it == mine.end() || it->first != name) continue;
       ++shared;
       const ChannelInfo& c = *it->second;
-      if (st.text(1) != to_string(c.kind) || sqlite3_column_int(st.s, 2) != c.counter_bits ||
-          sqlite3_column_double(st.s, 3) != c.wrap_range)
+      // A counter now declared 32 bits wide that a store made it 64 continues (the width it
+      // always had in the kernel: diskstats' times): the store takes the new width
+      // (continue_store); any other change of kind, width or wrap range does not.
+      const int stored_bits = sqlite3_column_int(st.s, 2);
+      const bool width_ok = stored_bits == c.counter_bits || (stored_bits == 64 && c.counter_bits == 32);
+      if (st.text(1) != to_string(c.kind) || !width_ok || sqlite3_column_double(st.s, 3) != c.wrap_range)
         return "channel " + name + " changed kind, counter width or wrap range";
     }
     if (rc != SQLITE_DONE) return std::string("corrupt store: ") + sqlite3_errmsg(db);

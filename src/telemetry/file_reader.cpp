@@ -70,7 +70,6 @@ void UniqueFd::reset(int fd) {
 bool FileReader::open(const std::filesystem::path& path, std::string* error, std::size_t min_capacity) {
   min_capacity = std::max<std::size_t>(min_capacity, 64);
   path_ = path;
-  grown_ = false;
   fd_.reset(open_ro(path));
   if (!fd_) {
     if (error) *error = path.string() + ": " + errno_message(errno);
@@ -134,18 +133,21 @@ std::optional<std::string_view> FileReader::read() {
     }
   }
   ssize_t n = pread_all(fd_.get(), buf_.get(), cap_, single_record_);
+  // Content that fills the buffer may be truncated: the buffer grows 4x, up to kMaxCapacity,
+  // and the file is read again at once (a file that outgrew its size at open: a node's pods
+  // adding interfaces to /proc/net/dev, volumes attached adding disks to /proc/diskstats).
+  while (n >= 0 && static_cast<std::size_t>(n) >= cap_ && cap_ < kMaxCapacity) {
+    cap_ = std::min(cap_ * 4, kMaxCapacity);
+    buf_ = std::make_unique<char[]>(cap_);
+    n = pread_all(fd_.get(), buf_.get(), cap_, single_record_);
+  }
   if (n < 0) {
     count_failure(errno);
     fd_.reset();  // e.g. ENODEV from a removed sysfs node: reopen next tick
     return std::nullopt;
   }
-  if (static_cast<std::size_t>(n) >= cap_) {  // may be truncated: a gap this tick
+  if (static_cast<std::size_t>(n) >= cap_) {  // over kMaxCapacity, may be truncated: a gap this tick
     ++t_read_failures;
-    if (!grown_) {  // the one allowed growth, so a file that outgrew 2x recovers next tick
-      grown_ = true;
-      cap_ *= 4;
-      buf_ = std::make_unique<char[]>(cap_);
-    }
     return std::nullopt;
   }
   return std::string_view(buf_.get(), static_cast<std::size_t>(n));

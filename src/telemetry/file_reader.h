@@ -4,16 +4,18 @@
 //
 // Contract of FileReader:
 //  * open(path) opens O_RDONLY|O_CLOEXEC and reads the file once to size the buffer:
-//    capacity = max(4 KiB (or the caller's smaller minimum), 2 × size seen). It is the only
-//    call that allocates.
+//    capacity = max(4 KiB (or the caller's smaller minimum), 2 × size seen). It allocates;
+//    read() only when a file outgrew its buffer (below).
 //  * read() re-reads from offset 0 and returns the whole content as a view into the
 //    buffer, or nullopt when the content is unavailable this tick: the file vanished,
 //    pread failed, or the content filled the buffer (possibly truncated). The caller
 //    turns nullopt into NaN for every channel taken from the file; a failure other than the
 //    file being gone is counted (read_failures_on_this_thread() above). read() allocates
-//    nothing, except once in the reader's life: the first time content fills the buffer
-//    it is grown 4x (that tick is still a gap), so a file that outgrew its size at open
-//    (many new interfaces or devices) recovers; later overflows are gaps only.
+//    nothing, except when content fills the buffer: it is grown 4x, up to kMaxCapacity, and
+//    the file read again in the same call, so a file that outgrew its size at open (a node's
+//    pods adding hundreds of interfaces to /proc/net/dev, volumes adding disks) is read whole
+//    with the channels it had (at most 5 growths from 4 KiB, 8 from the 64-byte minimum, in a
+//    reader's life); only content of kMaxCapacity or more is a gap, counted.
 //  * A file that vanishes and comes back works again: after a failed pread, or when a
 //    regular (non-procfs/sysfs) file has been unlinked or replaced, the fd is closed and
 //    the next read() reopens the same path (open(2) only; the buffer is kept).
@@ -93,7 +95,7 @@ class FileReader {
   // matters when hundreds of cgroups keep several readers each (issue #21: 1800 × 4 KiB).
   bool open(const std::filesystem::path& path, std::string* error = nullptr,
             std::size_t min_capacity = kMinCapacity);
-  // Current content, or nullopt (see contract above). Never allocates.
+  // Current content, or nullopt (see contract above). Allocates only to grow the buffer.
   std::optional<std::string_view> read();
 
   // The file is one seq_file record (see the contract): one pread per read(). Default false.
@@ -110,7 +112,6 @@ class FileReader {
   std::unique_ptr<char[]> buf_;
   std::size_t cap_ = 0;
   bool check_unlinked_ = false;  // regular files (fixtures): detect unlink/replace via fstat
-  bool grown_ = false;           // the one growth after open has been used
   bool single_record_ = false;   // a short read is the whole file
 };
 

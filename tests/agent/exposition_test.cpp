@@ -184,6 +184,31 @@ TEST(Exposition, HostConfigInfoSeries) {
   EXPECT_EQ(render_metrics(s).find("reveal_host_config_info{"), std::string::npos);
 }
 
+// Names the kernel allowed but that are not UTF-8 (an interface "eth\xff0", a cgroup "caf\xe9")
+// must not make Prometheus reject the scrape nor /incidents fail: the invalid bytes become
+// U+FFFD; valid UTF-8 stays.
+TEST(Exposition, InvalidUtf8InNamesIsReplaced) {
+  AgentSnapshot s = snapshot();
+  s.channels.push_back(ch(std::string("proc.net.dev:rx_bytes.eth\xff") + "0", Kind::counter, Subsystem::network, "bytes"));
+  s.channels.push_back(ch("cgroup:cpu_usage.caf\xc3\xa9", Kind::counter, Subsystem::cpu, "us"));
+  s.exported.push_back(1);
+  s.exported.push_back(1);
+  s.values.push_back(7);
+  s.values.push_back(8);
+  const std::string text = render_metrics(s);
+  EXPECT_NE(text.find("channel=\"proc.net.dev:rx_bytes.eth\xef\xbf\xbd" "0\""), std::string::npos) << text;
+  EXPECT_NE(text.find("entity=\"caf\xc3\xa9\""), std::string::npos) << "valid UTF-8 kept";
+  EXPECT_EQ(text.find("\xff"), std::string::npos);
+  Incident inc = sample_incident();
+  inc.top.front().name = std::string("proc.net.dev:rx_bytes.eth\xff") + "0";
+  inc.focus = "eth\xff" "0";
+  s.active = inc;
+  std::string json;
+  ASSERT_NO_THROW(json = render_incidents_json(s));
+  EXPECT_NE(json.find("eth\xef\xbf\xbd" "0"), std::string::npos) << json;
+  EXPECT_TRUE(nlohmann::json::accept(json));
+}
+
 // The NVLink and InfiniBand families the Grafana host dashboard reads (deploy/grafana/dashboards.py
 // NVLINK_*, IB_ERRORS, reveal_rdma_port_{rcv,xmit}_data_total): the fleet test has no such
 // hardware, so their names are pinned here, from the probes' channel names.

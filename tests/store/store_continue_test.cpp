@@ -15,6 +15,7 @@
 
 #include "reveal/recorder.h"
 #include "reveal/store.h"
+#include "reveal/store_reader.h"
 #include "store_test_util.h"
 
 namespace reveal {
@@ -147,6 +148,32 @@ TEST_F(StoreContinueTest, ChannelsAddedRemovedAndReorderedKeepTheirColumns) {
   EXPECT_EQ(rc.values(5, 0), 25.0);
 }
 
+// A counter a store made 64 bits wide and the probe now declares 32 (diskstats' times):
+// continued, and the store declares its width from then on.
+TEST_F(StoreContinueTest, ACounterNowDeclared32BitsTakesThatWidthInTheStore) {
+  const fs::path p = dir_ / "agent.db";
+  {
+    StoreWriter w(p, meta(), {counter("a"), gauge("b")});
+    const double row[] = {1.0, 2.0};
+    w.append(1'000, row);
+    w.finish(1'000, 0);
+  }
+  std::vector<ChannelInfo> narrowed = {counter("a"), gauge("b")};
+  narrowed[0].counter_bits = 32;
+  ASSERT_EQ(store_continuation_blocker(p, meta(2'000), narrowed), "");
+  {
+    StoreWriter w(p, meta(2'000), narrowed, StoreOpen::append);
+    EXPECT_TRUE(w.continuation().continued);
+    const double row[] = {3.0, 4.0};
+    w.append(2'000, row);
+    w.finish(2'000, 0);
+  }
+  StoreReader r(p);
+  ASSERT_EQ(r.channels().size(), 2u);
+  EXPECT_EQ(r.channels()[0].counter_bits, 32);
+  EXPECT_EQ(r.channels()[1].counter_bits, 64);
+}
+
 TEST_F(StoreContinueTest, AStoreThatCannotBeContinuedIsRefusedUntouched) {
   const fs::path p = dir_ / "agent.db";
   const std::vector<ChannelInfo> ch = {counter("a"), gauge("b")};
@@ -167,6 +194,13 @@ TEST_F(StoreContinueTest, AStoreThatCannotBeContinuedIsRefusedUntouched) {
   EXPECT_NE(store_continuation_blocker(p, other_host, ch).find("host 'h1'"), std::string::npos);
   EXPECT_NE(store_continuation_blocker(p, other_interval, ch).find("every 1 s"), std::string::npos);
   EXPECT_NE(store_continuation_blocker(p, meta(2'000), rekinded).find("channel a changed"), std::string::npos);
+  // A counter now declared 32 bits (diskstats' times, made 64 by older agents): continued.
+  std::vector<ChannelInfo> narrowed = ch;
+  narrowed[0].counter_bits = 32;
+  EXPECT_EQ(store_continuation_blocker(p, meta(2'000), narrowed), "");
+  std::vector<ChannelInfo> other_width = narrowed;
+  other_width[0].counter_bits = 16;
+  EXPECT_NE(store_continuation_blocker(p, meta(2'000), other_width).find("channel a changed"), std::string::npos);
   EXPECT_EQ(store_continuation_blocker(p, meta(2'000), many), "");
   EXPECT_EQ(store_continuation_blocker(p, meta(2'000), few), "");
   EXPECT_EQ(store_continuation_blocker(dir_ / "absent.db", meta(2'000), ch), "");

@@ -26,6 +26,12 @@ TEST(ProcDiskstatsProbe, VmFixtureSkipsLoopDevices) {
   EXPECT_EQ(info(p, "proc.diskstats:reads_completed.vda").kind, Kind::counter);
   EXPECT_EQ(info(p, "proc.diskstats:ios_in_progress.vda").kind, Kind::gauge);
   EXPECT_EQ(info(p, "proc.diskstats:io_time_ms.vda").subsystem, Subsystem::storage);
+  // The kernel prints the times as unsigned ints (%u), the counts as unsigned longs.
+  for (const char* f : {"read_time_ms", "write_time_ms", "io_time_ms", "weighted_io_time_ms", "discard_time_ms",
+                        "flush_time_ms"})
+    EXPECT_EQ(info(p, std::string("proc.diskstats:") + f + ".vda").counter_bits, 32) << f;
+  EXPECT_EQ(info(p, "proc.diskstats:sectors_read.vda").counter_bits, 64);
+  EXPECT_EQ(info(p, "proc.diskstats:reads_completed.vda").counter_bits, 64);
   // zram is compressed RAM (swap, usually): memory, not storage.
   EXPECT_EQ(info(p, "proc.diskstats:io_time_ms.zram0").subsystem, Subsystem::memory);
   EXPECT_EQ(info(p, "proc.diskstats:sectors_written.zram0").subsystem, Subsystem::memory);

@@ -48,22 +48,32 @@ TEST(FileReader, CapacityIsTwiceTheSizeSeen) {
   EXPECT_EQ(f.read()->size(), 10000u);
 }
 
-TEST(FileReader, ContentFillingTheBufferIsAGapThenGrowsOnce) {
+// A file that outgrows its buffer (a node's pods adding interfaces to /proc/net/dev) is read
+// whole at once, the buffer grown 4x as often as needed; only kMaxCapacity or more is a gap.
+TEST(FileReader, ContentOutgrowingTheBufferGrowsItAndIsReadWhole) {
   TempRoot root("edge-missing");
   root.write("f", "small\n");
   FileReader f;
   ASSERT_TRUE(f.open(root.path() / "f"));
   ASSERT_EQ(f.capacity(), FileReader::kMinCapacity);
+  const std::uint64_t failures = read_failures_on_this_thread();
   const std::string big(FileReader::kMinCapacity, 'y');
   root.write("f", big);
-  EXPECT_FALSE(f.read());  // possibly truncated: no value rather than a wrong one
-  EXPECT_EQ(f.capacity(), 4 * FileReader::kMinCapacity);  // the one growth
-  ASSERT_TRUE(f.read());
-  EXPECT_EQ(f.read()->size(), big.size());
-  root.write("f", std::string(4 * FileReader::kMinCapacity, 'z'));
-  EXPECT_FALSE(f.read());
-  EXPECT_FALSE(f.read());  // no second growth: stays a gap
+  auto t = f.read();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->size(), big.size());
   EXPECT_EQ(f.capacity(), 4 * FileReader::kMinCapacity);
+  const std::string bigger(17 * FileReader::kMinCapacity + 5, 'z');  // past 16 KiB and 64 KiB at once
+  root.write("f", bigger);
+  t = f.read();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(*t, bigger);
+  EXPECT_EQ(f.capacity(), 64 * FileReader::kMinCapacity);
+  EXPECT_EQ(read_failures_on_this_thread(), failures) << "read whole: no failure";
+  root.write("f", std::string(FileReader::kMaxCapacity, 'w'));  // not a kernel statistics file
+  EXPECT_FALSE(f.read());
+  EXPECT_EQ(f.capacity(), FileReader::kMaxCapacity);
+  EXPECT_EQ(read_failures_on_this_thread(), failures + 1);
   root.write("f", "small again\n");
   ASSERT_TRUE(f.read());
   EXPECT_EQ(*f.read(), "small again\n");
@@ -105,7 +115,7 @@ TEST(FileReader, FailedReadsAreCountedGoneFilesAreNot) {
   root.write("proc/stat", "ctxt 1\n");
   EXPECT_TRUE(f.read());
   EXPECT_EQ(read_failures_on_this_thread(), before + 1);
-  root.write("proc/stat", std::string(3 * f.capacity(), 'x'));  // overflows the buffer: a gap, counted
+  root.write("proc/stat", std::string(FileReader::kMaxCapacity, 'x'));  // overflows any buffer: a gap, counted
   EXPECT_FALSE(f.read());
   EXPECT_EQ(read_failures_on_this_thread(), before + 2);
   note_read_failure();
@@ -144,8 +154,12 @@ TEST(FileReader, SingleRecordFileReadsWholeAndKeepsTheGapRule) {
   const std::string almost(FileReader::kMinCapacity - 1, 'a');
   root.write("f", almost);
   EXPECT_EQ(f.read()->size(), almost.size());
-  root.write("f", std::string(FileReader::kMinCapacity, 'b'));
-  EXPECT_FALSE(f.read());  // filled the buffer: possibly truncated, a gap
+  const std::string full(FileReader::kMinCapacity, 'b');
+  root.write("f", full);
+  EXPECT_EQ(*f.read(), full);  // filled the buffer: grown and read again, whole
+  EXPECT_EQ(f.capacity(), 4 * FileReader::kMinCapacity);
+  root.write("f", std::string(FileReader::kMaxCapacity, 'c'));
+  EXPECT_FALSE(f.read());  // fills even the largest buffer: possibly truncated, a gap
   root.write("f", "usage_usec 11\n");
   EXPECT_EQ(*f.read(), "usage_usec 11\n");
 }

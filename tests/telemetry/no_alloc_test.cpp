@@ -124,7 +124,8 @@ TEST(ProbeNoAlloc, PerfProbesOnTheFakeAllocateNothing) {
 }
 
 // The ethtool probe on a scripted SIOCETHTOOL: steady values, a NIC failing (NaN), a NIC
-// whose driver changed its statistic count (NaN), a NIC gone from the kernel.
+// whose driver changed its statistic count (its names read again and its buffer sized anew:
+// that sample allocates, the next ones do not), a NIC gone from the kernel.
 TEST(ProbeNoAlloc, EthtoolProbeOnTheFakeAllocatesNothing) {
   FakeEthtool fake;
   script_fixture_host(fake);
@@ -136,6 +137,8 @@ TEST(ProbeNoAlloc, EthtoolProbeOnTheFakeAllocatesNothing) {
   fake.nics["eno1"].stats_errno = EIO;
   EXPECT_EQ(allocations_during_sample(p, out), 0);
   fake.nics["eth0"].values.push_back(1);
+  fake.nics["eth0"].names.push_back("ch9_events");
+  EXPECT_GT(allocations_during_sample(p, out), 0);  // the one re-map
   EXPECT_EQ(allocations_during_sample(p, out), 0);
   fake.nics.erase("eno1");
   EXPECT_EQ(allocations_during_sample(p, out), 0);

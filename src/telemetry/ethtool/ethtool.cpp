@@ -205,6 +205,7 @@ ProbeStatus EthtoolProbe::open(const std::filesystem::path& root) {
     std::vector<std::string> fields;
     for (std::size_t k : keep) {
       nic.pick.push_back(static_cast<std::uint32_t>(k));
+      nic.raw.push_back(stats[k]);
       fields.push_back(sanitize_index(stats[k]));
     }
     make_unique_names(fields);
@@ -224,13 +225,39 @@ ProbeStatus EthtoolProbe::open(const std::filesystem::path& root) {
   return {true, {}};
 }
 
+bool EthtoolProbe::remap(Nic& nic) {
+  std::vector<std::string> names;
+  if (io_->gstrings(nic.ifname.c_str(), names) < 0 || names.empty()) return false;
+  for (std::size_t j = 0; j < nic.raw.size(); ++j) {
+    // The k-th channel of this name (k equal names kept before it) maps to the k-th such name.
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < j; ++i) k += nic.raw[i] == nic.raw[j];
+    nic.pick[j] = kGone;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == nic.raw[j] && k-- == 0) {
+        nic.pick[j] = static_cast<std::uint32_t>(i);
+        break;
+      }
+  }
+  nic.buf = EthtoolStatsBuffer(names.size());
+  return true;
+}
+
 void EthtoolProbe::sample(std::span<double> out) {
   for (Nic& nic : nics_) {
-    const int n = io_->gstats(nic.ifname.c_str(), nic.buf);
+    int n = io_->gstats(nic.ifname.c_str(), nic.buf);
+    // The driver's set changed size: its names read again, once per new count.
+    // (GSTRINGS answers EAGAIN while the count is still changing: tried again next tick.)
+    if (n > 0 && static_cast<std::size_t>(n) != nic.buf.size() && static_cast<std::size_t>(n) != nic.remapped_for) {
+      if (remap(nic)) {
+        nic.remapped_for = static_cast<std::size_t>(n);
+        n = io_->gstats(nic.ifname.c_str(), nic.buf);
+      }
+    }
     const bool ok = n >= 0 && static_cast<std::size_t>(n) == nic.buf.size();
     const auto values = nic.buf.values();
     for (std::size_t j = 0; j < nic.pick.size(); ++j)
-      out[nic.first + j] = ok ? static_cast<double>(values[nic.pick[j]]) : std::nan("");
+      out[nic.first + j] = ok && nic.pick[j] != kGone ? static_cast<double>(values[nic.pick[j]]) : std::nan("");
   }
 }
 

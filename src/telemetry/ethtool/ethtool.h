@@ -46,14 +46,17 @@
 // (ETHTOOL_GSTRINGS: Operation not supported)", "eth0: only per-queue statistics (20)",
 // "eth2: not an interface of this network namespace (ifindex differs from
 // <root>/sys/class/net/eth2/ifindex)". One NIC failing never drops its siblings. At a tick,
-// a NIC whose GSTATS fails (interface gone: ENODEV) reads NaN for all its channels; so does a
-// NIC whose driver now reports a different number of statistics (driver reload, more
-// channels), as the names cannot be re-mapped mid-run; it reads again if the count returns.
+// a NIC whose GSTATS fails (interface gone: ENODEV) reads NaN for all its channels. A NIC whose
+// driver now reports a different number of statistics (mlx5 adds strings for good when more
+// channels or traffic classes are configured or AF_XDP is used; virtio_net's follow its queue
+// pairs; a driver reload) has its names read again (GSTRINGS, once per new count) and each kept
+// statistic found again by its name: it keeps reading; one the driver no longer has is NaN.
 //
 // Cost per NIC and tick: two ioctls (GSSET_INFO, GSTATS) under the kernel's RTNL lock; the
 // driver may query firmware for GSTATS (mlx5: a few commands, about a millisecond). sample()
-// allocates nothing: one socket for the probe's lifetime, one preallocated ethtool_stats
-// buffer per NIC, the ifreq on the stack.
+// allocates nothing (one socket for the probe's lifetime, one preallocated ethtool_stats
+// buffer per NIC, the ifreq on the stack) except when a driver's count changes: the names
+// read again and the buffer sized anew, once per new count.
 #pragma once
 
 #include <cstddef>
@@ -95,12 +98,19 @@ class EthtoolProbe final : public Probe {
                                          std::size_t cap = kMaxStatsPerNic);
 
  private:
+  static constexpr std::uint32_t kGone = 0xffffffffu;  // a kept statistic the driver no longer has
   struct Nic {
     std::string ifname;
     std::size_t first = 0;             // its first channel
-    std::vector<std::uint32_t> pick;   // driver value index per channel
-    EthtoolStatsBuffer buf;            // sized to the driver's count at open
+    std::vector<std::uint32_t> pick;   // driver value index per channel (kGone: none now)
+    std::vector<std::string> raw;      // the driver's name of each channel's statistic
+    EthtoolStatsBuffer buf;            // sized to the driver's count (at open, then at a re-map)
+    std::size_t remapped_for = 0;      // the count names were last read again for (0: none)
   };
+  // Reads the NIC's names again and finds each kept statistic by its name (the k-th of
+  // equal names stays the k-th); the buffer takes the new count. False, nothing changed, when
+  // the names cannot be read (EAGAIN while the count still changes). Allocates.
+  bool remap(Nic& nic);
   std::unique_ptr<EthtoolIo> owned_;
   EthtoolIo* io_ = nullptr;
   std::vector<ChannelInfo> channels_;

@@ -69,7 +69,12 @@ ProbeStatus ProcDiskstatsProbe::open(const std::filesystem::path& root) {
     devices_.add(std::string(dev), channels_.size(), n);
     for (std::size_t k = 0; k < n; ++k) {
       const Field& f = kFields[n == kPartitionFields.size() ? kPartitionFields[k] : k];
-      channels_.push_back({channel_name(kSource, f.name, dev), std::string(f.unit), f.kind, device_subsystem(dev), 64,
+      // The times are unsigned ints on every architecture (block/genhd.c diskstats_show prints
+      // them with %u): they wrap at 2^32 ms, 49.7 days of busy time, sooner summed over
+      // in-flight I/Os (weighted_io_time_ms), and their rate across the wrap is right only
+      // with the width declared. The counts are unsigned longs.
+      const std::uint8_t bits = f.unit == "ms" ? 32 : 64;
+      channels_.push_back({channel_name(kSource, f.name, dev), std::string(f.unit), f.kind, device_subsystem(dev), bits,
                            std::string(f.help)});
     }
   }

@@ -121,7 +121,9 @@ bool sentinel(double raw) {
 void SysHwmonProbe::sample(std::span<double> out) {
   for (std::size_t i = 0; i < files_.size(); ++i) {
     const double raw = files_[i].read_number();
-    out[i] = sentinel(raw) ? std::nan("") : raw / divisor_[i];
+    const double v = raw / divisor_[i];
+    // A temperature below absolute zero is no reading either (firmware garbage), not an outlier.
+    out[i] = sentinel(raw) || (v < kAbsoluteZeroCelsius && channels_[i].unit == "celsius") ? std::nan("") : v;
   }
 }
 

@@ -1,5 +1,7 @@
 #include "telemetry/sysfs/sysfs_attr.h"
 
+#include "telemetry/file_reader.h"
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -10,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <system_error>
@@ -57,25 +60,56 @@ int SysfsAttr::open(const std::filesystem::path& path) {
     slot_.release();
     return err;
   }
+  // Reopened by the path the class symlinks led to at open (/sys/class/hwmon/hwmon1 ->
+  // /sys/devices/.../nvme0/hwmon/hwmon1): the kernel gives a freed hwmonN number to the next
+  // chip that registers (ida_alloc), so the class path may come back naming another chip,
+  // while the device path is gone with its device. (Chips without a parent device and thermal
+  // zones live under /sys/devices/virtual/<class>/<name>N: their number stays in the path.)
+  if (char* real = ::realpath(path_.c_str(), nullptr)) {
+    path_ = real;
+    std::free(real);
+  }
   struct statfs sfs {};
   check_unlinked_ = ::fstatfs(fd_.get(), &sfs) == 0 && sfs.f_type != kSysfsMagic;
   if (!slot_.acquire()) fd_.reset();  // over the budget: open on every read
   return 0;
 }
 
+// A read that gave nothing: counted on the reading thread (telemetry/file_reader.h
+// note_read_failure(), the probe's reveal_probe_errors_total) unless the attribute is gone
+// (ENOENT, ENODEV, ESRCH: a device removed) or cannot answer in the state its device is in by
+// design (EINVAL: a down link's speed or carrier; EPERM: amdgpu's sensors while the GPU is
+// runtime-suspended; ENODATA, EAGAIN: a thermal zone whose firmware is not running, iwlwifi;
+// EOPNOTSUPP): those would count every tick on a healthy host. EIO, EACCES and the rest are
+// counted. errno is kept.
+std::optional<std::string_view> SysfsAttr::failed(int e) {
+  switch (e) {
+    case ENOENT: case ENODEV: case ESRCH:  // gone
+    case EINVAL: case EPERM: case ENODATA: case EAGAIN: case EOPNOTSUPP:  // not now, by design
+      break;
+    default:
+      note_read_failure();
+  }
+  errno = e;
+  return std::nullopt;
+}
+
 bool SysfsAttr::reopen() {
-  if (path_.empty()) return false;
+  if (path_.empty()) {
+    errno = ENOENT;  // never opened
+    return false;
+  }
   fd_.reset(open_ro(path_.c_str()));
   return static_cast<bool>(fd_);
 }
 
 std::optional<std::string_view> SysfsAttr::read() {
-  if (!fd_ && !reopen()) return std::nullopt;
+  if (!fd_ && !reopen()) return failed(errno);
   if (check_unlinked_) {
     struct stat st {};
     if (::fstat(fd_.get(), &st) != 0 || st.st_nlink == 0) {
       fd_.reset();
-      if (!reopen()) return std::nullopt;
+      if (!reopen()) return failed(errno);
     }
   }
   ssize_t n;
@@ -86,11 +120,15 @@ std::optional<std::string_view> SysfsAttr::read() {
     // down); the same fd answers once it can, as every pread runs the kernel's show() anew,
     // so keep it: no open(2) per tick for each down link. Anything else (ENODEV: the device
     // is gone; EIO) may mean a stale fd: close it and reopen the path at the next read.
-    if (errno != EINVAL || !slot_.held) fd_.reset();
-    return std::nullopt;
+    const int e = errno;
+    if (e != EINVAL || !slot_.held) fd_.reset();
+    return failed(e);
   }
   if (!slot_.held) fd_.reset();
-  if (static_cast<std::size_t>(n) >= kCapacity) return std::nullopt;  // not a one-value file
+  if (static_cast<std::size_t>(n) >= kCapacity) {  // not a one-value file
+    note_read_failure();
+    return std::nullopt;
+  }
   return trim(std::string_view(buf_, static_cast<std::size_t>(n)));
 }
 

@@ -11,7 +11,15 @@
 //    (fixture) file was unlinked. After EINVAL (an attribute that cannot answer now: speed
 //    or carrier of a down link) the fd is kept, and the next pread on it reads the value
 //    once the kernel has one. After any other failure the fd is closed and the next read()
-//    reopens the same path (open(2) only). read() never allocates.
+//    reopens the path (open(2) only) that the given one resolved to at open (realpath: through
+//    the class symlinks to the device's own directory), so that a hwmonN number the kernel
+//    gave to another chip after this one's device went away is never read as this one (chips
+//    without a parent device and thermal zones sit under /sys/devices/virtual, numbered: not
+//    covered). read() never allocates. A failure is counted on
+//    the reading thread (file_reader.h note_read_failure(): the probe's
+//    reveal_probe_errors_total) unless the attribute is gone (ENOENT, ENODEV, ESRCH) or
+//    cannot answer in its device's present state by design (EINVAL, EPERM, ENODATA, EAGAIN,
+//    EOPNOTSUPP: sysfs_attr.cpp failed()); errno is left as the read set it.
 //  * File descriptors: an attribute keeps its fd open while the process-wide count of kept
 //    SysfsAttr fds is under half the RLIMIT_NOFILE soft limit; past that budget, attributes
 //    open, pread and close on every read() (3 syscalls instead of 1), so that thousands of
@@ -34,6 +42,9 @@
 
 namespace reveal::telemetry {
 
+// A temperature below it (°C) is no reading: firmware answering garbage (hwmon, thermal zones).
+inline constexpr double kAbsoluteZeroCelsius = -273.15;
+
 class SysfsAttr {
  public:
   static constexpr std::size_t kCapacity = 64;  // sysfs numbers and enum words are far shorter
@@ -50,7 +61,7 @@ class SysfsAttr {
   // NaN when unreadable or not a whole integer. Never allocates.
   double read_number(double divisor = 1);
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return path_; }  // as resolved at open
   // Whether this attribute keeps its fd between reads (see the fd budget above).
   bool keeps_fd() const { return slot_.held; }
 
@@ -74,6 +85,7 @@ class SysfsAttr {
   };
 
   bool reopen();
+  static std::optional<std::string_view> failed(int err);
   std::string path_;
   Slot slot_;
   UniqueFd fd_;

@@ -1,6 +1,7 @@
 #include "telemetry/sysfs/thermal.h"
 
 #include <cerrno>
+#include <cmath>
 
 namespace reveal::telemetry {
 namespace {
@@ -33,7 +34,12 @@ ProbeStatus SysThermalProbe::open(const std::filesystem::path& root) {
 }
 
 void SysThermalProbe::sample(std::span<double> out) {
-  for (std::size_t i = 0; i < files_.size(); ++i) out[i] = files_[i].read_number(1000);
+  // Below absolute zero is no reading (a zone's firmware answering garbage: -650788.984 °C on a
+  // Raspberry Pi's thermal_zone0, raspberrypi/firmware#133): a gap, not an outlier.
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    const double c = files_[i].read_number(1000);
+    out[i] = c < kAbsoluteZeroCelsius ? std::nan("") : c;
+  }
 }
 
 }  // namespace reveal::telemetry

@@ -195,16 +195,18 @@ TEST(EthtoolProbe, FailingNicIsNanSiblingsKeepValues) {
   EXPECT_TRUE(all_finite(v));
 }
 
-TEST(EthtoolProbe, StatCountChangeIsNanUntilItReturns) {
+// A count whose names cannot be had (values and names disagree: a driver mid-reload) is NaN
+// until they agree again.
+TEST(EthtoolProbe, StatCountChangeWithoutNamesIsNanUntilItReturns) {
   FakeEthtool fake;
   script_fixture_host(fake);
   EthtoolProbe p(fake);
   ASSERT_TRUE(p.open(fixture("host-ethtool-nics")).available);
   const std::size_t n = p.channels().size();
-  for (std::size_t grow : {1, 64, 1000}) {  // driver reload / more channels: the set grows
+  for (std::size_t grow : {1, 64, 1000}) {  // the values grow, the names do not
     fake.nics["eth0"].values.resize(fake.nics["eth0"].names.size() + grow, 9);
     const auto v = sample(p);
-    EXPECT_EQ(p.channels().size(), n);  // no re-mapping mid-run
+    EXPECT_EQ(p.channels().size(), n);  // the channels are those of open
     for (std::size_t i = 0; i < v.size(); ++i)
       EXPECT_EQ(std::isnan(v[i]), p.channels()[i].name.ends_with(".eth0")) << p.channels()[i].name;
   }
@@ -214,6 +216,44 @@ TEST(EthtoolProbe, StatCountChangeIsNanUntilItReturns) {
   const auto v = sample(p);
   EXPECT_TRUE(all_finite(v));
   EXPECT_EQ(value(p, v, "ethtool:rx_packets.eth0"), 1000);
+}
+
+// mlx5 adds strings for good when more channels or traffic classes are configured: the set
+// grows (and may reorder) and never returns to its count at open. The kept statistics are
+// found again by name, once per new count; one the driver dropped is NaN.
+TEST(EthtoolProbe, AGrownSetIsMappedAgainByName) {
+  FakeEthtool fake;
+  script_fixture_host(fake);
+  EthtoolProbe p(fake);
+  ASSERT_TRUE(p.open(fixture("host-ethtool-nics")).available);
+  const double before = value(p, sample(p), "ethtool:rx_packets.eth0");
+  auto& nic = fake.nics["eth0"];
+  // New per-channel strings inserted at the front (a reorder) and appended.
+  nic.names.insert(nic.names.begin(), {"ch8_events", "ch8_poll"});
+  nic.values.insert(nic.values.begin(), {5, 6});
+  nic.names.push_back("ch9_events");
+  nic.values.push_back(7);
+  const std::size_t asked = fake.asked.size();
+  auto v = sample(p);
+  EXPECT_EQ(fake.asked.size(), asked + 1) << "names read again once";
+  EXPECT_EQ(value(p, v, "ethtool:rx_packets.eth0"), before);
+  EXPECT_TRUE(all_finite(v));
+  v = sample(p);
+  EXPECT_EQ(fake.asked.size(), asked + 1) << "not again for the same count";
+  EXPECT_EQ(value(p, v, "ethtool:rx_packets.eth0"), before);
+  // A kept statistic the driver no longer has: NaN, its siblings read.
+  for (std::size_t i = 0; i < nic.names.size(); ++i)
+    if (nic.names[i] == "rx_packets") {
+      nic.names.erase(nic.names.begin() + std::ptrdiff_t(i));
+      nic.values.erase(nic.values.begin() + std::ptrdiff_t(i));
+      break;
+    }
+  v = sample(p);
+  EXPECT_TRUE(std::isnan(value(p, v, "ethtool:rx_packets.eth0")));
+  std::size_t finite = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (p.channels()[i].name.ends_with(".eth0")) finite += std::isfinite(v[i]);
+  EXPECT_GT(finite, 0u);
 }
 
 TEST(EthtoolProbe, PerQueueOnlyNicIsSkippedWithItsReason) {

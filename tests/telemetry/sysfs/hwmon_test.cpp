@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "../probe_test_util.h"
 
@@ -85,6 +86,12 @@ TEST(SysHwmonProbe, SentinelValuesAreGaps) {
   EXPECT_TRUE(std::isnan(value(p, v, "sys.hwmon:fan.nct6775.fan1")));
   EXPECT_DOUBLE_EQ(value(p, v, "sys.hwmon:temp.coretemp.Package_id_0"), 45.0);
   EXPECT_DOUBLE_EQ(value(p, v, "sys.hwmon:curr.nct6775.curr1"), 4294967.294);
+  // A temperature below absolute zero is no reading; a negative current is one.
+  root.write("sys/class/hwmon/hwmon0/temp2_input", "-268800000\n");
+  root.write("sys/class/hwmon/hwmon2/curr1_input", "-500\n");
+  const auto w = sample(p);
+  EXPECT_TRUE(std::isnan(value(p, w, "sys.hwmon:temp.coretemp.temp2")));
+  EXPECT_DOUBLE_EQ(value(p, w, "sys.hwmon:curr.nct6775.curr1"), -0.5);
 }
 
 TEST(SysHwmonProbe, OldLayoutUnderDevice) {
@@ -109,6 +116,33 @@ TEST(SysHwmonProbe, RemovedChipIsNanSiblingsKeepValues) {
   EXPECT_TRUE(std::isnan(v[3]));
   EXPECT_DOUBLE_EQ(v[4], 1.032);
   EXPECT_DOUBLE_EQ(v[5], 2.5);
+}
+
+// As on a host: /sys/class/hwmon/hwmonN are symlinks to the devices. After the NVMe drive's
+// chip went away the kernel gives its number to the next chip that registers (ida_alloc): the
+// sensor reads NaN, never the new chip's values.
+TEST(SysHwmonProbe, AReusedChipNumberIsNotReadAsTheOldChip) {
+  TempRoot root("host-2socket");
+  root.write("sys/devices/pci0000:00/nvme0/hwmon/hwmon7/name", "nvme\n");
+  root.write("sys/devices/pci0000:00/nvme0/hwmon/hwmon7/temp1_label", "Composite\n");
+  root.write("sys/devices/pci0000:00/nvme0/hwmon/hwmon7/temp1_input", "40000\n");
+  std::filesystem::create_directory_symlink(root.path() / "sys/devices/pci0000:00/nvme0/hwmon/hwmon7",
+                                            root.path() / "sys/class/hwmon/hwmon7");
+  SysHwmonProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  EXPECT_DOUBLE_EQ(value(p, sample(p), "sys.hwmon:temp.nvme.Composite"), 40.0);
+  // The drive is removed; an amdgpu chip registers as hwmon7.
+  root.remove("sys/devices/pci0000:00/nvme0");
+  root.remove("sys/class/hwmon/hwmon7");
+  root.write("sys/devices/pci0000:00/amdgpu/hwmon/hwmon7/name", "amdgpu\n");
+  root.write("sys/devices/pci0000:00/amdgpu/hwmon/hwmon7/temp1_label", "edge\n");
+  root.write("sys/devices/pci0000:00/amdgpu/hwmon/hwmon7/temp1_input", "90000\n");
+  std::filesystem::create_directory_symlink(root.path() / "sys/devices/pci0000:00/amdgpu/hwmon/hwmon7",
+                                            root.path() / "sys/class/hwmon/hwmon7");
+  EXPECT_TRUE(std::isnan(value(p, sample(p), "sys.hwmon:temp.nvme.Composite")));
+  // The same device back at its own path: read again.
+  root.write("sys/devices/pci0000:00/nvme0/hwmon/hwmon7/temp1_input", "41000\n");
+  EXPECT_DOUBLE_EQ(value(p, sample(p), "sys.hwmon:temp.nvme.Composite"), 41.0);
 }
 
 TEST(SysHwmonProbe, UnavailableWithoutHwmon) {

@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "../probe_test_util.h"
+#include "telemetry/file_reader.h"
 
 namespace reveal::telemetry {
 namespace {
@@ -56,6 +57,30 @@ TEST(SysfsAttr, ReadFailureRecovers) {
   EXPECT_FALSE(a.read());
   root.write("speed", "10000\n");
   EXPECT_EQ(a.read_number(), 10000);
+}
+
+// A faulty sensor's failed read (here a directory in its place, EISDIR; on hosts EIO, ENODATA)
+// and content too long for an attribute are counted for the probe's error count; an attribute
+// that is gone is not.
+TEST(SysfsAttr, FailedReadsAreCountedGoneOnesAreNot) {
+  TempRoot root("host-2socket");
+  std::filesystem::create_directories(root.path() / "temp1_input");
+  root.write("long", std::string(SysfsAttr::kCapacity, '1'));
+  root.write("gone", "1\n");
+  SysfsAttr dir, lng, gone;
+  ASSERT_EQ(dir.open(root.path() / "temp1_input"), 0);
+  ASSERT_EQ(lng.open(root.path() / "long"), 0);
+  ASSERT_EQ(gone.open(root.path() / "gone"), 0);
+  root.remove("gone");
+  const std::uint64_t before = read_failures_on_this_thread();
+  EXPECT_FALSE(gone.read());
+  EXPECT_FALSE(gone.read());
+  EXPECT_EQ(read_failures_on_this_thread(), before) << "gone: not a failure";
+  EXPECT_FALSE(dir.read());
+  EXPECT_EQ(errno, EISDIR) << "errno kept";
+  EXPECT_EQ(read_failures_on_this_thread(), before + 1);
+  EXPECT_FALSE(lng.read());
+  EXPECT_EQ(read_failures_on_this_thread(), before + 2);
 }
 
 // A live attribute answering EINVAL (carrier of an interface that is administratively down)

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "../probe_test_util.h"
 
 namespace reveal::telemetry {
@@ -33,6 +35,19 @@ TEST(SysThermalProbe, SameTypeTwiceStaysUnique) {
   ASSERT_TRUE(p.open(root.path()).available);
   EXPECT_EQ(p.channels()[2].name, "sys.thermal:temp.x86_pkg_temp.zone2");
   EXPECT_DOUBLE_EQ(sample(p)[2], 51.0);
+}
+
+// Firmware garbage below absolute zero (raspberrypi/firmware#133: thermal_zone0 read
+// -650788984) is a gap, not an outlier; a cold but real reading is kept.
+TEST(SysThermalProbe, BelowAbsoluteZeroIsAGap) {
+  TempRoot root("host-2socket");
+  SysThermalProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  root.write("sys/class/thermal/thermal_zone0/temp", "-650788984\n");
+  root.write("sys/class/thermal/thermal_zone1/temp", "-40000\n");
+  const auto v = sample(p);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_DOUBLE_EQ(v[1], -40.0);
 }
 
 TEST(SysThermalProbe, RemovedZoneIsNanSiblingsKeepValues) {
