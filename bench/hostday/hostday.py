@@ -1560,6 +1560,28 @@ def read_beside(path):
     return [(int(a * 1e9), int(b * 1e9)) for a, b in spans if b >= a]
 
 
+def impact_of(inc, f):
+    """Issue #22: the incident's estimated slowdown of the fault's job (its `impact`, the job's
+    cgroup among the tenants judged) against the one measured from the job's steps, both as the
+    share of its speed lost in %: measured = 1 − step before / step during (a step effect of
+    +100 % is 50 % of the speed lost). Only the keys that can be filled."""
+    r = {}
+    imp = inc.get("impact") or {}
+    if imp.get("slowdown") is not None and f.get("job_cgroup"):
+        job = norm_cg(f["job_cgroup"])
+        t = next((t for t in imp.get("tenants") or [] if norm_cg(t.get("cgroup")) == job), None)
+        if t and t.get("throughput") is not None:
+            r["impact_est_loss_pct"] = round((1 - t["throughput"]) * 100, 1)
+    elif imp and imp.get("slowdown") is None:
+        r["impact_unknown"] = imp.get("basis") or "unknown"
+    eff = f.get("step_effect_pct")
+    if eff is not None and eff > -100:
+        r["measured_loss_pct"] = round((1 - 1 / (1 + eff / 100)) * 100, 1)
+    if "impact_est_loss_pct" in r and "measured_loss_pct" in r:
+        r["impact_error_pts"] = round(r["impact_est_loss_pct"] - r["measured_loss_pct"], 1)
+    return r
+
+
 def score_source(incidents, faults, events, span, absences=0, beside=None):
     """Event-level scores of one incident list against the labels over span = (start_ns, end_ns).
     `beside`: spans of unlabelled work on the host (read_beside()); false incidents within
@@ -1597,6 +1619,7 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
                      onset_subsystem=m["subsystem"], onset_subsystem_ok=m["subsystem"] == f["subsystem"],
                      outlast_s=(max(i["end_unix_ns"] for i in ov) - f["end_unix_ns"]) / 1e9, incidents=len(ov),
                      opened_inside=any(f["start_unix_ns"] <= i["start_unix_ns"] <= f["end_unix_ns"] for i in ov))
+            r.update(impact_of(m, f))
         per_fault.append(r)
     caught = [r for r in per_fault if r["caught"]]
     measurable = [r for r in per_fault if r.get("effect_measurable")]
@@ -1646,6 +1669,12 @@ def score_source(incidents, faults, events, span, absences=0, beside=None):
         "faults_measurable": len(measurable), "caught_measurable": sum(r["caught"] for r in measurable),
         "faults_not_measurable": sum(1 for r in per_fault if r.get("effect_measurable") is False),
         "recall_measurable": sum(r["caught"] for r in measurable) / len(measurable) if measurable else None,
+        # issue #22: the caught faults whose incident estimated their job's slowdown, and how far
+        # off it was (points of the share of speed lost), against the steps
+        "impact_estimated": sum(1 for r in caught if "impact_est_loss_pct" in r),
+        "impact_compared": sum(1 for r in caught if "impact_error_pts" in r),
+        "impact_mae_pts": (statistics.mean(abs(r["impact_error_pts"]) for r in caught if "impact_error_pts" in r)
+                           if any("impact_error_pts" in r for r in caught) else None),
         "caught_opened_inside": sum(1 for r in caught if r["opened_inside"]),
         "recall_opened_inside": sum(1 for r in caught if r["opened_inside"]) / len(fl) if fl else None,
         # the stricter reading: a fault counts as found only when an incident opened inside it (an
@@ -1821,6 +1850,7 @@ def cmd_score(a):
             row[f"{col}_caught"] = sum(r["caught"] for r in rk)
             row[f"{col}_ttd_s"] = [round(r["ttd_s"], 1) for r in rk if r["caught"]]
             row[f"{col}_subsystems"] = [r["detected_subsystem"] for r in rk if r["caught"]]
+            row[f"{col}_impact_error_pts"] = [r["impact_error_pts"] for r in rk if "impact_error_pts" in r]
         per_kind.append(row)
     n_ev = {e: sum(1 for x in events if x["event"] == e) for e in ("start", "stop", "phase")}
     fault_list = [{k: f.get(k) for k in ("id", "kind", "subsystem", "job", "workload", "start_unix_ns", "end_unix_ns",
@@ -1988,8 +2018,12 @@ def render_md(r):
     def cell(x):
         if not x["caught"]:
             return "missed"
+        imp = ""
+        if "impact_est_loss_pct" in x:
+            imp = f"; slowdown est {x['impact_est_loss_pct']:.0f} %" + (
+                f" vs {x['measured_loss_pct']:.0f} % measured" if "measured_loss_pct" in x else "")
         return (f"{x['ttd_s']:.1f}, {x['detected_subsystem']}, {x['outlast_s']:.0f}; "
-                f"{fmt(x.get('aggressor_named'))} / {fmt(x.get('victim_named'))}")
+                f"{fmt(x.get('aggressor_named'))} / {fmt(x.get('victim_named'))}{imp}")
     for i, f in enumerate(r["fault_list"]):
         eff = f.get("step_effect_pct")
         noise = "" if f.get("step_noise_pct") is None else f" ({f['step_noise_pct']:+.0f})"

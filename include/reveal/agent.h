@@ -37,6 +37,11 @@
 //                                          (not `channel`: that label marks raw channels only)
 //     reveal_incident_active_start_timestamp_seconds   gauge (present while open)
 //     reveal_incident_active_confidence    gauge share of the evidence for its subsystem (0..1)
+//     reveal_incident_active_slowdown_ratio   gauge its estimated cost: the share of its speed the
+//                                          largest running tenant lost (0..1; Incident::impact,
+//                                          from CPU time; absent when unknown)
+//     reveal_incident_active_lost_job_seconds gauge job-seconds of work the running tenants lost so
+//                                          far (absent when unknown)
 //     reveal_incident_pending{subsystem,focus,top_channel}  gauge 1 while an incident is open but
 //                                          not reported yet (StreamingDetector::pending(); absent
 //                                          otherwise): it becomes the active one, a transient, or

@@ -1,6 +1,7 @@
 // Incidents: runs of anomalous windows, with attribution to a subsystem and channels.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -114,6 +115,31 @@ struct TenantEvidence {
   std::string text;       // "j02 cpu pressure 4 % -> 61 %", "j03 CPU 0.0 -> 1.9 cores (new)"
 };
 
+// What an incident cost a tenant that was running before it (issue #22), from its CPU time:
+// its CPU use over the before and after spans of judge_tenants() (reveal/tenants.h).
+struct TenantImpact {
+  std::string cgroup;
+  double cores_before = 0, cores_after = 0;
+  double throughput = 1;  // cores_after / cores_before, at most 1: the share of its speed it kept
+};
+
+// The incident's estimated cost (incident_impact() in reveal/tenants.h). Proxy: CPU time measures a job's progress when a fault takes CPU away from
+// it or makes it wait (CPU contention, I/O and network stalls, reclaim); it does not when each
+// CPU-second does less (cache or memory-bandwidth thieves, frequency or thermal throttling) or
+// when the work runs on a GPU, so an incident named gpu or power_thermal is "unknown".
+struct IncidentImpact {
+  bool measured = false;  // tenant scans covered both spans; otherwise nothing is known or shown
+  std::vector<TenantImpact> tenants;  // the tenants judged (largest CPU use before first)
+  // 1 − throughput of the first tenant (fraction of its speed lost, 0..1), and the lowest and
+  // highest over all of them; NaN: unknown (`basis` says why).
+  double slowdown = std::nan(""), slowdown_lo = std::nan(""), slowdown_hi = std::nan("");
+  // Σ over the tenants of (1 − throughput) × the incident's duration: job-seconds of work lost,
+  // assuming the slowdown measured over the first kTenantAfterS held throughout. NaN: unknown.
+  double job_seconds_lost = std::nan("");
+  std::string basis;  // what the estimate rests on, or why there is none
+  bool known() const { return std::isfinite(slowdown); }
+};
+
 struct Incident {
   // "anomaly": anomalous windows (the detectors); "absence": channels that stopped producing
   // data (absence.h; peak_score 0, z 0, value NaN in `top`). Among the workload changes
@@ -161,6 +187,9 @@ struct Incident {
   // Cgroups hurt around the onset, and those whose CPU use rose with it (reveal/tenants.h);
   // empty when the host's cgroups show neither or no tenant scans were recorded.
   std::vector<TenantEvidence> victims, aggressors;
+  // What it cost the tenants running before it (see IncidentImpact; measured = false without
+  // tenant scans).
+  IncidentImpact impact;
   // A workload change (kind "workload_change") that was first reported as an incident and then
   // withdrawn, once the tenant scans showed a new workload starting on a host where it hurt
   // nobody (reveal/tenants.h, judge_workload_start()), or a transient (kind "transient": an

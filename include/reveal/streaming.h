@@ -481,7 +481,9 @@ class StreamingDetector {
 //     end goes back to its last anomalous window) and kept once the scans cover that span.
 //     The finding depends on the incident's start and end alone — not on when the close was
 //     decided — so the agent's and the replay's agree, and equal `reveal detect`'s
-//     attach_tenants() for the same start and end;
+//     attach_tenants() for the same start and end; so does their cost (Incident::impact,
+//     incident_impact() of that finding), with job_seconds_lost over the incident's duration at
+//     each push;
 //   - withdraws the open incident as a workload change (StreamingDetector::withdraw_incident)
 //     when judge_workload_start() calls its onset a new workload starting (decided once per
 //     incident, 5–10 s after its onset).
@@ -497,6 +499,9 @@ class TenantFeed {
   bool frozen_ = false;          // the scans covered that span: judged again only if it moves
   bool start_decided_ = false;
   TenantFinding finding_;
+  IncidentImpact impact_;              // incident_impact(finding_, ...) as last computed
+  bool impact_valid_ = false;          // impact_ is finding_'s
+  bool impact_cpu_measures_ = true;    // for an incident named other than gpu or power_thermal
 };
 
 // `reveal detect --streaming`: pushes every sample of `run` through a StreamingDetector (and

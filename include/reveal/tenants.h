@@ -63,12 +63,33 @@ inline constexpr std::size_t kTenantMax = 3;
 
 struct TenantFinding {
   std::vector<TenantEvidence> victims, aggressors;
+  // Impact (issue #22): whether both spans had scans, and the tenants whose speed is judged —
+  // running before (kTenantCpuStep cores or more), not young (as judge_workload_start() has it),
+  // not an aggressor, not "/" — with their CPU use in both spans, largest before first, at most
+  // kTenantMax.
+  bool measured = false;
+  std::vector<TenantImpact> impacts;
 };
 TenantFinding judge_tenants(const TenantTimeline& timeline, std::int64_t onset_unix_ns, std::int64_t end_unix_ns);
 
-// Copies a finding into an incident (Incident::victims, Incident::aggressors), judged over
-// [incident.start_unix_ns, incident.end_unix_ns].
+// Copies a finding into an incident (Incident::victims, Incident::aggressors, Incident::impact),
+// judged over [incident.start_unix_ns, incident.end_unix_ns].
 void attach_tenants(Incident& incident, const TenantTimeline& timeline);
+
+// The incident's cost from a finding (Incident::impact): not measured without scans; unknown
+// ("basis" says why) when no tenant ran kTenantCpuStep cores before the onset, or when the
+// incident is named gpu or power_thermal (CPU time is no measure of progress there); otherwise
+// slowdown = 1 − the first tenant's throughput, the range over all judged tenants, and
+// job_seconds_lost = Σ (1 − throughput) × (end − start). Both drivers call it on the same
+// finding (attach_tenants, TenantFeed), so they report the same cost.
+IncidentImpact incident_impact(const TenantFinding& finding, const Incident& incident);
+// One line for the reports: "jobs/a ran at 56 % of its speed (slowdown 44 %), about 26
+// job-seconds lost" (with "; 2 tenants: slowdown 30-44 %" for several), or the basis when unknown
+// ("unknown: ..."); "" when not measured.
+std::string impact_text(const IncidentImpact& impact);
+// job_seconds_lost for `impact`'s tenants over the incident's current duration (the agent
+// updates an open incident's every sample; allocates nothing).
+double job_seconds_lost(const IncidentImpact& impact, const Incident& incident);
 // The same for a whole `reveal detect` result: attach_tenants(DetectResult&, ...) in
 // reveal/offline.h.
 

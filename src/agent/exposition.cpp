@@ -327,6 +327,14 @@ std::string render_metrics(const AgentSnapshot& s) {
            double(a.start_unix_ns) / 1e9);
     single(out, "reveal_incident_active_confidence", "gauge",
            "Share of the open incident's evidence that belongs to its subsystem (0..1)", a.confidence);
+    if (a.impact.known()) {
+      single(out, "reveal_incident_active_slowdown_ratio", "gauge",
+             "Estimated share of its speed the largest running tenant lost to the open incident (0..1), from its "
+             "CPU time (absent when unknown)",
+             a.impact.slowdown);
+      single(out, "reveal_incident_active_lost_job_seconds", "gauge",
+             "Estimated job-seconds of work the running tenants lost to the open incident so far", a.impact.job_seconds_lost);
+    }
   }
 
   if (s.pending) {

@@ -145,6 +145,7 @@ Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_en
     TenantEvidence ev;
   };
   std::vector<Ranked> victims, aggressors;
+  std::vector<TenantImpact> impacts;
   double outside_rise = 0.0, young_cores = 0.0;
   for (const auto& [id, seen_after] : after) {
     if (!seen_after.has_rates()) continue;
@@ -186,7 +187,12 @@ Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_en
       }
     }
     const double was = appeared ? 0.0 : or0(b->cores);
-    if (std::isfinite(a.cores) && a.cores - was >= kTenantCpuStep && a.cores >= 1.5 * was) {
+    const bool rose = std::isfinite(a.cores) && a.cores - was >= kTenantCpuStep && a.cores >= 1.5 * was;
+    // Impact: a tenant that ran a job before, is not new and did not take more CPU itself.
+    if (!outside && !is_young && !rose && b && std::isfinite(b->cores) && b->cores >= kTenantCpuStep &&
+        std::isfinite(a.cores))
+      impacts.push_back({path, b->cores, a.cores, std::min(1.0, a.cores / b->cores)});
+    if (rose) {
       if (outside)
         outside_rise = a.cores - was;  // judged against the young jobs below
       else
@@ -207,6 +213,12 @@ Judged judge(const TenantTimeline& tl, std::int64_t onset, std::int64_t after_en
   std::sort(aggressors.begin(), aggressors.end(), by_rise);
   for (std::size_t k = 0; k < victims.size() && k < kTenantMax; ++k) f.victims.push_back(std::move(victims[k].ev));
   for (std::size_t k = 0; k < aggressors.size() && k < kTenantMax; ++k) f.aggressors.push_back(std::move(aggressors[k].ev));
+  std::sort(impacts.begin(), impacts.end(), [](const TenantImpact& x, const TenantImpact& y) {
+    return x.cores_before != y.cores_before ? x.cores_before > y.cores_before : x.cgroup < y.cgroup;
+  });
+  if (impacts.size() > kTenantMax) impacts.resize(kTenantMax);
+  f.impacts = std::move(impacts);
+  f.measured = true;
   return out;
 }
 
@@ -248,8 +260,60 @@ WorkloadStartVerdict judge_workload_start(const TenantTimeline& tl, std::int64_t
 }
 
 
+double job_seconds_lost(const IncidentImpact& impact, const Incident& incident) {
+  if (!impact.known()) return std::nan("");
+  const double duration_s = double(std::max<std::int64_t>(0, incident.end_unix_ns - incident.start_unix_ns)) * 1e-9;
+  double lost = 0;
+  for (const auto& t : impact.tenants) lost += (1.0 - t.throughput) * duration_s;
+  return lost;
+}
+
+IncidentImpact incident_impact(const TenantFinding& f, const Incident& incident) {
+  IncidentImpact m;
+  m.measured = f.measured;
+  if (!f.measured) return m;
+  m.tenants = f.impacts;
+  if (m.tenants.empty()) {
+    m.basis = fmt::format("unknown: no tenant ran {:.2f} cores or more before the onset (besides new ones and "
+                          "those whose CPU use rose)",
+                          kTenantCpuStep);
+    return m;
+  }
+  if (incident.subsystem == Subsystem::gpu || incident.subsystem == Subsystem::power_thermal) {
+    m.basis = "unknown: CPU time does not measure a job's progress on a GPU or on throttled clocks (an incident "
+              "named gpu or power_thermal)";
+    return m;
+  }
+  m.slowdown = 1.0 - m.tenants.front().throughput;
+  m.slowdown_lo = m.slowdown_hi = m.slowdown;
+  for (const auto& t : m.tenants) {
+    m.slowdown_lo = std::min(m.slowdown_lo, 1.0 - t.throughput);
+    m.slowdown_hi = std::max(m.slowdown_hi, 1.0 - t.throughput);
+  }
+  m.job_seconds_lost = job_seconds_lost(m, incident);
+  m.basis = "CPU time over the first " + fmt::format("{:.0f}", kTenantAfterS) + " s against the minute before: ";
+  for (std::size_t k = 0; k < m.tenants.size(); ++k)
+    m.basis += fmt::format("{}{} {:.2f} -> {:.2f} cores", k ? "; " : "", m.tenants[k].cgroup, m.tenants[k].cores_before,
+                           m.tenants[k].cores_after);
+  m.basis += " (a fault that slows each CPU-second, such as a cache or memory-bandwidth thief, is not seen)";
+  return m;
+}
+
+std::string impact_text(const IncidentImpact& m) {
+  if (!m.measured) return {};
+  if (!m.known()) return m.basis;
+  std::string o = fmt::format("{} ran at {:.0f} % of its speed (slowdown {:.0f} %", m.tenants.front().cgroup,
+                              100.0 * (1.0 - m.slowdown), 100.0 * m.slowdown);
+  if (m.tenants.size() > 1)
+    o += fmt::format("; {} tenants: slowdown {:.0f}-{:.0f} %", m.tenants.size(), 100.0 * m.slowdown_lo,
+                     100.0 * m.slowdown_hi);
+  o += fmt::format("), about {:.0f} job-seconds lost", m.job_seconds_lost);
+  return o;
+}
+
 void attach_tenants(Incident& incident, const TenantTimeline& timeline) {
   TenantFinding f = judge_tenants(timeline, incident.start_unix_ns, incident.end_unix_ns);
+  incident.impact = incident_impact(f, incident);
   incident.victims = std::move(f.victims);
   incident.aggressors = std::move(f.aggressors);
 }

@@ -244,9 +244,11 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   for (const auto& span : find_absences(run, L)) res.incidents.push_back(absence_incident(run, span, opts.top_channels));
   std::stable_sort(res.incidents.begin(), res.incidents.end(),
                    [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
-  attach_tenants(res, run.tenants);
   if (changes) withdraw_workload_starts(res, run.tenants);
   if (changes) retire_transients(res, opts.incident);
+  // After both (neither reads the tenants): a withdrawn start is named anew, and its cost is
+  // judged under the name it ends with, as the streaming detector's is.
+  attach_tenants(res, run.tenants);
   std::array<DetectorTrace*, pipeline::kNumStreams> traces{&tz, &ttr, &tif, &tspe, &tt2};  // stream order
   for (std::size_t d = 0; d < traces.size(); ++d) {
     traces[d]->threshold = model.threshold(d);

@@ -18,6 +18,7 @@ bool TenantFeed::after_push(StreamingDetector& detector, const StreamUpdate& u, 
     if (inc.start_unix_ns != onset_) {  // a new incident (or one re-dated by a restart)
       onset_ = inc.start_unix_ns;
       frozen_ = false;
+      impact_valid_ = false;
       start_decided_ = false;
     }
     // The after span ends at min(end, onset + kTenantAfterS): judged again whenever that moves
@@ -29,7 +30,19 @@ bool TenantFeed::after_push(StreamingDetector& detector, const StreamUpdate& u, 
       finding_ = judge_tenants(tenants, inc.start_unix_ns, inc.end_unix_ns);
       judged_end_ = after_end;
       frozen_ = latest >= after_end;
+      impact_valid_ = false;
     }
+    // The cost (incident_impact()): computed again only when the finding was, or the incident
+    // moved to or from a subsystem CPU time cannot measure; copied in (into the buffers the
+    // incident holds already) with the duration it has now.
+    const bool cpu_measures = inc.subsystem != Subsystem::gpu && inc.subsystem != Subsystem::power_thermal;
+    if (!impact_valid_ || cpu_measures != impact_cpu_measures_) {
+      impact_ = incident_impact(finding_, inc);
+      impact_cpu_measures_ = cpu_measures;
+      impact_valid_ = true;
+    }
+    inc.impact = impact_;
+    inc.impact.job_seconds_lost = job_seconds_lost(inc.impact, inc);
     inc.victims = finding_.victims;
     inc.aggressors = finding_.aggressors;
   };

@@ -10,6 +10,7 @@
 
 #include "reveal/features.h"
 #include "reveal/report.h"
+#include "reveal/tenants.h"
 #include "reveal/units.h"
 #include "svg.h"
 
@@ -314,6 +315,11 @@ std::string incident_card(const HostSeries& hs, const DetectResult& r, std::size
       for (const auto& t : *list) o += esc(t.text) + (&t == &list->back() ? "" : "; ");
       o += "</p>";
     }
+  if (inc.impact.measured) {
+    o += "<p class=\"impact\"><b>Impact:</b> " + esc(impact_text(inc.impact));
+    if (inc.impact.known()) o += " <span class=\"basis\">(" + esc(inc.impact.basis) + ")</span>";
+    o += "</p>";
+  }
   o += fmt::format("<p class=\"action\"><b>Action:</b> {}</p>", esc(inc.action));
   o += "<div class=\"multiples\">";
   // In an anomaly, a channel within one robust SD of its reference is no evidence (a run with few

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reveal/report.h"
+#include "reveal/tenants.h"
 #include "reveal/units.h"
 
 namespace reveal {
@@ -48,6 +49,20 @@ nlohmann::json incident_json(const Incident& inc) {
                    {"after", num(t.after)}, {"appeared", t.appeared}, {"text", t.text}});
     return a;
   };
+  json impact = nullptr;
+  if (inc.impact.measured) {
+    json per = json::array();
+    for (const auto& t : inc.impact.tenants)
+      per.push_back({{"cgroup", t.cgroup}, {"cores_before", num(t.cores_before)}, {"cores_after", num(t.cores_after)},
+                     {"throughput", num(t.throughput)}});
+    impact = {{"slowdown", num(inc.impact.slowdown)},
+              {"slowdown_lo", num(inc.impact.slowdown_lo)},
+              {"slowdown_hi", num(inc.impact.slowdown_hi)},
+              {"job_seconds_lost", num(inc.impact.job_seconds_lost)},
+              {"tenants", per},
+              {"basis", inc.impact.basis},
+              {"text", impact_text(inc.impact)}};
+  }
   return {{"kind", inc.kind}, {"start", format_utc(inc.start_unix_ns)}, {"end", format_utc(inc.end_unix_ns)},
           {"start_unix_ns", inc.start_unix_ns}, {"end_unix_ns", inc.end_unix_ns},
           {"start_s", inc.start_s}, {"end_s", inc.end_s}, {"peak_score", inc.peak_score},
@@ -55,7 +70,7 @@ nlohmann::json incident_json(const Incident& inc) {
           {"subsystem_shares", shares},
           {"focus", inc.focus.empty() ? json(nullptr) : json(inc.focus)},
           {"focus_share", inc.focus_share}, {"detectors", dets}, {"top_channels", top}, {"symptom", symptom},
-          {"victims", tenants(inc.victims)}, {"aggressors", tenants(inc.aggressors)},
+          {"victims", tenants(inc.victims)}, {"aggressors", tenants(inc.aggressors)}, {"impact", impact},
           {"withdrawn", inc.withdrawn.empty() ? json(nullptr)
                                               : json{{"at", format_utc(inc.withdrawn_unix_ns)},
                                                      {"at_unix_ns", inc.withdrawn_unix_ns}, {"text", inc.withdrawn}}},

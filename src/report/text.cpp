@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "reveal/report.h"
+#include "reveal/tenants.h"
 #include "reveal/units.h"
 
 namespace reveal {
@@ -145,6 +146,10 @@ void incident_details(const DetectResult& r, std::string& o) {
                        format_value(inc.symptom.reference, inc.symptom.unit), inc.symptom.z);
     for (const auto& t : inc.victims) o += "  hurt        " + t.text + "\n";
     for (const auto& t : inc.aggressors) o += "  neighbour   " + t.text + " (CPU use rose with the onset)\n";
+    if (inc.impact.measured) {
+      o += "  impact      " + impact_text(inc.impact) + "\n";
+      if (inc.impact.known()) o += "              (" + inc.impact.basis + ")\n";
+    }
     o += "  top channels (value during incident vs reference median, robust z):\n";
     for (const auto& ev : inc.top)
       o += fmt::format("    {:<42} {:>14} vs {:<14} z {:+.1f}  [{}]\n", ev.name, format_value(ev.value, ev.unit),

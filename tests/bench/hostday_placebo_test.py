@@ -2,7 +2,8 @@
 """Unit test of the host day scorer's placebo (bench/hostday/hostday.py add_step_noise()): a fault
 that slows its job beyond what the job varies by on its own is measurable, one within that is not,
 a job too short for a placebo borrows its workload's other jobs' or stays unknown, and placebo
-intervals keep clear of faults and of other jobs' starts. Synthetic step logs; no reveal binary.
+intervals keep clear of faults and of other jobs' starts; and impact_of() (issue #22), an
+incident's estimated slowdown against the steps. Synthetic step logs; no reveal binary.
     usage: hostday_placebo_test.py REPO"""
 import os
 import random
@@ -90,6 +91,17 @@ def main():
         every = H.placebo_effects(rows, 0, 40 * S, j1["start_unix_ns"], j1["end_unix_ns"], [])
         check(max(every) > 60, f"without the fault spans, the doubled steps are in the placebo: {max(every)}")
         check(H.placebo_effects([], 0, 40 * S, j1["start_unix_ns"], j1["end_unix_ns"], []) == [], "no steps: none")
+        # issue #22: the incident's estimated slowdown of the fault's job against its steps
+        inc = {"impact": {"slowdown": 0.5, "tenants": [{"cgroup": "hd/j2", "throughput": 0.9},
+                                                        {"cgroup": "hd/j1", "throughput": 0.55}]}}
+        r = H.impact_of(inc, {"job_cgroup": "hd/j1", "step_effect_pct": 100.0})
+        check(r == {"impact_est_loss_pct": 45.0, "measured_loss_pct": 50.0, "impact_error_pts": -5.0},
+              f"impact of the fault's own job, +100 % steps = 50 % of its speed lost: {r}")
+        r = H.impact_of({"impact": {"slowdown": None, "basis": "unknown: gpu", "tenants": []}},
+                        {"job_cgroup": "hd/j1", "step_effect_pct": None})
+        check(r == {"impact_unknown": "unknown: gpu"}, f"unknown impact, no steps: {r}")
+        check(H.impact_of({}, {"job_cgroup": "hd/j3", "step_effect_pct": -50.0}) == {"measured_loss_pct": -100.0},
+              "no impact field; faster steps are a negative loss")
     print("ok: hostday placebo")
 
 

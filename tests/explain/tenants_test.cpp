@@ -73,6 +73,85 @@ TEST(Tenants, NamesTheJobHurtAndTheNewcomerUsingTheCpu) {
   EXPECT_EQ(f.aggressors[0].text, "jobs/newcomer CPU 0.00 -> 1.20 cores (new)");
 }
 
+// Impact (issue #22): the running tenants' CPU use before vs after, for the same timeline as
+// above: the job kept 0.9 of its 1.6 cores, the steady service all of its 0.5; the newcomer (an
+// aggressor, and new) is not judged.
+TEST(TenantImpact, TheRunningTenantsSpeedFromTheirCpuTime) {
+  const auto tl = timeline({"jobs/job", "jobs/newcomer", "system.slice/steady.service"}, [](double t, std::uint32_t id)
+                                                                                              -> std::optional<TenantCounters> {
+    TenantCounters c;
+    if (id == 0) {
+      c.cpu_usage_us = integral(t, 100, 1.6, 0.9);
+    } else if (id == 1) {
+      if (t < 102) return std::nullopt;
+      c.cpu_usage_us = 1.2e6 * (t - 102);
+    } else {
+      c.cpu_usage_us = integral(t, 0, 0.5, 0.5);
+    }
+    return c;
+  });
+  Incident inc;
+  inc.subsystem = Subsystem::cpu;
+  inc.start_unix_ns = 100 * kS;
+  inc.end_unix_ns = 160 * kS;
+  attach_tenants(inc, tl);
+  const IncidentImpact& m = inc.impact;
+  ASSERT_TRUE(m.measured);
+  ASSERT_EQ(m.tenants.size(), 2u);
+  EXPECT_EQ(m.tenants[0].cgroup, "jobs/job");
+  EXPECT_NEAR(m.tenants[0].cores_before, 1.6, 1e-9);
+  EXPECT_NEAR(m.tenants[0].cores_after, 0.9, 1e-9);
+  EXPECT_NEAR(m.tenants[0].throughput, 0.9 / 1.6, 1e-9);
+  EXPECT_EQ(m.tenants[1].cgroup, "system.slice/steady.service");
+  EXPECT_NEAR(m.tenants[1].throughput, 1.0, 1e-9);
+  ASSERT_TRUE(m.known());
+  EXPECT_NEAR(m.slowdown, 1 - 0.9 / 1.6, 1e-9);
+  EXPECT_NEAR(m.slowdown_lo, 0.0, 1e-9);
+  EXPECT_NEAR(m.slowdown_hi, 1 - 0.9 / 1.6, 1e-9);
+  EXPECT_NEAR(m.job_seconds_lost, (1 - 0.9 / 1.6) * 60, 1e-6);
+  EXPECT_EQ(impact_text(m),
+            "jobs/job ran at 56 % of its speed (slowdown 44 %; 2 tenants: slowdown 0-44 %), about 26 job-seconds lost");
+  EXPECT_NE(m.basis.find("jobs/job 1.60 -> 0.90 cores"), std::string::npos) << m.basis;
+  // The duration grows, the finding stays: job_seconds_lost follows (the agent's open incident).
+  inc.end_unix_ns = 220 * kS;
+  EXPECT_NEAR(job_seconds_lost(inc.impact, inc), (1 - 0.9 / 1.6) * 120, 1e-6);
+
+  // CPU time is no measure of a GPU job's progress or of throttled clocks: unknown, with why.
+  for (Subsystem s : {Subsystem::gpu, Subsystem::power_thermal}) {
+    Incident g = inc;
+    g.subsystem = s;
+    attach_tenants(g, tl);
+    EXPECT_TRUE(g.impact.measured);
+    EXPECT_FALSE(g.impact.known());
+    EXPECT_TRUE(std::isnan(g.impact.job_seconds_lost));
+    EXPECT_EQ(impact_text(g.impact).rfind("unknown: CPU time does not measure", 0), 0u) << impact_text(g.impact);
+  }
+}
+
+TEST(TenantImpact, UnknownWithoutARunningTenantAndAbsentWithoutScans) {
+  // Only a newcomer: measured (scans on both sides), but nobody whose speed could be judged.
+  const auto tl = timeline({"jobs/newcomer"}, [](double t, std::uint32_t) -> std::optional<TenantCounters> {
+    if (t < 102) return std::nullopt;
+    TenantCounters c;
+    c.cpu_usage_us = 1.2e6 * (t - 102);
+    return c;
+  });
+  Incident inc;
+  inc.start_unix_ns = 100 * kS;
+  inc.end_unix_ns = 160 * kS;
+  attach_tenants(inc, tl);
+  EXPECT_TRUE(inc.impact.measured);
+  EXPECT_FALSE(inc.impact.known());
+  EXPECT_EQ(impact_text(inc.impact).rfind("unknown: no tenant ran 0.25 cores or more", 0), 0u) << impact_text(inc.impact);
+  // No scans at all: nothing measured, nothing shown.
+  Incident none;
+  none.start_unix_ns = 100 * kS;
+  none.end_unix_ns = 160 * kS;
+  attach_tenants(none, TenantTimeline{});
+  EXPECT_FALSE(none.impact.measured);
+  EXPECT_EQ(impact_text(none.impact), "");
+}
+
 TEST(Tenants, ProcessesOutsideEveryCgroupAreNamedAsTheNeighbour) {
   // A build in an admin's shell (no cgroup of its own): "/" from 0.05 to 1.1 cores at 100 s,
   // the job's CPU use 1.9 -> 0.9 cores and its cpu pressure 3 % -> 85 %.
