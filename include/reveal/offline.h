@@ -174,6 +174,13 @@ struct DetectResult {
 // and the detectors' matrices; 550 MB for 2 h of 807 channels, 816 MB for 3 h).
 inline constexpr std::uint64_t kWholeRunMaxValues = std::uint64_t{1} << 22;
 
+// Frees a result's per-window traces (window_start_s, window_end_s, fused, window_top_channel,
+// window_top_z, window_symptom, window_z, and each detector's raw, calibrated, tail_p and level),
+// keeping the incidents, workload changes, notes, metadata and counts: what the text report
+// (reveal/report.h render_text) and a peers ranking read. ~150 bytes a window and channel
+// names: a day at 15 s is some 1.4 MB a host (issue #19, peers of a fleet).
+void drop_window_traces(DetectResult& r);
+
 class DetectError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

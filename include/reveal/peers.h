@@ -100,10 +100,19 @@ struct PeersResult {
 // once (`use` is safe to call concurrently); its exceptions pass through.
 using PeerReader = std::function<void(const std::function<void(std::size_t, const Recording&)>& use)>;
 
+// Called once per host right after it is scored (its name, score, windows, anomalous_windows,
+// incident_windows, peak and result set), one call at a time (under the lock that hands the
+// scored hosts over: hosts scored on other threads wait meanwhile), on the thread that scored it. It may
+// hand the result to an output and release what no later step needs: the ranking, the odd host
+// and its strongest channels read only those fields and result.incidents (e.g.
+// drop_window_traces(), reveal/offline.h, so that a fleet's per-window traces are never all in
+// memory; issue #19). Its exceptions pass through.
+using PeerScored = std::function<void(PeerHost&)>;
+
 // `names[i]` names host i (names.size() == hosts, or empty: meta.hostname). Throws PeersError
 // (see above).
 PeersResult compare_peers(std::size_t hosts, const std::vector<std::string>& names, const PeerReader& read,
-                          const DetectOptions& opts);
+                          const DetectOptions& opts, const PeerScored& scored = {});
 // The same over recordings in memory.
 PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector<std::string>& names,
                           const DetectOptions& opts);

@@ -23,7 +23,11 @@ std::string render_peers_text(const PeersResult& pr, const std::string& source);
 std::string render_peers_json(const PeersResult& pr, const std::string& source);
 // The same text handed to `write` in pieces, a host's report at a time (written as it is
 // rendered: reveal/report.h write_json), so that a fleet's reports are never one document.
+// `host_report`, when given, writes a host's reveal.detect/1 document instead of write_json(h.result,
+// h.name, ...): the text that call would have written, e.g. spooled when the host was scored
+// before its per-window traces were dropped (reveal/peers.h PeerScored).
+using PeerReportWriter = std::function<void(const PeerHost&, const std::function<void(std::string_view)>&)>;
 void write_peers_json(const PeersResult& pr, const std::string& source,
-                      const std::function<void(std::string_view)>& write);
+                      const std::function<void(std::string_view)>& write, const PeerReportWriter& host_report = {});
 
 }  // namespace reveal

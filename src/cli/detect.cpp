@@ -39,6 +39,7 @@
 #include "file_args.h"
 #include "output_file.h"
 #include "progress_bar.h"
+#include "spool.h"
 #include "report/json.h"
 #include "time_arg.h"
 #ifdef REVEAL_WITH_HTTP
@@ -545,7 +546,21 @@ int report_peers(const Run& run, const Hosts& hosts, const PeerReader& read, Pro
                      "; nothing to compare with");
   DetectOptions d = o.d;
   d.progress = progress;
-  PeersResult pr = compare_peers(hosts.names.size(), hosts.names, read, d);
+  // Text and JSON need no host's per-window traces once it is scored (its JSON report is
+  // spooled to a temporary file then, and output in rank order at the end): they are dropped
+  // as each host is scored, so that memory does not grow with the fleet (issue #19). The HTML
+  // report draws them: kept.
+  std::optional<Spool> spool;
+  PeerScored scored;
+  if (!run.html.wanted()) {
+    if (o.json && !run.report) spool.emplace();
+    scored = [&](PeerHost& h) {
+      if (!run.user_window_z) h.result.window_z = Matrix();
+      if (spool) spool->add(h.name, [&](const Spool::Writer& w) { write_json(h.result, h.name, w); });
+      drop_window_traces(h.result);
+    };
+  }
+  PeersResult pr = compare_peers(hosts.names.size(), hosts.names, read, d, scored);
   run.bar.finish();
   std::size_t incidents = 0;
   for (const auto& h : pr.hosts) incidents += h.result.incidents.size();
@@ -561,7 +576,11 @@ int report_peers(const Run& run, const Hosts& hosts, const PeerReader& read, Pro
     for (auto& h : pr.hosts) h.result.window_z = Matrix();
   if (!run.report) {
     if (o.json)  // a host's report at a time: a fleet's reports are never one string
-      write_peers_json(pr, hosts.source, [](std::string_view piece) { write_stdout(std::string(piece)); });
+      write_peers_json(pr, hosts.source, [](std::string_view piece) { write_stdout(std::string(piece)); },
+                       spool ? PeerReportWriter([&](const PeerHost& h, const std::function<void(std::string_view)>& w) {
+                         spool->replay(h.name, w);
+                       })
+                             : PeerReportWriter());
     else
       write_stdout(render_peers_text(pr, hosts.source));
   }

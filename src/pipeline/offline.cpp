@@ -320,6 +320,22 @@ void retire_transients(DetectResult& result, const IncidentRule& rule) {
   });
 }
 
+void drop_window_traces(DetectResult& r) {
+  std::vector<double>().swap(r.window_start_s);
+  std::vector<double>().swap(r.window_end_s);
+  std::vector<double>().swap(r.fused);
+  std::vector<std::string>().swap(r.window_top_channel);
+  std::vector<double>().swap(r.window_top_z);
+  std::vector<std::string>().swap(r.window_symptom);
+  r.window_z = Matrix();
+  for (auto& d : r.detectors) {
+    std::vector<double>().swap(d.raw);
+    std::vector<double>().swap(d.calibrated);
+    std::vector<double>().swap(d.tail_p);
+    std::vector<double>().swap(d.level);
+  }
+}
+
 void attach_tenants(DetectResult& result, const TenantTimeline& timeline) {
   if (timeline.scans.empty()) return;
   for (auto& inc : result.incidents)

@@ -108,7 +108,7 @@ PeersResult compare_peers(const std::vector<Recording>& hosts, const std::vector
 }
 
 PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_in, const PeerReader& read_all,
-                          const DetectOptions& opts) {
+                          const DetectOptions& opts, const PeerScored& on_scored) {
   if (n < 2) throw PeersError("peers need at least two hosts, got " + std::to_string(n));
   if (!names_in.empty() && names_in.size() != n)
     throw PeersError("peers: " + std::to_string(names_in.size()) + " names for " + std::to_string(n) + " hosts");
@@ -346,6 +346,7 @@ PeersResult compare_peers(std::size_t n, const std::vector<std::string>& names_i
     }
     std::lock_guard lock(mu);
     if (scored[i]) throw PeersError("peers: host " + names[i] + " read twice");
+    if (on_scored) on_scored(p);
     scored[i] = std::move(p);
     if (opts.progress) opts.progress->update("peers", ++done, n);
   });

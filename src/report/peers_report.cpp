@@ -53,7 +53,7 @@ std::string render_peers_text(const PeersResult& pr, const std::string& source) 
 }
 
 void write_peers_json(const PeersResult& pr, const std::string& source,
-                      const std::function<void(std::string_view)>& write) {
+                      const std::function<void(std::string_view)>& write, const PeerReportWriter& host_report) {
   using nlohmann::json;
   const auto num = report::json_number;
   // The document is dump(2) of the object below; the hosts' array, and in it each host's report,
@@ -95,7 +95,10 @@ void write_peers_json(const PeersResult& pr, const std::string& source,
     const std::size_t r = ht.find(quoted("report"));
     write(i ? ",\n    " : "    ");
     in_element(std::string_view(ht).substr(0, r));
-    write_json(h.result, h.name, report::indented("      ", write));
+    if (host_report)
+      host_report(h, report::indented("      ", write));
+    else
+      write_json(h.result, h.name, report::indented("      ", write));
     in_element(std::string_view(ht).substr(r + quoted("report").size()));
   }
   if (!pr.hosts.empty()) write("\n  ]");

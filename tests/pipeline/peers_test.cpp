@@ -1,6 +1,8 @@
 // Peers reference (include/reveal/peers.h) on synthetic hosts of one job.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -71,6 +73,38 @@ TEST(Peers, TheHostWithALevelShiftIsNamed) {
   const PeersResult named = compare_peers(hosts, {"x.db", "y.db", "z.db"}, {});
   ASSERT_TRUE(named.odd.has_value());
   EXPECT_EQ(named.hosts[*named.odd].name, "y.db");
+}
+
+// Issue #19: each host is handed over once, scored, and may drop its per-window traces; the
+// ranking, the odd host and its channels stay the same.
+TEST(Peers, EachScoredHostIsHandedOverOnceAndMayDropItsTraces) {
+  const std::vector<Recording> hosts = {host("a", 1, kT0), host("b", 2, kT0, 120, 40, 80, 12.0), host("c", 3, kT0)};
+  const PeerReader read = [&](const std::function<void(std::size_t, const Recording&)>& use) {
+    for (std::size_t i = 0; i < hosts.size(); ++i) use(i, hosts[i]);
+  };
+  const PeersResult full = compare_peers(hosts.size(), {}, read, {});
+  std::vector<std::string> seen;
+  const PeersResult lean = compare_peers(hosts.size(), {}, read, {}, [&](PeerHost& h) {
+    EXPECT_GT(h.windows, 0u);
+    EXPECT_EQ(h.windows, h.result.fused.size()) << "handed over once scored, traces still there";
+    seen.push_back(h.name);
+    drop_window_traces(h.result);
+  });
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_EQ(lean.hosts.size(), full.hosts.size());
+  for (std::size_t i = 0; i < full.hosts.size(); ++i) {
+    EXPECT_EQ(lean.hosts[i].name, full.hosts[i].name);
+    EXPECT_DOUBLE_EQ(lean.hosts[i].score, full.hosts[i].score);
+    EXPECT_EQ(lean.hosts[i].result.incidents.size(), full.hosts[i].result.incidents.size());
+    EXPECT_TRUE(lean.hosts[i].result.fused.empty());
+    EXPECT_TRUE(lean.hosts[i].result.window_top_channel.empty());
+    for (const auto& d : lean.hosts[i].result.detectors) EXPECT_TRUE(d.level.empty() && d.raw.empty());
+  }
+  ASSERT_TRUE(lean.odd.has_value() && full.odd.has_value());
+  EXPECT_EQ(lean.hosts[*lean.odd].name, "b");
+  ASSERT_EQ(lean.odd_channels.size(), full.odd_channels.size());
+  EXPECT_EQ(lean.odd_channels.front().name, full.odd_channels.front().name);
 }
 
 TEST(Peers, NoHostStandsOutWhenAllAreAlike) {
