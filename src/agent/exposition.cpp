@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/json.h"
+#include "util/utf8.h"
 #include "reveal/agent.h"
 
 namespace reveal {
@@ -32,24 +33,6 @@ void append_sanitised(std::string& out, std::string_view s) {
     if (c == '_' && !out.empty() && out.back() == '_') continue;
     out.push_back(c);
   }
-}
-
-// Length of the valid UTF-8 sequence at the start of `v` (1 to 4), or 0 when it is not one
-// (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
-std::size_t utf8_sequence(std::string_view v) {
-  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(v[i]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
-  if (c >= 0xc2 && c <= 0xdf) n = 2;
-  else if (c >= 0xe0 && c <= 0xef) n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-  else if (c >= 0xf0 && c <= 0xf4) n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-  else return 0;
-  if (v.size() < n || b(1) < lo || b(1) > hi) return 0;
-  for (std::size_t i = 2; i < n; ++i)
-    if (b(i) < 0x80 || b(i) > 0xbf) return 0;
-  return n;
 }
 
 // Label value escaping of the text format: backslash, double quote and line feed; a byte that

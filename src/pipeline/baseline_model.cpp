@@ -285,7 +285,8 @@ std::string BaselineModel::metadata_json() const {
         {"reference_windows", wm_->reference_windows()}, {"pca_components", wm_->pca_components()}}},
       {"channels", channels},
   };
-  return j.dump(2);
+  // A crafted store's names may hold invalid UTF-8 (the probes' names never do): U+FFFD, not a throw.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string BaselineModel::encode() const {

@@ -673,7 +673,7 @@ std::span<const double> StreamingDetector::rebased(std::span<const double> z, st
 }
 
 void StreamingDetector::begin_successor() {
-  const std::size_t K = fused_ring_.size(), stride = opts_.detect.window.stride;
+  const std::size_t K = fused_ring_.size();
   const std::size_t last = tracker_.last(), first = last + 1 - std::min(second_run_, K);
   const std::uint64_t from_row = second_from_row_;  // where the second cause's windows began
   const std::size_t j = std::size_t(second_);

@@ -1,4 +1,5 @@
 #include "telemetry/file_reader.h"
+#include "util/utf8.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -184,7 +185,7 @@ std::string channel_name(std::string_view source, std::string_view field, std::s
   s.reserve(source.size() + field.size() + index.size() + 2);
   s.append(source).append(":").append(field);
   if (!index.empty()) s.append(".").append(index);
-  return s;
+  return escape_invalid_utf8(s);
 }
 
 std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {

@@ -919,7 +919,9 @@ TEST(WorkloadChange, ASecondCauseInsideAnIncidentIsAnIncidentOfItsOwn) {
   ASSERT_FALSE(d.active()->top.empty());
   EXPECT_EQ(d.active()->top[0].subsystem, Subsystem::storage) << d.active()->top[0].name;
   for (const ChannelEvidence& c : d.active()->top)
-    if (c.subsystem == Subsystem::cpu) EXPECT_LT(std::fabs(c.z), 3.0) << c.name << ": the contention is the first incident's";
+    if (c.subsystem == Subsystem::cpu) {
+      EXPECT_LT(std::fabs(c.z), 3.0) << c.name << ": the contention is the first incident's";
+    }
   EXPECT_EQ(push(215, 260, 95, 30, 0.5, 1e6), 0u);
   ASSERT_EQ(d.closed().size(), 2u) << "the I/O incident ends with its stall, though the contention goes on";
   EXPECT_NEAR(double(d.closed()[1].end_unix_ns - kT0) * 1e-9, 215.0, 3.0);

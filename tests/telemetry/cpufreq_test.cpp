@@ -54,6 +54,18 @@ TEST(SysCpufreqProbe, OfflineCpuCountsForNothingThenBack) {
   EXPECT_TRUE(all_nan(sample(p)));
 }
 
+// cppc_cpufreq reads 0 kHz for an idle CPU whose feedback counters did not move: a gap, not a
+// CPU throttled to nothing.
+TEST(SysCpufreqProbe, ZeroKilohertzIsNoReading) {
+  TempRoot root("host-cpufreq-4cpu");
+  SysCpufreqProbe p;
+  ASSERT_TRUE(p.open(root.path()).available);
+  root.write(cur_file(2), "0\n");
+  EXPECT_EQ(sample(p), (std::vector<double>{(2400000 + 3500000 + 1200000) / 3.0, 1200000, 3500000}));
+  for (int c = 0; c < 4; ++c) root.write(cur_file(c), "0\n");
+  EXPECT_TRUE(all_nan(sample(p)));
+}
+
 // A big host re-reads each CPU about once per kRefreshPeriodS; the statistics use every CPU's
 // latest reading.
 TEST(SysCpufreqProbe, BigHostReadsCpusInStripes) {

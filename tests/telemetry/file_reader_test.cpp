@@ -312,6 +312,10 @@ TEST(FileReaderKeyIndex, MatchNextIsFindOfTheFirstTokenInOrder) {
 TEST(FileReaderMisc, ChannelName) {
   EXPECT_EQ(channel_name("proc.stat", "user"), "proc.stat:user");
   EXPECT_EQ(channel_name("proc.stat", "user", "cpu3"), "proc.stat:user.cpu3");
+  // An interface named with bytes that are not UTF-8 (the kernel allows any but '/' and NUL)
+  EXPECT_EQ(channel_name("net.dev", "rx_bytes", "eth\xff"), "net.dev:rx_bytes.eth\\xff");
+  EXPECT_NE(channel_name("net.dev", "rx_bytes", "eth\xfe"), channel_name("net.dev", "rx_bytes", "eth\xff"));
+  EXPECT_EQ(channel_name("hwmon", "temp1_input", "\xc3\xa9t\xc3\xa9"), "hwmon:temp1_input.\xc3\xa9t\xc3\xa9");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "reveal/units.h"
 #include "reveal/version.h"
+#include "util/utf8.h"
 
 namespace reveal {
 namespace importer {
@@ -63,29 +64,12 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
   return v;
 }
 
-namespace {
-// Length of the well-formed UTF-8 sequence of 2..4 bytes at s[i] (RFC 3629: no overlong forms,
-// no surrogates, at most U+10FFFF), or 0.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  const std::size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  if ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) > 0x9F) || (c == 0xF0 && b(i + 1) < 0x90) ||
-      (c == 0xF4 && b(i + 1) > 0x8F))
-    return 0;
-  return n;
-}
-}  // namespace
-
 std::string sanitise(std::string_view s, std::string_view extra) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
     const char c = s[i];
-    if (const std::size_t n = utf8_sequence(s, i)) {  // "é", "温度": kept, so they stay distinct
+    if (const std::size_t n = utf8_sequence(s.substr(i)); n > 1) {  // "é", "温度": kept, so they stay distinct
       out.append(s.substr(i, n));
       i += n;
       continue;

@@ -53,7 +53,7 @@ ProbeStatus ProcNetDevProbe::open(const std::filesystem::path& root) {
   ifaces_ = {};
   std::string err;
   if (!file_.open(root / "proc/net/dev", &err)) return {false, err};
-  const int bits = counter_bits_of(root);
+  const auto bits = std::uint8_t(counter_bits_of(root));
   auto text = file_.read();
   if (!text) return {false, file_.path().string() + ": unreadable or too large"};
   std::string_view rest = *text;

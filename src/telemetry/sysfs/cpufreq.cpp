@@ -65,7 +65,12 @@ void SysCpufreqProbe::sample(std::span<double> out) {
   refresh_.tick([this](std::size_t g) {
     Cpu& c = cpus_[g];
     for (std::size_t f = 0; f < kFields; ++f)
-      if (c.open[f]) c.last[f] = c.attr[f].read_number();
+      if (c.open[f]) {
+        // 0 kHz is no frequency: cppc_cpufreq (arm64, some AMD hosts and VMs) reads 0 for a CPU
+        // whose feedback counters did not move (idle), and would pose as a CPU throttled to 0.
+        const double x = c.attr[f].read_number();
+        c.last[f] = x > 0 ? x : std::nan("");
+      }
   });
   std::array<double, kStats> v;
   v.fill(std::nan(""));
