@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Scores a `reveal detect --json` report against an injected fault interval.
 
-usage: check_incidents.py report.json fault.txt
-fault.txt holds one line "<kind> <start_unix_s> <end_unix_s>". Kinds map to the subsystem a
+usage: check_incidents.py report.json fault.txt [steps.log]
+fault.txt holds one line "<kind> <start_unix_s> <end_unix_s>". With steps.log (lines "<unix_s>
+<step> <seconds>", the training job's steps), each detected incident's estimated impact (issue #22)
+is printed beside the slowdown the steps measured over the fault (printed, not scored). Kinds map to the subsystem a
 correct attribution names. Exit 0 when an incident overlaps the fault with the right subsystem
 and no incident lies elsewhere; 1 otherwise. An incident elsewhere that names an aggressor
 outside the demo's own cgroups (scripts/demo.sh: reveal-demo/...) — another tenant, or "/",
@@ -18,6 +20,21 @@ import sys
 
 DEMO_CGROUPS = "reveal-demo/"  # scripts/demo.sh's cgroups: <v2 root>/reveal-demo/{train,neighbour,fault}
 EXPECTED = {"cpu": "cpu", "membw": "memory", "memory": "memory", "disk": "storage", "net": "network"}
+
+
+def print_impact(inc, steps_path, f0, f1):
+    """The incident's estimated slowdown beside the one the job's steps measured (1 - before/during)."""
+    before, during = [], []
+    for line in open(steps_path):
+        f = line.split()
+        if len(f) == 3:
+            t, dt = float(f[0]), float(f[2])
+            (before if t < f0 else during if t <= f1 else []).append(dt)
+    measured = f"{100 * (1 - (sum(before) / len(before)) / (sum(during) / len(during))):.0f} %" if before and during else "unknown"
+    imp = inc.get("impact")
+    est = "none (no tenant scans)" if not imp else (
+        f"{100 * imp['slowdown']:.0f} % ({imp['text']})" if imp.get("slowdown") is not None else imp.get("basis", "unknown"))
+    print(f"   IMPACT: estimated slowdown {est}; the job's steps measured {measured}")
 
 
 def main():
@@ -44,6 +61,8 @@ def main():
         print(f"   {'DETECTED' if right else 'WRONG SUBSYSTEM'}: incident {inc['start']} → {inc['end']}, "
               f"subsystem {inc['subsystem']} ({inc['confidence']*100:.0f} %), expected {want}; "
               f"detected {delay:+.1f} s after onset")
+    if len(sys.argv) > 3 and hits:
+        print_impact(hits[0], sys.argv[3], f0, f1)
     for inc in false_alarms:
         outside = [a for a in inc.get("aggressors") or [] if not str(a.get("cgroup", "")).startswith(DEMO_CGROUPS)]
         if outside and kind != "none" and demo_cgroups:

@@ -136,4 +136,4 @@ want=(--min-incidents 1)
 node tests/report/browser_check.mjs "$OUT/report.html" --screenshot "$OUT/report.png" "${want[@]}" | tail -3
 
 echo "== 6. check against the injected interval"
-python3 scripts/check_incidents.py "$OUT/report.json" "$OUT/fault.txt"
+python3 scripts/check_incidents.py "$OUT/report.json" "$OUT/fault.txt" "$OUT/steps.log"

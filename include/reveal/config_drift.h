@@ -7,7 +7,9 @@
 // "net.eth0.mtu" -> "9000"). Per key the hosts are grouped by value; a host without the key
 // holds the value "" (shown as "(absent)"). The majority is the value more than half the hosts
 // hold; every other value is a drift held by a minority. A key on which no value has more than
-// half the hosts is "split" (three kernels across five hosts; any difference between two hosts).
+// half the hosts is "split" (three kernels across five hosts; any difference between two hosts),
+// and so is one whose most common value leads the next by fewer than a fifth of the hosts (at
+// least 1): 458 hosts on one kernel and 457 on another of 1000 are two halves, not a drift of 457.
 // Keys that differ between hosts by nature are left out: kernel.boot_id and the GPUs' UUIDs
 // (gpu.N.uuid). A host whose CPUs run different governors (cpu.cpu<N>.governor keys instead of
 // cpu.governor) is compared as cpu.governor = "mixed: performance on 3 CPUs, powersave on 1 CPU".

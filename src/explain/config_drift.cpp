@@ -314,7 +314,9 @@ DriftReport find_config_drift(const std::vector<HostConfig>& given) {
     }
     std::stable_sort(values.begin(), values.end(),
                      [](const DriftValue& a, const DriftValue& b) { return a.hosts.size() > b.hosts.size(); });
-    if (2 * values.front().hosts.size() <= given.size()) {
+    // No majority, or one too narrow to call the rest a minority (458 hosts against 457).
+    const std::size_t lead = values.front().hosts.size() - values[1].hosts.size();
+    if (2 * values.front().hosts.size() <= given.size() || lead < std::max<std::size_t>(1, (given.size() + 4) / 5)) {
       r.split.push_back({key, std::move(values)});
       continue;
     }

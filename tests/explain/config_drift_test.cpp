@@ -177,6 +177,24 @@ TEST(ConfigDrift, KeysWithoutAMajorityAreSplit) {
   EXPECT_EQ(r.split[0].values[0].hosts.size(), 2u);
   EXPECT_EQ(r.split[0].values[2].value, "6.8.0");
 
+  // A majority too narrow to call the rest a minority: 6 against 5 of 11 hosts (the lead must be
+  // a fifth of the hosts, 3); 7 against 4 is a drift of 4.
+  std::vector<HostConfig> eleven;
+  for (int k = 0; k < 11; ++k) {
+    eleven.push_back(hosts[0]);
+    eleven.back().host = "h" + std::to_string(k);
+    eleven.back().config["kernel.osrelease"] = k < 6 ? "6.8.0" : "6.1.0";
+  }
+  const DriftReport narrow = find_config_drift(eleven);
+  EXPECT_TRUE(narrow.drifts.empty());
+  ASSERT_EQ(narrow.split.size(), 1u);
+  EXPECT_EQ(narrow.split[0].key, "kernel.osrelease");
+  eleven[6].config["kernel.osrelease"] = "6.8.0";
+  const DriftReport wide = find_config_drift(eleven);
+  ASSERT_NE(find(wide, "kernel.osrelease"), nullptr);
+  EXPECT_EQ(find(wide, "kernel.osrelease")->minority[0].hosts.size(), 4u);
+  EXPECT_TRUE(wide.split.empty());
+
   // Two hosts: no value can have a majority, every difference is split.
   std::vector<HostConfig> pair(hosts.begin(), hosts.begin() + 2);
   pair[1].config["net.eth0.mtu"] = "1500";
