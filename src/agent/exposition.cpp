@@ -35,14 +35,14 @@ void append_sanitised(std::string& out, std::string_view s) {
   }
 }
 
-// Label value escaping of the text format: backslash, double quote and line feed; a byte that
-// is not valid UTF-8 (an interface or cgroup name the kernel allowed) as U+FFFD, since
-// Prometheus rejects the whole scrape for one invalid label value.
-void append_label_value(std::string& out, std::string_view v) {
+// Escaping of the text format: backslash and line feed, and in label values the double quote
+// (HELP text keeps it); a byte that is not valid UTF-8 (an interface or cgroup name the kernel
+// allowed) as U+FFFD, since Prometheus rejects the whole scrape for one invalid label value.
+void append_escaped(std::string& out, std::string_view v, bool quote) {
   for (std::size_t i = 0; i < v.size();) {
     const char c = v[i];
     if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
+    else if (c == '"' && quote) out += "\\\"";
     else if (c == '\n') out += "\\n";
     else if (static_cast<unsigned char>(c) < 0x80) out.push_back(c);
     else if (const std::size_t n = utf8_sequence(v.substr(i)); n > 0) {
@@ -55,24 +55,8 @@ void append_label_value(std::string& out, std::string_view v) {
     ++i;
   }
 }
-
-// HELP text escaping: backslash and line feed; invalid UTF-8 as U+FFFD, as in label values.
-void append_help_text(std::string& out, std::string_view v) {
-  for (std::size_t i = 0; i < v.size();) {
-    const char c = v[i];
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x80) out.push_back(c);
-    else if (const std::size_t n = utf8_sequence(v.substr(i)); n > 0) {  // a channel's help names its device
-      out.append(v.substr(i, n));
-      i += n;
-      continue;
-    } else {
-      out += "\xef\xbf\xbd";
-    }
-    ++i;
-  }
-}
+void append_label_value(std::string& out, std::string_view v) { append_escaped(out, v, true); }
+void append_help_text(std::string& out, std::string_view v) { append_escaped(out, v, false); }
 
 // A sample value: shortest round-trip decimal; NaN, +Inf, -Inf spelled as Prometheus does.
 void append_value(std::string& out, double v) {

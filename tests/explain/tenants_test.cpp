@@ -35,11 +35,11 @@ double integral(double t, double at_s, double a, double b) {
   return 1e6 * (t < at_s ? a * t : a * at_s + b * (t - at_s));
 }
 
-TEST(Tenants, NamesTheJobHurtAndTheNewcomerUsingTheCpu) {
-  // job: 1.6 cores and 2 % cpu pressure, then 0.9 cores and 55 % from 100 s; newcomer: appears at
-  // 102 s using 1.2 cores; steady: 0.5 cores throughout, no change.
-  const auto tl = timeline({"jobs/job", "jobs/newcomer", "system.slice/steady.service"}, [](double t, std::uint32_t id)
-                                                                                              -> std::optional<TenantCounters> {
+// job: 1.6 cores and 2 % cpu pressure, then 0.9 cores and 55 % from 100 s; newcomer: appears at
+// 102 s using 1.2 cores; steady: 0.5 cores throughout, no change.
+TenantTimeline newcomer_timeline() {
+  return timeline({"jobs/job", "jobs/newcomer", "system.slice/steady.service"}, [](double t, std::uint32_t id)
+                                                                                   -> std::optional<TenantCounters> {
     TenantCounters c;
     if (id == 0) {
       c.cpu_usage_us = integral(t, 100, 1.6, 0.9);
@@ -55,6 +55,10 @@ TEST(Tenants, NamesTheJobHurtAndTheNewcomerUsingTheCpu) {
     }
     return c;
   });
+}
+
+TEST(Tenants, NamesTheJobHurtAndTheNewcomerUsingTheCpu) {
+  const auto tl = newcomer_timeline();
   const TenantFinding f = judge_tenants(tl, 100 * kS, 160 * kS);
   ASSERT_EQ(f.victims.size(), 1u);
   EXPECT_EQ(f.victims[0].cgroup, "jobs/job");
@@ -77,19 +81,7 @@ TEST(Tenants, NamesTheJobHurtAndTheNewcomerUsingTheCpu) {
 // above: the job kept 0.9 of its 1.6 cores, the steady service all of its 0.5; the newcomer (an
 // aggressor, and new) is not judged.
 TEST(TenantImpact, TheRunningTenantsSpeedFromTheirCpuTime) {
-  const auto tl = timeline({"jobs/job", "jobs/newcomer", "system.slice/steady.service"}, [](double t, std::uint32_t id)
-                                                                                              -> std::optional<TenantCounters> {
-    TenantCounters c;
-    if (id == 0) {
-      c.cpu_usage_us = integral(t, 100, 1.6, 0.9);
-    } else if (id == 1) {
-      if (t < 102) return std::nullopt;
-      c.cpu_usage_us = 1.2e6 * (t - 102);
-    } else {
-      c.cpu_usage_us = integral(t, 0, 0.5, 0.5);
-    }
-    return c;
-  });
+  const auto tl = newcomer_timeline();
   Incident inc;
   inc.subsystem = Subsystem::cpu;
   inc.start_unix_ns = 100 * kS;
