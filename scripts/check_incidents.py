@@ -16,6 +16,7 @@ script's own cgroup, which would look like an outsider), every incident elsewher
 alarm.
 """
 import json
+import math
 import sys
 
 DEMO_CGROUPS = "reveal-demo/"  # scripts/demo.sh's cgroups: <v2 root>/reveal-demo/{train,neighbour,fault}
@@ -25,11 +26,19 @@ EXPECTED = {"cpu": "cpu", "membw": "memory", "memory": "memory", "disk": "storag
 def print_impact(inc, steps_path, f0, f1):
     """The incident's estimated slowdown beside the one the job's steps measured (1 - before/during)."""
     before, during = [], []
-    for line in open(steps_path):
-        f = line.split()
-        if len(f) == 3:
-            t, dt = float(f[0]), float(f[2])
-            (before if t < f0 else during if t <= f1 else []).append(dt)
+    try:
+        with open(steps_path, errors="replace") as f:
+            for line in f:
+                x = line.split()
+                try:
+                    t, dt = float(x[0]), float(x[2])
+                except (ValueError, IndexError):
+                    continue  # a header, a partial last line
+                if len(x) == 3 and math.isfinite(t) and math.isfinite(dt) and dt > 0:
+                    (before if t < f0 else during if t <= f1 else []).append(dt)
+    except OSError as e:
+        print(f"   IMPACT: the steps are unreadable ({e.strerror}: {steps_path})")
+        return
     measured = f"{100 * (1 - (sum(before) / len(before)) / (sum(during) / len(during))):.0f} %" if before and during else "unknown"
     imp = inc.get("impact")
     est = "none (no tenant scans)" if not imp else (

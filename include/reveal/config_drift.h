@@ -10,8 +10,9 @@
 // half the hosts is "split" (three kernels across five hosts; any difference between two hosts),
 // and so is one whose most common value leads the next by fewer than a fifth of the hosts (at
 // least 1): 458 hosts on one kernel and 457 on another of 1000 are two halves, not a drift of 457.
-// Keys that differ between hosts by nature are left out: kernel.boot_id and the GPUs' UUIDs
-// (gpu.N.uuid). A host whose CPUs run different governors (cpu.cpu<N>.governor keys instead of
+// Keys that differ between hosts by nature are left out: kernel.boot_id, the GPUs' UUIDs
+// (gpu.N.uuid) and the interfaces container runtimes make per pod or VM (net.veth*, cali*, lxc*,
+// gke*, azv*, eni*, tap*, vnet*: a Kubernetes node's pod interfaces are on that node only). A host whose CPUs run different governors (cpu.cpu<N>.governor keys instead of
 // cpu.governor) is compared as cpu.governor = "mixed: performance on 3 CPUs, powersave on 1 CPU".
 // Actions: the class's, with the fleet's value and the odd hosts; when the odd hosts lack the key,
 // prefixed "<key> is missing on <hosts> ... then"; when the fleet lacks it (only the odd hosts
@@ -38,11 +39,13 @@
 //         majority counts in full and one above at 0.8. Drifts are sorted by score, then key.
 //
 // Errors: none (any snapshots, even empty; fewer than two hosts give no drift). Cost: one pass
-// over the keys of all hosts, O(hosts × keys × log) time, the snapshots' size in memory.
+// over the keys of all hosts, O(hosts × keys × log) time; memory: the snapshots, a host index per
+// host and key being grouped, and the names of the hosts printed (minorities and split keys).
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reveal/recording.h"
@@ -59,7 +62,8 @@ const char* to_string(DriftImportance i);
 
 struct DriftValue {
   std::string value;               // "" = the key is absent on these hosts
-  std::vector<std::string> hosts;  // their labels, in input order
+  std::vector<std::string> hosts;  // their labels, in input order (empty for a drift's majority)
+  std::size_t count = 0;           // how many hosts hold it (hosts.size() where they are named)
 };
 
 struct ConfigDrift {
@@ -67,7 +71,7 @@ struct ConfigDrift {
   std::string area;  // network, interconnect, cpu, memory, storage, gpu, driver, kernel, other
   DriftImportance importance = DriftImportance::low;
   double score = 0;                  // the ranking above, in (0, 1]
-  DriftValue majority;               // the value more than half the hosts hold
+  DriftValue majority;               // the value more than half the hosts hold (count only, no names)
   std::vector<DriftValue> minority;  // every other value, most hosts first
   std::string why;                   // why such a difference matters, one sentence
   std::string action;                // what aligns it, with the command, naming the minority's hosts
@@ -87,6 +91,11 @@ struct DriftReport {
 };
 
 DriftReport find_config_drift(const std::vector<HostConfig>& hosts);
+
+// A key, value or host name as drift compares and prints it, and as agents expose it on /metrics
+// (prometheus_config_label, reveal/agent.h): printable ASCII, any other byte '?', at most 1024
+// bytes (a longer one is cut to 1021 and ends "...").
+std::string config_text(std::string_view v);
 
 // How a value prints: "" -> "(absent)".
 std::string drift_value_text(const std::string& value);

@@ -15,6 +15,7 @@
 #include "report/json.h"
 #include "util/utf8.h"
 #include "reveal/agent.h"
+#include "reveal/config_drift.h"
 
 namespace reveal {
 namespace {
@@ -213,16 +214,7 @@ std::string prometheus_series(const ChannelInfo& c, std::span<const std::pair<st
   return out;
 }
 
-std::string prometheus_config_label(std::string_view v) {
-  constexpr std::size_t kMax = 1024;
-  std::string out;
-  const bool cut = v.size() > kMax;
-  if (cut) v = v.substr(0, kMax - 3);
-  out.reserve(v.size() + 3);
-  for (char c : v) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
-  if (cut) out += "...";
-  return out;
-}
+std::string prometheus_config_label(std::string_view v) { return config_text(v); }
 
 std::string prometheus_config_series(const std::string& key, const std::string& value,
                                      std::span<const std::pair<std::string, std::string>> labels) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,6 +17,7 @@
 #include "reveal/store.h"
 #include "reveal/store_reader.h"
 #include "reveal/units.h"
+#include "file_args.h"
 #include "time_arg.h"
 #ifdef REVEAL_WITH_HTTP
 #include "reveal/agent.h"
@@ -140,26 +143,41 @@ struct DriftInputs {
   bool at_end = false, json = false;
 };
 
+// Every host's keys, values and name as the agents expose them to Prometheus (printable ASCII, at
+// most 1024 bytes; config_text, reveal/config_drift.h): the three sources compare alike, and
+// nothing a host or server sends (a newline, an escape sequence, a 20-MB command line) reaches the
+// terminal. A host without a snapshot (a store recorded without one, an empty directory) is left
+// out, on one line of stderr: every key would be "missing" there.
 std::vector<HostConfig> drift_hosts(const DriftInputs& in) {
-  std::vector<HostConfig> hosts;
-  for (const auto& store : in.stores) hosts.push_back({store, load_source(store, "", in.at_end).config});
-  for (const auto& root : in.roots) hosts.push_back({root, load_source("", root, false).config});
+  std::vector<std::string> files = in.stores;
+  files.insert(files.end(), in.roots.begin(), in.roots.end());
+  check_distinct(files);
+  std::vector<HostConfig> given;
+  for (const auto& store : in.stores) given.push_back({store, load_source(store, "", in.at_end).config});
+  for (const auto& root : in.roots) given.push_back({root, load_source("", root, false).config});
   if (!in.prometheus.empty()) {
 #ifdef REVEAL_WITH_HTTP
-    // Prometheus holds keys and values as the agents exposed them (printable ASCII, at most 1024
-    // bytes): the stores' and roots' values are compared in that form too.
-    for (auto& h : hosts) {
-      ConfigSnapshot exposed;
-      for (const auto& [k, v] : h.config) exposed.emplace(prometheus_config_label(k), prometheus_config_label(v));
-      h.config = std::move(exposed);
-    }
     const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::system_clock::now().time_since_epoch()).count();
     const std::int64_t at = parse_wall_time("--at", in.at, now);
-    for (auto& h : read_prometheus_configs(in.prometheus, in.match, at, in.timeout_s)) hosts.push_back(std::move(h));
+    for (auto& h : read_prometheus_configs(in.prometheus, in.match, at, in.timeout_s)) given.push_back(std::move(h));
 #else
     throw UsageError("--prometheus: this reveal was built without HTTP support (REVEAL_STATIC_DEPS=ON)");
 #endif
+  }
+  std::vector<HostConfig> hosts;
+  std::set<std::string> seen;
+  for (auto& h : given) {
+    if (h.config.empty()) {
+      std::fprintf(stderr, "reveal: config drift: %s has no configuration snapshot; left out\n",
+                   config_text(h.host).c_str());
+      continue;
+    }
+    HostConfig exposed{config_text(h.host), {}};
+    for (const auto& [k, v] : h.config) exposed.config.emplace(config_text(k), config_text(v));
+    if (!seen.insert(exposed.host).second)
+      throw std::runtime_error("config drift: two hosts are named " + exposed.host + "; each must be named once");
+    hosts.push_back(std::move(exposed));
   }
   return hosts;
 }
@@ -179,9 +197,9 @@ nlohmann::json value_json(const DriftValue& v) {
 int drift(const DriftInputs& in) {
   const std::vector<HostConfig> hosts = drift_hosts(in);
   if (hosts.size() < 2)
-    throw UsageError(fmt::format("config drift: {} host given; give at least two (stores, --root directories or "
+    throw UsageError(fmt::format("config drift: {} host{} with a configuration; give at least two (stores, --root directories or "
                                  "--prometheus)",
-                                 hosts.size()));
+                                 hosts.size(), hosts.size() == 1 ? "" : "s"));
   const DriftReport r = find_config_drift(hosts);
   if (in.json) {
     nlohmann::json drifts = nlohmann::json::array(), split = nlohmann::json::array(), names_j = nlohmann::json::array();
@@ -194,7 +212,7 @@ int drift(const DriftInputs& in) {
                         {"importance", to_string(d.importance)},
                         {"score", d.score},
                         {"majority", {{"value", d.majority.value.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.majority.value)},
-                                      {"hosts", d.majority.hosts.size()}}},
+                                      {"hosts", d.majority.count}}},
                         {"minority", minority},
                         {"why", d.why},
                         {"action", d.action}});
@@ -220,7 +238,7 @@ int drift(const DriftInputs& in) {
     for (const auto& m : d.minority)
       out += fmt::format("      {} on {}\n", drift_value_text(m.value), names(m.hosts));
     out += fmt::format("      the rest: {} on {} of {} hosts\n", drift_value_text(d.majority.value),
-                       d.majority.hosts.size(), r.hosts);
+                       d.majority.count, r.hosts);
     out += fmt::format("      why: {}\n      action: {}\n", d.why, d.action);
   }
   if (!r.split.empty()) {

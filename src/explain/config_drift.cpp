@@ -2,6 +2,7 @@
 #include "reveal/config_drift.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -134,8 +135,12 @@ constexpr KeyClass kClasses[] = {
 constexpr KeyClass kOther = {"*", "other", kLow, false, "the setting differs within the fleet",
                              "align {hosts} with the fleet's value: {m}"};
 
-// Different on every host by nature: never drift.
-constexpr const char* kSkipped[] = {"kernel.boot_id", "gpu.*.uuid"};
+// Different on every host by nature: never drift. Besides boot ids and GPU UUIDs, the interfaces
+// container runtimes and CNI plugins make per pod or VM, named after it (a Kubernetes node's
+// veth/cali/lxc/gke/azv/eni… peers, a hypervisor's tap/vnet), each on one host only; a node's own
+// bridges and tunnels (docker0, cni0, flannel.1, cilium_host) are alike on every host and stay.
+constexpr const char* kSkipped[] = {"kernel.boot_id", "gpu.*.uuid", "net.veth*", "net.cali*", "net.lxc*",
+                                    "net.gke*",       "net.azv*",   "net.eni*",  "net.tap*",  "net.vnet*"};
 
 const KeyClass& class_of(std::string_view key) {
   for (const auto& c : kClasses)
@@ -244,6 +249,17 @@ const char* to_string(DriftImportance i) {
   return "low";
 }
 
+std::string config_text(std::string_view v) {
+  constexpr std::size_t kMax = 1024;
+  std::string out;
+  const bool cut = v.size() > kMax;
+  if (cut) v = v.substr(0, kMax - 3);
+  out.reserve(v.size() + 3);
+  for (char c : v) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  if (cut) out += "...";
+  return out;
+}
+
 std::string drift_value_text(const std::string& value) { return value.empty() ? "(absent)" : value; }
 
 namespace {
@@ -295,28 +311,40 @@ DriftReport find_config_drift(const std::vector<HostConfig>& given) {
       ++r.skipped;
       continue;
     }
-    // Hosts by value ("" = absent), values in first-seen order for a stable output.
-    std::vector<DriftValue> values;
-    for (const HostConfig* h : at) {
-      const auto it = h->config.find(key);
-      const std::string& v = it == h->config.end() ? std::string() : it->second;
-      auto slot = std::find_if(values.begin(), values.end(), [&](const DriftValue& d) { return d.value == v; });
-      if (slot == values.end()) {
-        values.push_back({v, {}});
-        slot = values.end() - 1;
+    // Hosts by value ("" = absent), values in first-seen order for a stable output; hosts by
+    // index, named only where they are printed (not the majority's: memory stays that of the
+    // snapshots, not keys x hosts names).
+    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> grouped;
+    for (std::size_t i = 0; i < at.size(); ++i) {
+      const auto it = at[i]->config.find(key);
+      const std::string& v = it == at[i]->config.end() ? std::string() : it->second;
+      auto slot = std::find_if(grouped.begin(), grouped.end(), [&](const auto& g) { return g.first == v; });
+      if (slot == grouped.end()) {
+        grouped.push_back({v, {}});
+        slot = grouped.end() - 1;
       }
-      slot->hosts.push_back(h->host);
+      slot->second.push_back(std::uint32_t(i));
     }
     (void)holders;
-    if (values.size() <= 1) {
+    if (grouped.size() <= 1) {
       ++r.same;
       continue;
     }
-    std::stable_sort(values.begin(), values.end(),
-                     [](const DriftValue& a, const DriftValue& b) { return a.hosts.size() > b.hosts.size(); });
+    std::stable_sort(grouped.begin(), grouped.end(),
+                     [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    const auto named = [&](std::size_t g, bool with_names) {
+      DriftValue d{grouped[g].first, {}, grouped[g].second.size()};
+      if (with_names)
+        for (const std::uint32_t i : grouped[g].second) d.hosts.push_back(at[i]->host);
+      return d;
+    };
+    const bool has_majority = 2 * grouped[0].second.size() > given.size() &&
+                              grouped[0].second.size() - grouped[1].second.size() >=
+                                  std::max<std::size_t>(1, (given.size() + 4) / 5);
+    std::vector<DriftValue> values;
+    for (std::size_t g = 0; g < grouped.size(); ++g) values.push_back(named(g, g > 0 || !has_majority));
     // No majority, or one too narrow to call the rest a minority (458 hosts against 457).
-    const std::size_t lead = values.front().hosts.size() - values[1].hosts.size();
-    if (2 * values.front().hosts.size() <= given.size() || lead < std::max<std::size_t>(1, (given.size() + 4) / 5)) {
+    if (!has_majority) {
       r.split.push_back({key, std::move(values)});
       continue;
     }
@@ -328,7 +356,7 @@ DriftReport find_config_drift(const std::vector<HostConfig>& given) {
     d.majority = std::move(values.front());
     d.minority.assign(std::make_move_iterator(values.begin() + 1), std::make_move_iterator(values.end()));
     std::size_t minority_hosts = 0;
-    for (const auto& m : d.minority) minority_hosts += m.hosts.size();
+    for (const auto& m : d.minority) minority_hosts += m.count;
     const double importance = c.importance == kHigh ? 1.0 : c.importance == kMedium ? 0.6 : 0.3;
     // How the minority differs: by its most common value.
     const DriftValue& odd = d.minority.front();

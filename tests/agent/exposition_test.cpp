@@ -401,6 +401,49 @@ TEST(Exposition, ActiveIncident) {
             std::string::npos);
 }
 
+// Impact (issue #22): the open incident's estimated slowdown and job-seconds lost are gauges
+// while it is known, absent when it is not (never a NaN sample); /incidents and `reveal detect
+// --json` carry the same `impact` object, with nulls where unknown.
+TEST(Exposition, ActiveIncidentImpact) {
+  AgentSnapshot s = snapshot();
+  s.active = sample_incident();
+  std::string text = render_metrics(s);
+  EXPECT_EQ(text.find("reveal_incident_active_slowdown_ratio"), std::string::npos) << "not measured";
+  IncidentImpact& m = s.active->impact;
+  m.measured = true;
+  m.tenants = {{"jobs/a", 1.6, 0.9, 0.9 / 1.6}};
+  m.basis = "unknown: an incident named gpu";
+  text = render_metrics(s);
+  EXPECT_EQ(text.find("reveal_incident_active_slowdown_ratio"), std::string::npos) << "unknown";
+  EXPECT_EQ(text.find("NaN\nreveal_incident_active_lost"), std::string::npos);
+  auto j = nlohmann::json::parse(render_incidents_json(s));
+  ASSERT_TRUE(j["active"]["impact"].is_object());
+  EXPECT_TRUE(j["active"]["impact"]["slowdown"].is_null());
+  EXPECT_TRUE(j["active"]["impact"]["job_seconds_lost"].is_null());
+  EXPECT_EQ(j["active"]["impact"]["text"], "unknown: an incident named gpu");
+
+  m.slowdown = m.slowdown_lo = m.slowdown_hi = 1 - 0.9 / 1.6;
+  m.job_seconds_lost = 26.25;
+  m.basis = "CPU time";
+  text = render_metrics(s);
+  EXPECT_NE(text.find("\nreveal_incident_active_slowdown_ratio 0.4375\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nreveal_incident_active_lost_job_seconds 26.25\n"), std::string::npos) << text;
+  const auto fams = parse(text);
+  EXPECT_EQ(fams.at("reveal_incident_active_slowdown_ratio").type, "gauge");
+  EXPECT_EQ(fams.at("reveal_incident_active_lost_job_seconds").type, "gauge");
+  j = nlohmann::json::parse(render_incidents_json(s));
+  const auto& ij = j["active"]["impact"];
+  EXPECT_DOUBLE_EQ(ij["slowdown"].get<double>(), 0.4375);
+  EXPECT_DOUBLE_EQ(ij["job_seconds_lost"].get<double>(), 26.25);
+  ASSERT_EQ(ij["tenants"].size(), 1u);
+  EXPECT_EQ(ij["tenants"][0]["cgroup"], "jobs/a");
+  EXPECT_DOUBLE_EQ(ij["tenants"][0]["throughput"].get<double>(), 0.5625);
+  EXPECT_EQ(ij["text"], "jobs/a ran at 56 % of its speed (slowdown 44 %), about 26 job-seconds lost");
+  DetectResult r;
+  r.incidents = {*s.active};
+  EXPECT_EQ(nlohmann::json::parse(render_json(r, "x.db"))["incidents"][0]["impact"], ij);
+}
+
 // An incident not reported yet (shorter than detect.min_duration so far): pending, as a
 // Prometheus alert is before it fires; not active, not counted.
 TEST(Exposition, PendingIncident) {

@@ -93,6 +93,30 @@ echo garbage >"$T/bad.db"
 expect_exit 3 "$REVEAL" config drift "$T/host-a.db" "$T/bad.db"
 [[ $(wc -l <"$T/err") == 1 ]] || fail "a corrupt store: not one line: $(cat "$T/err")"
 
+# Hostile or odd hosts: the same store twice is refused; a store without a snapshot and an empty
+# directory are left out on one line each; a value with a newline and escape bytes, and one of
+# 20 kB, print as one printable line of at most 1024 bytes; a FIFO in a root does not hang it.
+expect_exit 2 "$REVEAL" config drift "$T/host-a.db" "$T/host-b.db" "$T/host-a.db"
+has "$T/err" "given twice"
+cp "$T/host-e.db" "$T/noconf.db"
+sqlite3 "$T/noconf.db" "DELETE FROM config" 2>/dev/null || python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM config'); c.commit()" "$T/noconf.db"
+mkdir -p "$T/emptyroot"
+expect_exit 0 "$REVEAL" config drift "$T/host-a.db" "$T/host-b.db" "$T/noconf.db" --root "$T/emptyroot"
+has "$T/err" "noconf.db has no configuration snapshot; left out"
+has "$T/err" "emptyroot has no configuration snapshot; left out"
+has "$T/out" "^configuration drift across 2 hosts: 0 settings"
+cp -r "$T/host-a" "$T/odd"
+printf 'x\nreveal: error: injected\033[31m\n' >"$T/odd/proc/sys/net/ipv4/tcp_congestion_control"
+python3 -c "print('ro ' + 'A' * 20000)" >"$T/odd/proc/cmdline"
+rm -f "$T/odd/proc/sys/kernel/osrelease" && mkfifo "$T/odd/proc/sys/kernel/osrelease"
+timeout 20 "$REVEAL" config drift --root "$T/host-a" --root "$T/host-b" --root "$T/odd" >"$T/out" 2>"$T/err"
+rc=$?
+[[ $rc == 0 ]] || fail "odd root: exit $rc (124: hung on a FIFO): $(head -c 300 "$T/err")"
+grep -q "^reveal: error: injected" "$T/out" && fail "a value's newline reached the output as a line of its own"
+grep -q $'\033' "$T/out" && fail "an escape byte reached the terminal"
+awk 'length > 1100 { bad = 1 } END { exit bad }' "$T/out" || fail "a line over 1100 bytes: the 20-kB command line was not cut"
+has "$T/out" "x.reveal: error: injected\?\[31m on "
+
 # 3. The agents behind a real Prometheus.
 PROMETHEUS=${REVEAL_PROMETHEUS:-$(command -v prometheus || true)}
 if [[ -z $PROMETHEUS || ! -x $PROMETHEUS ]]; then

@@ -139,11 +139,19 @@ for src, inc in found.items():
         print(f"FAIL: {src}: the job's cgroup is not among the victims"); ok = False
     if f"{parent}/job" in ag:
         print(f"FAIL: {src}: the job, whose CPU use fell, is named an aggressor"); ok = False
+    # Impact (issue #22): the job lost CPU time to the hog: a known slowdown, named after the job.
+    imp = inc.get("impact") or {}
+    print(f"{src}: impact {imp.get('text')}")
+    if imp.get("slowdown") is None or not 0.05 <= imp["slowdown"] <= 1 or imp["tenants"][0]["cgroup"] != f"{parent}/job":
+        print(f"FAIL: {src}: no estimated slowdown of the job: {imp}"); ok = False
+    elif not imp.get("job_seconds_lost", 0) > 0:
+        print(f"FAIL: {src}: no job-seconds lost: {imp}"); ok = False
 if len(names) == 3 and not (names["live"] == names["streaming"] == names["detect"]):
     print(f"FAIL: live, streaming replay and detect name different cgroups: {names}"); ok = False
 # The agent and its replay judge the same incident over the same span: the same figures too
 # (reveal detect's incident may end elsewhere, so its after span may differ).
-texts = {src: ([t["text"] for t in (inc or {}).get("aggressors", [])], [t["text"] for t in (inc or {}).get("victims", [])])
+texts = {src: ([t["text"] for t in (inc or {}).get("aggressors", [])], [t["text"] for t in (inc or {}).get("victims", [])],
+               ((inc or {}).get("impact") or {}).get("text"))
          for src, inc in found.items() if src != "detect"}
 if found["live"] and found["streaming"] and texts["live"] != texts["streaming"]:
     print(f"FAIL: the agent and its replay judge the tenants differently: {texts}"); ok = False

@@ -94,6 +94,19 @@ TEST(Html, OneRunHasEveryPartAndTheIncidentCard) {
   EXPECT_NE(page.find("net.eth0.mtu"), std::string::npos);
   EXPECT_NE(page.find("1 incident:"), std::string::npos);
   EXPECT_TRUE(duplicate_ids(page).empty());
+  EXPECT_EQ(page.find(R"(<p class="impact">)"), std::string::npos) << "no tenant scans, no impact";
+  // Impact (issue #22): the card states it with its basis, escaped.
+  DetectResult ri = r;
+  IncidentImpact& m = ri.incidents[0].impact;
+  m.measured = true;
+  m.tenants = {{"jobs/<a>", 2.0, 1.0, 0.5}};
+  m.slowdown = m.slowdown_lo = m.slowdown_hi = 0.5;
+  m.job_seconds_lost = 10;
+  m.basis = "CPU time";
+  const std::string with = render_html({{"synthetic", &run, &ri}}, "run.db");
+  EXPECT_NE(with.find(R"(<p class="impact"><b>Impact:</b> jobs/&lt;a&gt; ran at 50 % of its speed (slowdown 50 %))"),
+            std::string::npos);
+  EXPECT_NE(with.find(R"(<span class="basis">(CPU time)</span>)"), std::string::npos);
 }
 
 TEST(Html, SelfContainedEscapedAndDeterministic) {

@@ -44,6 +44,28 @@ TEST(Report, TextSummaryComesFirstAndNamesTheEvidence) {
   EXPECT_NE(t.find("cpu (confidence 80 %; memory 20 %)"), std::string::npos);
 }
 
+// Impact (issue #22): nothing without tenant scans; the estimate with its basis; "unknown: why".
+TEST(Report, TextImpactLineWithItsBasisOrWhyUnknown) {
+  DetectResult r = sample_result();
+  EXPECT_EQ(render_text(r, "run.db").find("  impact "), std::string::npos);
+  IncidentImpact& m = r.incidents[0].impact;
+  m.measured = true;
+  m.tenants = {{"jobs/a", 1.6, 0.9, 0.9 / 1.6}};
+  m.slowdown = m.slowdown_lo = m.slowdown_hi = 1 - 0.9 / 1.6;
+  m.job_seconds_lost = 26.25;
+  m.basis = "CPU time over the first 30 s";
+  std::string t = render_text(r, "run.db");
+  EXPECT_NE(t.find("  impact      jobs/a ran at 56 % of its speed (slowdown 44 %), about 26 job-seconds lost\n"
+                   "              (CPU time over the first 30 s)\n"),
+            std::string::npos)
+      << t;
+  m.slowdown = m.slowdown_lo = m.slowdown_hi = m.job_seconds_lost = std::nan("");
+  m.basis = "unknown: an incident named gpu";
+  t = render_text(r, "run.db");
+  EXPECT_NE(t.find("  impact      unknown: an incident named gpu\n"), std::string::npos) << t;
+  EXPECT_EQ(t.find("nan"), std::string::npos);
+}
+
 TEST(Report, TextOpensWithTheSummaryThenTheRunDetails) {
   DetectResult r = sample_result();
   r.meta.cpu_model = "EPYC";

@@ -1,5 +1,6 @@
 // Walking the cgroup v2 tree for tenant scans; contract in tenants.h.
 #include "telemetry/cgroup/tenants.h"
+#include "util/utf8.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,7 +22,7 @@ namespace {
 // Reads a small kernel file whole into `buf` (one open, one read, one close): a cgroup
 // interface file is one seq_file record. Empty on any failure or when it does not fit.
 std::string_view read_small(const fs::path& path, char* buf, std::size_t cap) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO reads as empty
   if (fd < 0) return {};
   const ssize_t n = ::read(fd, buf, cap);
   ::close(fd);
@@ -157,7 +158,9 @@ std::uint32_t TenantScanner::id_of(const std::string& rel) {
   if (auto it = ids_.find(rel); it != ids_.end()) return it->second;
   if (paths_.size() >= kMaxPaths) return kNoId;
   const auto id = std::uint32_t(paths_.size());
-  paths_.push_back(rel);
+  // The name reports and JSON show: bytes that are not UTF-8 as \xNN, as in channel names
+  // (reveal's cgroup channels name the same cgroup alike; util/utf8.h).
+  paths_.push_back(escape_invalid_utf8(rel));
   ids_.emplace(rel, id);
   return id;
 }

@@ -2,6 +2,7 @@
 #include "telemetry/host_config/config_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,9 +13,13 @@
 namespace reveal::telemetry::config {
 
 std::optional<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, and regular files only: a FIFO or device planted in a root (a crafted --root,
+  // a container's bind mount) must not hang the snapshot; /proc and /sys files are regular.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
   UniqueFd guard(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   std::string text;
   char buf[4096];
   while (text.size() < max_bytes) {
