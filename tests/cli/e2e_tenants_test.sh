@@ -91,9 +91,24 @@ def usage():
         except OSError:
             pass
     return u
-a = usage(); time.sleep(5); b = usage()
+def host_busy_s():  # CPU time of the whole host (/proc/stat, USER_HZ ticks), seconds
+    f = open("/proc/stat").readline().split()
+    return sum(int(x) for x in f[1:4] + f[6:9]) / os.sysconf("SC_CLK_TCK")
+def all_leaves():  # every leaf's usage, ours included (what the host time holds besides "/")
+    u = 0
+    for d, subdirs, files in os.walk(root):
+        if not any(os.path.exists(os.path.join(d, s, "cgroup.procs")) for s in subdirs):
+            try:
+                u += next(int(l.split()[1]) for l in open(os.path.join(d, "cpu.stat")) if l.startswith("usage_usec"))
+            except (OSError, StopIteration):
+                pass
+    return u / 1e6
+a, ha, la = usage(), host_busy_s(), all_leaves(); time.sleep(5); b, hb, lb = usage(), host_busy_s(), all_leaves()
 busy = [(d, (b[d] - a[d]) / 5e6) for d in b if d in a and (b[d] - a[d]) / 5e6 >= 0.25]
-print("; ".join(f"{os.path.relpath(d, root)} {c:.2f} cores" for d, c in busy))
+# Processes outside every cgroup (on a hybrid host, a shell's build or benchmark in "/").
+outside = ((hb - ha) - (lb - la)) / 5
+out = [f"{os.path.relpath(d, root)} {c:.2f} cores" for d, c in busy] + ([f"/ (outside every cgroup) {outside:.2f} cores"] if outside >= 0.25 else [])
+print("; ".join(out))
 PY
 }
 BUSY=$(busy_elsewhere)
