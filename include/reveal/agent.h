@@ -227,11 +227,11 @@ std::string prometheus_config_series(const std::string& key, const std::string& 
                                      std::span<const std::pair<std::string, std::string>> labels = {});
 // A configuration key or value as it is exposed: printable ASCII kept, any other byte as '?' (a
 // quirky file must not make the scrape fail as invalid UTF-8), at most 1024 bytes (a longer one
-// cut to end "..."). `reveal config drift` compares stores with Prometheus's hosts in this form.
+// cut to end "..."). `reveal config drift` compares every source's hosts in this form (config_text, reveal/config_drift.h).
 std::string prometheus_config_label(std::string_view v);
 
 // Text exposition format 0.0.4: one # HELP and # TYPE per metric family, families in a fixed
-// order, label values escaped (\\, \", \n). NaN values are written as NaN.
+// order, label values escaped (\\, \", \n), bytes that are not UTF-8 in label values and HELP as U+FFFD. NaN values are written as NaN.
 std::string render_metrics(const AgentSnapshot& s);
 
 // {"schema":"reveal.incidents/1","host":..,"active":<incident|null>,"pending":<incident|null>,"recent":[..],

@@ -85,9 +85,9 @@ struct SplitKey {
 struct DriftReport {
   std::size_t hosts = 0;
   std::vector<ConfigDrift> drifts;  // by score, highest first
-  std::vector<SplitKey> split;      // keys without a majority, by key
+  std::vector<SplitKey> split;      // keys without a majority (or one less than a fifth of the hosts ahead), by key
   std::size_t same = 0;             // keys every host holds with one value
-  std::size_t skipped = 0;          // keys left out as different by nature (boot_id, GPU UUIDs)
+  std::size_t skipped = 0;          // keys left out as different by nature (boot_id, GPU UUIDs, pod interfaces)
 };
 
 DriftReport find_config_drift(const std::vector<HostConfig>& hosts);

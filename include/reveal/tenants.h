@@ -48,7 +48,8 @@ namespace reveal {
 //     judge_workload_start(), a host where it used kTenantCpuStep cores or more before the onset
 //     ran another job, and it is an older aggressor only when it rose by at least what the
 //     young tenants use after the onset (less is the kernel's work for them: reclaim, kworkers).
-// Empty when the timeline has no scan before the onset, or fewer than two after it.
+// Empty (and not `measured`) when the timeline has fewer than two scans before the onset, or fewer
+// than two after it.
 // How often `reveal record` and `reveal agent` walk the tree (when the cgroup probe is selected).
 inline constexpr std::chrono::seconds kTenantScanPeriod{5};
 inline constexpr double kTenantBeforeS = 60.0;

@@ -242,7 +242,7 @@ int drift(const DriftInputs& in) {
     out += fmt::format("      why: {}\n      action: {}\n", d.why, d.action);
   }
   if (!r.split.empty()) {
-    out += "split (no value on more than half the hosts):\n";
+    out += "split (no value on more than half the hosts, or none a fifth of the hosts ahead of the next):\n";
     for (const auto& k : r.split) {
       out += fmt::format("  {}:", k.key);
       for (std::size_t i = 0; i < k.values.size(); ++i)
@@ -251,7 +251,7 @@ int drift(const DriftInputs& in) {
     }
     if (r.hosts == 2) out += "(two hosts: `reveal config diff` shows their differences side by side)\n";
   }
-  if (r.skipped) out += fmt::format("left out as different on every host by nature (boot id, GPU UUIDs): {} keys\n", r.skipped);
+  if (r.skipped) out += fmt::format("left out as different on every host by nature (boot id, GPU UUIDs, pod interfaces): {} keys\n", r.skipped);
   write_stdout(out);
   return kExitOk;
 }

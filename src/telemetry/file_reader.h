@@ -263,7 +263,8 @@ class KeyIndex {
 
 // "<source>:<field>" or "<source>:<field>.<index>" (see reveal/channel.h). Bytes that are not
 // valid UTF-8 (an interface or disk name may hold any byte) are written as "\xNN", so every
-// channel name is valid UTF-8 for JSON, Prometheus and the model file, and stays distinct.
+// channel name is valid UTF-8 for JSON, Prometheus and the model file, and names stay distinct
+// (util/utf8.h escape_invalid_utf8).
 std::string channel_name(std::string_view source, std::string_view field,
                          std::string_view index = {});
 

@@ -21,7 +21,8 @@ std::size_t utf8_sequence(std::string_view s) noexcept;
 bool is_valid_utf8(std::string_view s) noexcept;
 
 // `s` with each byte that is not part of a valid sequence written as "\xNN" (two lower-case hex
-// digits): lossless and distinct, so two names differing only in invalid bytes stay two names.
+// digits): lossless, so two names differing only in invalid bytes stay two names (a name that
+// already holds the text "\xNN" could meet one holding that byte; interface names rarely hold "\").
 // Returns `s` unchanged when it is valid.
 std::string escape_invalid_utf8(std::string_view s);
 
