@@ -57,6 +57,14 @@ void append_escaped(std::string& out, std::string_view v, bool quote) {
   }
 }
 void append_label_value(std::string& out, std::string_view v) { append_escaped(out, v, true); }
+// `,name="value"` after a series' first label.
+void append_label(std::string& out, std::string_view name, std::string_view value) {
+  out += ',';
+  out += name;
+  out += "=\"";
+  append_label_value(out, value);
+  out.push_back('"');
+}
 void append_help_text(std::string& out, std::string_view v) { append_escaped(out, v, false); }
 
 // A sample value: shortest round-trip decimal; NaN, +Inf, -Inf spelled as Prometheus does.
@@ -111,18 +119,8 @@ void append_raw_series(std::string& out, std::string_view name, const ChannelInf
   out += "\",unit=\"";
   append_label_value(out, c.unit);
   out.push_back('"');
-  if (!entity.empty()) {
-    out += ",entity=\"";
-    append_label_value(out, entity);
-    out.push_back('"');
-  }
-  for (const auto& [label, value] : extra) {
-    out += ',';
-    out += label;
-    out += "=\"";
-    append_label_value(out, value);
-    out.push_back('"');
-  }
+  if (!entity.empty()) append_label(out, "entity", entity);
+  for (const auto& [label, value] : extra) append_label(out, label, value);
   out.push_back('}');
 }
 
@@ -223,13 +221,7 @@ std::string prometheus_config_series(const std::string& key, const std::string& 
   out += "\",value=\"";
   append_label_value(out, prometheus_config_label(value));
   out.push_back('"');
-  for (const auto& [n, v] : labels) {
-    out += ',';
-    out += n;
-    out += "=\"";
-    append_label_value(out, v);
-    out.push_back('"');
-  }
+  for (const auto& [n, v] : labels) append_label(out, n, v);
   out.push_back('}');
   return out;
 }

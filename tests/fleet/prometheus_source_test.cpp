@@ -159,9 +159,11 @@ PrometheusQuery query(const FakePrometheus& p, std::int64_t first_s, std::int64_
   return q;
 }
 
-std::string error_of(const PrometheusQuery& q) {
+// The one-line PrometheusError `read` throws ("" and a test failure when none).
+template <class Read>
+std::string one_line_error(const Read& read) {
   try {
-    read_prometheus(q);
+    read();
   } catch (const PrometheusError& e) {
     const std::string msg = e.what();
     EXPECT_EQ(msg.find('\n'), std::string::npos) << "not one line: " << msg;
@@ -169,6 +171,10 @@ std::string error_of(const PrometheusQuery& q) {
   }
   ADD_FAILURE() << "no error";
   return {};
+}
+
+std::string error_of(const PrometheusQuery& q) {
+  return one_line_error([&] { read_prometheus(q); });
 }
 
 TEST(PrometheusSource, AddMatcher) {
@@ -1027,15 +1033,7 @@ std::string vector_answer(const json& result) {
 }
 
 std::string config_error(const std::string& url, const std::string& selector) {
-  try {
-    read_prometheus_configs(url, selector, kT0 * kS, 5);
-  } catch (const PrometheusError& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "not one line: " << msg;
-    return msg;
-  }
-  ADD_FAILURE() << "no error";
-  return {};
+  return one_line_error([&] { read_prometheus_configs(url, selector, kT0 * kS, 5); });
 }
 
 TEST(PrometheusConfigs, OneHostPerInstanceTheNewerValueWins) {
