@@ -16,7 +16,10 @@ esac
 BUILD_PKGS=(build-essential cmake pkg-config
             libsqlite3-dev libzstd-dev libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev
             libgtest-dev libgmock-dev libbenchmark-dev libpfm4-dev
-            libcpp-httplib-dev libtomlplusplus-dev libboost-dev)
+            libcpp-httplib-dev libtomlplusplus-dev libboost-dev
+            libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
+# gRPC and protobuf: the agent's client of the kubelet pod-resources API (which pod uses which
+# GPU; src/telemetry/kubelet), its generated stubs and the test's stand-in kubelet.
 # Runtime for the demo, the end-to-end tests and the benchmarks.
 # prometheus, wrk and curl: the agent's fleet test (a real Prometheus server scraping agents)
 # and its /metrics load test. python3-sklearn: the Isolation Forest check against scikit-learn

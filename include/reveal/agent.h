@@ -102,6 +102,15 @@
 //     reveal_gpu_xid_errors_total{gpu,xid} counter XID errors by code, counted from the NVML
 //                                          event stream; kept in <store>.xid-counts so that a
 //                                          restart of the agent does not reset them
+//     reveal_gpu_pod_info{gpu,uuid,namespace,pod,container,resource}  gauge 1 per container
+//                                          holding the GPU, from the kubelet's pod-resources API
+//                                          (src/agent/gpu_pod_watcher.h; reveal/gpu_pods.h); a GPU
+//                                          held by one container also labels its nvml series
+//                                          with namespace, pod and container
+//     reveal_kubelet_pod_resources_up      gauge 1 when the kubelet's last pod-resources answer
+//                                          came, 0 when the call failed (absent: never asked: no
+//                                          GPU, no socket, or pod_resources_interval "0s")
+//     reveal_kubelet_pod_resources_errors_total  counter calls that failed (absent with _up)
 //     process_cpu_seconds_total, process_resident_memory_bytes, process_start_time_seconds
 //                                          (the standard process metrics, from /proc/self)
 #pragma once
@@ -117,6 +126,7 @@
 #include <vector>
 
 #include "reveal/channel.h"
+#include "reveal/gpu_pods.h"
 #include "reveal/incident.h"
 #include "reveal/version.h"
 
@@ -154,8 +164,9 @@ struct AgentSnapshot {
   std::vector<ChannelInfo> channels;  // raw channels (store order)
   std::vector<char> exported;         // per channel: 1 = shown on /metrics
   // Per channel: extra (name, value) labels rendered after `entity` (pod_uid, namespace, pod,
-  // container for a cgroup of a Kubernetes pod: telemetry/cgroup/kubernetes.h), none for most;
-  // may be shorter than `channels`.
+  // container for a cgroup of a Kubernetes pod: telemetry/cgroup/kubernetes.h; namespace, pod,
+  // container on a GPU's nvml channels while one container holds the GPU: gpu_pods), none for
+  // most; may be shorter than `channels`.
   std::vector<std::vector<std::pair<std::string, std::string>>> channel_labels;
   std::vector<double> values;         // last raw sample, NaN = gap
   std::int64_t last_sample_unix_ns = 0;
@@ -199,6 +210,13 @@ struct AgentSnapshot {
   std::vector<std::string> gpus;
   std::vector<char> gpu_up;
   std::vector<GpuXidCount> xid_errors;
+  // The kubelet's pod-resources API (src/agent/gpu_pod_watcher.h; reveal/gpu_pods.h): the
+  // containers holding each GPU at its last answer (reveal_gpu_pod_info), whether its last call
+  // answered (1), failed (0) or none was made (-1: no GPU, no socket, turned off), and the calls
+  // that failed.
+  std::vector<GpuPod> gpu_pods;
+  int pod_resources_up = -1;
+  std::uint64_t pod_resources_errors_total = 0;
   double process_cpu_seconds = 0, process_resident_bytes = 0, process_start_unix_s = 0;
   // The host's configuration snapshot (key -> value), reveal_host_config_info.
   std::map<std::string, std::string> config;

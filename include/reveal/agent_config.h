@@ -21,6 +21,11 @@
 //   max_size = "256MiB"                # (reload) and keep the sample data below this size
 //   [metrics]
 //   channels = ["*"]                   # (reload) raw channels shown on /metrics: globs (reveal/glob.h)
+//   [kubernetes]
+//   pod_resources_socket = "..."       # the kubelet's pod-resources socket; unset:
+//                                      # <root>/var/lib/kubelet/pod-resources/kubelet.sock
+//   pod_resources_interval = "10s"     # ask it which pod holds each GPU this often ("0s": never;
+//                                      # asked only while the host has GPUs and the socket exists)
 //   [detect]
 //   window = 3                         # samples per window
 //   stride = 1                         # samples between windows
@@ -75,6 +80,11 @@ struct AgentConfig {
   std::uint64_t store_max_bytes = 256ull << 20;
 
   std::vector<std::string> metric_channels = {"*"};
+
+  // [kubernetes]: the kubelet's pod-resources socket ("": <root>/var/lib/kubelet/pod-resources/
+  // kubelet.sock), asked this often which pod holds each GPU (0: never).
+  std::string pod_resources_socket;
+  std::chrono::nanoseconds pod_resources_interval = std::chrono::seconds(10);
 
   // trail: off by default in the agent, whose reference moves with the host (refits, regimes):
   // on the benchmark's host days, replayed, a 10-sample trail made incidents outlast their

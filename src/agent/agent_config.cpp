@@ -225,7 +225,7 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
   AgentConfig c = base;
   in.check_keys(doc, "",
                 {"listen", "root", "interval", "probes", "exclude", "config_interval", "sampling_priority", "store",
-                 "metrics", "detect"});
+                 "metrics", "detect", "kubernetes"});
   in.string(doc, "", "listen", c.listen);
   if (const toml::node* n = doc.get("listen"); n && !parse_listen(c.listen))
     in.fail(n->source(), fmt::format("'listen': bad address \"{}\" (want host:port with a port in 1..65535, "
@@ -253,6 +253,11 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
   if (const toml::table* t = in.table(doc, "metrics")) {
     in.check_keys(*t, "metrics.", {"channels"});
     in.strings(*t, "metrics.", "channels", c.metric_channels);
+  }
+  if (const toml::table* t = in.table(doc, "kubernetes")) {
+    in.check_keys(*t, "kubernetes.", {"pod_resources_socket", "pod_resources_interval"});
+    in.string(*t, "kubernetes.", "pod_resources_socket", c.pod_resources_socket);
+    in.duration(*t, "kubernetes.", "pod_resources_interval", c.pod_resources_interval, nanoseconds(0), "at least 0s");
   }
   if (const toml::table* t = in.table(doc, "detect")) {
     in.check_keys(*t, "detect.",
@@ -316,6 +321,8 @@ std::vector<std::string> restart_only_changes(const AgentConfig& a, const AgentC
   check(a.config_interval != b.config_interval, "config_interval");
   check(a.realtime_sampling != b.realtime_sampling, "sampling_priority");
   check(a.store_path != b.store_path, "store.path");
+  check(a.pod_resources_socket != b.pod_resources_socket, "kubernetes.pod_resources_socket");
+  check(a.pod_resources_interval != b.pod_resources_interval, "kubernetes.pod_resources_interval");
   check(a.window != b.window, "detect.window");
   check(a.stride != b.stride, "detect.stride");
   check(a.trail != b.trail, "detect.trail");

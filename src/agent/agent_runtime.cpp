@@ -15,6 +15,7 @@
 #include <thread>
 
 
+#include "agent/gpu_pod_watcher.h"
 #include "agent/http_routes.h"
 #include "agent/replay.h"
 #include "agent/restart.h"
@@ -28,6 +29,7 @@
 #include "reveal/streaming.h"
 #include "reveal/tenants.h"
 #include "reveal/version.h"
+#include "telemetry/kubelet/pod_resources.h"
 
 namespace reveal::agent {
 namespace {
@@ -398,6 +400,14 @@ int run(const RunOptions& opts) {
       log_line(opts.quiet, "no tenant scans (incidents will not name cgroups): " + why);
   }
 
+  // Who holds each GPU (the kubelet's pod-resources API), live on a GPU host only.
+  std::optional<GpuPodWatcher> gpu_pods;
+  if (src.sampler && !shared.snap.gpus.empty() && cfg.pod_resources_interval.count() > 0)
+    gpu_pods.emplace(shared,
+                     cfg.pod_resources_socket.empty() ? telemetry::kubelet::default_pod_resources_socket(cfg.root)
+                                                      : fs::path(cfg.pod_resources_socket),
+                     cfg.pod_resources_interval, [&opts](const std::string& line) { log_line(opts.quiet, line); });
+
   std::thread http([&server] { server.serve(); });
   std::thread(signal_thread, sigs).detach();
   log_line(opts.quiet, "serving http://" + cfg.listen + "/metrics; " + std::to_string(channels.size()) +
@@ -433,6 +443,7 @@ int run(const RunOptions& opts) {
   }
 
   loop.stop();
+  gpu_pods.reset();
   server.stop();
   http.join();
   recorder->finish(loop.last_t(), 0);

@@ -79,6 +79,8 @@ void expect_defaults(const AgentConfig& c) {
   EXPECT_TRUE(c.workload_changes);
   EXPECT_EQ(c.relearn, nanoseconds(30s));
   EXPECT_EQ(c.regimes, 8u);
+  EXPECT_TRUE(c.pod_resources_socket.empty());  // <root>/var/lib/kubelet/pod-resources/kubelet.sock
+  EXPECT_EQ(c.pod_resources_interval, nanoseconds(10s));
   EXPECT_TRUE(restart_only_changes(c, d).empty());
 }
 
@@ -115,6 +117,9 @@ end_after = 6
 min_duration = "4s"
 false_per_day = 0.25
 seed = 7
+[kubernetes]
+pod_resources_socket = "/run/kubelet/pr.sock"
+pod_resources_interval = "0s"
 )");
   EXPECT_EQ(c.listen, "0.0.0.0:9100");
   EXPECT_EQ(c.root, "/host");
@@ -140,6 +145,8 @@ seed = 7
   EXPECT_EQ(streaming_options(c).detect.incident.min_duration_s, 4.0);
   EXPECT_EQ(c.false_per_day, 0.25);
   EXPECT_EQ(c.seed, 7u);
+  EXPECT_EQ(c.pod_resources_socket, "/run/kubelet/pr.sock");
+  EXPECT_EQ(c.pod_resources_interval, nanoseconds(0));
 }
 
 TEST_F(AgentConfigTest, PartialFileKeepsBase) {
@@ -194,6 +201,11 @@ TEST_F(AgentConfigTest, UnknownKeys) {
   EXPECT_EQ(error("[storage]\npath = \"x\"\n"), "DIR/agent.toml:1:2: unknown key 'storage'");
   EXPECT_EQ(error("[store]\npath = \"/a\"\nmax_bytes = 5\n"), "DIR/agent.toml:3:1: unknown key 'store.max_bytes'");
   EXPECT_EQ(error("[metrics]\nchannel = [\"*\"]\n"), "DIR/agent.toml:2:1: unknown key 'metrics.channel'");
+  EXPECT_EQ(error("[kubernetes]\npod_resources = \"x\"\n"), "DIR/agent.toml:2:1: unknown key 'kubernetes.pod_resources'");
+  EXPECT_EQ(error("[kubernetes]\npod_resources_socket = \"\"\n"),
+            "DIR/agent.toml:2:24: 'kubernetes.pod_resources_socket' must not be empty");
+  EXPECT_EQ(error("[kubernetes]\npod_resources_interval = 10\n"),
+            "DIR/agent.toml:2:26: 'kubernetes.pod_resources_interval' must be a duration string such as \"1s\", not an integer");
   // The first unknown key in the file is named, not the first in key order.
   EXPECT_EQ(error("zz = 1\naa = 2\n"), "DIR/agent.toml:1:1: unknown key 'zz'");
 }
@@ -340,10 +352,13 @@ TEST(AgentConfig, RestartOnlyChanges) {
   b.stride = 2;
   b.warmup = 1s;
   b.seed = 1;
+  b.pod_resources_socket = "/x.sock";
+  b.pod_resources_interval = 1s;
   EXPECT_EQ(restart_only_changes(a, b),
             (std::vector<std::string>{"listen", "root", "interval", "probes", "exclude", "config_interval",
-                                      "sampling_priority", "store.path", "detect.window", "detect.stride", "detect.warmup",
-                                      "detect.seed"}));
+                                      "sampling_priority", "store.path", "kubernetes.pod_resources_socket",
+                                      "kubernetes.pod_resources_interval", "detect.window", "detect.stride",
+                                      "detect.warmup", "detect.seed"}));
   AgentConfig c = a;
   c.window = 5;
   EXPECT_EQ(restart_only_changes(a, c), std::vector<std::string>{"detect.window"});

@@ -101,6 +101,19 @@ if command -v kubectl >/dev/null && /usr/bin/python3 -c 'import kubernetes' 2>/d
   /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/../deploy/k8s_validate.py" "$DEPLOY/kubernetes" --reveal "$REVEAL" \
     >"$T/out" 2>&1 || { fail "deploy/kubernetes"; cat "$T/out"; }
   grep '^rendered' "$T/out"
+  # The check can fail: a GPU overlay whose nvidia component lost the pod-resources mount.
+  cp -r "$DEPLOY/kubernetes" "$T/k8s"
+  python3 - "$T/k8s/components/nvidia/kustomization.yaml" <<'PY'
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+s2 = re.sub(r"(?s)\n      - op: add\n        path: /spec/template/spec/volumes/-\n.*", "\n", s)
+assert s2 != s, "no pod-resources patch to remove"
+open(p, "w").write(s2)
+PY
+  /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/../deploy/k8s_validate.py" "$T/k8s" >"$T/out" 2>&1 &&
+    fail "k8s_validate.py accepted a GPU DaemonSet without the kubelet's pod-resources socket"
+  grep -q "pod-resources socket" "$T/out" || fail "no pod-resources failure named: $(grep FAIL "$T/out" | head -3)"
 else
   echo "SKIP: kubectl or python3-kubernetes missing (scripts/setup.sh installs them); deploy/kubernetes not checked"
 fi

@@ -18,7 +18,8 @@ Fit (what a schema cannot see):
   - the DaemonSet's selector matches its pod template; ConfigMap volumes name rendered ConfigMaps;
   - the agent's --config file is in a mounted ConfigMap, and `reveal agent --check-config` accepts
     it (with --reveal); its `root` has the host's /proc, /sys and /var/log (pod names) mounted
-    read-only beneath it, and
+    read-only beneath it, on a GPU node (the NVIDIA runtime) the kubelet's pod-resources
+    directory too (which pod holds each GPU), and
     its store directory is a hostPath volume (the store outlives the pod);
   - --listen's port is a named container port, and the liveness and readiness probes ask
     /healthz on it; hostNetwork (per-namespace /proc/net), system-node-critical priority,
@@ -290,6 +291,18 @@ def check_fit(docs, name, reveal):
             if root == "/" or not m or m["mountPath"].rstrip("/") != want or host != f"/{sub}" or not m.get(
                     "readOnly"):
                 fail(f"{where} root = {root!r}: the host's /{sub} is not mounted read-only at {want}")
+        # A GPU node's DaemonSet (NVIDIA runtime or NVIDIA_VISIBLE_DEVICES): the kubelet's
+        # pod-resources socket under root, from the node's directory, for the GPU pod labels.
+        gpu = pod.get("runtimeClassName") == "nvidia" or any(
+            e.get("name") == "NVIDIA_VISIBLE_DEVICES" for e in c.get("env", []))
+        if gpu and root != "/" and toml_value(text, "pod_resources_interval", "kubernetes") not in ("0s", "0"):
+            want = os.path.join(root, "var/lib/kubelet/pod-resources")
+            m = mount_of(os.path.join(want, "kubelet.sock"), mounts)
+            v = volumes.get(m["name"]) if m else None
+            host = (v or {}).get("hostPath", {}).get("path")
+            if not m or m["mountPath"].rstrip("/") != want or host != "/var/lib/kubelet/pod-resources":
+                fail(f"{where} a GPU node's agent without the kubelet's pod-resources socket at {want} "
+                     f"(hostPath /var/lib/kubelet/pod-resources): no GPU pod labels")
         store = toml_value(text, "path", "store") or "/var/lib/reveal/agent.db"
         m = mount_of(os.path.dirname(store), mounts)
         v = volumes.get(m["name"]) if m else None

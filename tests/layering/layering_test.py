@@ -42,7 +42,7 @@ PUBLIC_HEADERS = {
     # telemetry
     "channel.h": "telemetry", "recording.h": "telemetry", "probe.h": "telemetry",
     "registry.h": "telemetry", "sampler.h": "telemetry", "host_info.h": "telemetry",
-    "host_config.h": "telemetry",
+    "host_config.h": "telemetry", "gpu_pods.h": "telemetry",
     # store
     "store.h": "store", "store_reader.h": "store", "recording_feed.h": "store", "ingest.h": "store", "recorder.h": "store",
     # features
