@@ -15,6 +15,7 @@
 
 #include <compare>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -52,5 +53,19 @@ struct GpuPod {
 // The GPUs of `config` (gpu.N.uuid keys) held by containers of `devices`: sorted by index, then
 // namespace, pod and container; a container holding several replicas of one GPU is listed once.
 std::vector<GpuPod> gpu_pods(const PodDevices& devices, const ConfigSnapshot& config);
+
+// Who held each GPU, kept in the store as events (source "kubelet", kind "gpu_pods"), so that
+// `reveal detect` of an agent's store names the pods on an incident's GPUs as the agent did.
+// One event per GPU whose holders changed: value = its NVML index, detail = "gpuN <uuid>" and
+// then each holder as " <namespace>/<pod>/<container>=<resource>" (names are DNS labels and
+// hold neither ' ', '/' nor '='; a byte of those — in the resource ' ' and '=' only — or any
+// byte outside printable ASCII is written '_'; each name cut to 253 bytes); "gpuN <uuid>"
+// alone: nobody holds it any more.
+// `before` and `after` are gpu_pods() answers (sorted); the events come in GPU order.
+std::vector<Event> gpu_pods_events(std::int64_t t_unix_ns, const std::vector<GpuPod>& before,
+                                   const std::vector<GpuPod>& after);
+// The holders at time t (the last such event at or before t per GPU; events in time order),
+// sorted as gpu_pods() sorts them. Malformed events are skipped.
+std::vector<GpuPod> gpu_pods_at(const std::vector<Event>& events, std::int64_t t_unix_ns);
 
 }  // namespace reveal

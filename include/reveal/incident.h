@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reveal/channel.h"
+#include "reveal/gpu_pods.h"
 
 namespace reveal {
 
@@ -190,6 +191,10 @@ struct Incident {
   // What it cost the tenants running before it (see IncidentImpact; measured = false without
   // tenant scans).
   IncidentImpact impact;
+  // The containers holding the GPUs among its focus and strongest channels when it began, as
+  // the kubelet assigned them (reveal/gpu_pods.h; attach_gpu_pods() in reveal/tenants.h); empty
+  // without such GPUs or without the kubelet's pod-resources API.
+  std::vector<GpuPod> gpu_pods;
   // A workload change (kind "workload_change") that was first reported as an incident and then
   // withdrawn, once the tenant scans showed a new workload starting on a host where it hurt
   // nobody (reveal/tenants.h, judge_workload_start()), or a transient (kind "transient": an

@@ -258,6 +258,13 @@ AgentConfig load_agent_config(const std::filesystem::path& path, const AgentConf
     in.check_keys(*t, "kubernetes.", {"pod_resources_socket", "pod_resources_interval"});
     in.string(*t, "kubernetes.", "pod_resources_socket", c.pod_resources_socket);
     in.duration(*t, "kubernetes.", "pod_resources_interval", c.pod_resources_interval, nanoseconds(0), "at least 0s");
+    if (const toml::node* n = t->get("pod_resources_interval");
+        n && c.pod_resources_interval.count() > 0 && c.pod_resources_interval < std::chrono::seconds(1))
+      in.fail(n->source(), "'kubernetes.pod_resources_interval' must be \"0s\" (off) or at least 1s");
+    // sockaddr_un holds 107 bytes and a NUL.
+    if (const toml::node* n = t->get("pod_resources_socket"); n && c.pod_resources_socket.size() > 107)
+      in.fail(n->source(), fmt::format("'kubernetes.pod_resources_socket' is {} bytes long; a unix socket path holds "
+                                       "at most 107", c.pod_resources_socket.size()));
   }
   if (const toml::table* t = in.table(doc, "detect")) {
     in.check_keys(*t, "detect.",

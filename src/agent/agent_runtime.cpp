@@ -147,6 +147,12 @@ class SampleLoop {
   // withdraws an incident that is a new workload starting (TenantFeed, reveal/streaming.h;
   // the replay runs the same code). Notes a withdrawal; true when there was one.
   bool feed_tenants(std::int64_t t, const StreamUpdate& u);
+  // The GPU holders' changes the watcher queued, stamped `t` and appended to `events` for the
+  // store (and kept for name_gpu_pods()); called only when there are some.
+  std::span<const Event> take_kubelet_events(std::int64_t t, std::span<const Event> events);
+  // Names the pods on the GPUs of the incident just closed, the change just closed, and the open
+  // incident when it first shows (attach_gpu_pods(), from the holders' events).
+  void name_gpu_pods(const StreamUpdate& u);
 
   const RunOptions& opts_;
   AgentConfig& cfg_;
@@ -162,12 +168,20 @@ class SampleLoop {
   TenantFeed tenants_;
   std::int64_t pending_noted_ = 0;  // start of the last pending incident noted
   std::uint64_t config_seen_ = 0;   // recorder_.config_version() last copied to the snapshot
+  static constexpr std::size_t kMaxKubeletEvents = 1024;
+  std::vector<Event> kubelet_events_;  // the GPU holders' changes stored so far (bounded)
+  std::vector<Event> merged_;          // a sample's events with the kubelet's appended
+  std::int64_t gpu_pods_onset_ = 0;    // start of the open incident last named
 };
 
 void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::span<const Event> events) {
+  std::span<const Event> stored = events;
+  if (shared_.kubelet_events_pending.load(std::memory_order_acquire)) stored = take_kubelet_events(t, events);
+  for (const Event& e : events)  // a replay's recorded changes of the GPUs' holders
+    if (e.source == "kubelet" && e.kind == "gpu_pods") kubelet_events_.push_back(e);
   if (store_error_.empty()) {
     try {
-      recorder_.append(t, row, events);
+      recorder_.append(t, row, stored);
     } catch (const std::exception& e) {
       store_failed(e);
     }
@@ -184,10 +198,18 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   const double detect_s = double(monotonic_ns() - d0) * 1e-9;
   ++samples_;
   const bool withdrawn = feed_tenants(t, u);
+  if (!kubelet_events_.empty()) name_gpu_pods(u);
   note_incidents(t, u, au);
   std::lock_guard<PiMutex> lock(shared_.mu);
   update_snapshot(shared_.snap, {t, row, samples_, detect_s, withdrawn}, detector_, u, absences_, au, src_.sampler.get(),
                   store_path_);
+  // Absences name the pods on their GPUs too (a GPU that fell off the bus: whose job lost it),
+  // in the snapshot's copies: as `reveal detect` names them.
+  if (!kubelet_events_.empty()) {
+    for (auto& a : shared_.snap.active_absences) attach_gpu_pods(a.incident, gpu_pods_at(kubelet_events_, a.incident.start_unix_ns));
+    if (au.closed)
+      for (auto& inc : shared_.snap.recent_absences) attach_gpu_pods(inc, gpu_pods_at(kubelet_events_, inc.start_unix_ns));
+  }
   // The configuration (reveal_host_config_info): copied only when a re-read found a change.
   if (recorder_.config_version() != config_seen_ && recorder_.config()) {
     config_seen_ = recorder_.config_version();
@@ -199,11 +221,55 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
     log_line(false, "cannot save the XID counts beside the store: " + gpu_xid_counts_path(store_path_).string());
 }
 
+std::span<const Event> SampleLoop::take_kubelet_events(std::int64_t t, std::span<const Event> events) {
+  merged_.assign(events.begin(), events.end());
+  {
+    std::lock_guard<PiMutex> lock(shared_.mu);
+    for (Event& e : shared_.kubelet_events) {
+      e.t_unix_ns = t;
+      kubelet_events_.push_back(e);
+      merged_.push_back(std::move(e));
+    }
+    shared_.kubelet_events.clear();
+    shared_.kubelet_events_pending.store(false, std::memory_order_relaxed);
+  }
+  // Bounded: past kMaxKubeletEvents, the older half is folded into each GPU's last event of it
+  // (what gpu_pods_at() needs of them).
+  if (kubelet_events_.size() > kMaxKubeletEvents) {
+    const std::size_t cut = kubelet_events_.size() / 2;
+    std::vector<Event> kept;
+    for (std::size_t i = 0; i < cut; ++i) {
+      bool later = false;
+      for (std::size_t j = i + 1; j < cut && !later; ++j) later = kubelet_events_[j].value == kubelet_events_[i].value;
+      if (!later) kept.push_back(std::move(kubelet_events_[i]));
+    }
+    kept.insert(kept.end(), std::make_move_iterator(kubelet_events_.begin() + std::ptrdiff_t(cut)),
+                std::make_move_iterator(kubelet_events_.end()));
+    kubelet_events_ = std::move(kept);
+  }
+  return merged_;
+}
+
+void SampleLoop::name_gpu_pods(const StreamUpdate& u) {
+  const auto name = [this](Incident& inc) { attach_gpu_pods(inc, gpu_pods_at(kubelet_events_, inc.start_unix_ns)); };
+  // As `reveal detect` names them (attach_gpu_pods(DetectResult&, ...)): from the holders at
+  // the start, by the GPUs of the incident as it ended; an open one when it first shows.
+  if (u.closed)
+    if (Incident* c = detector_.last_closed_for_evidence()) name(*c);
+  if (u.change_closed)
+    if (Incident* c = detector_.last_change_for_evidence()) name(*c);
+  if (Incident* a = detector_.active_for_evidence(); a && a->start_unix_ns != gpu_pods_onset_) {
+    gpu_pods_onset_ = a->start_unix_ns;
+    name(*a);
+  }
+}
+
 void SampleLoop::stop() {
   if (samples_ == 0) return;
   try {
     const StreamUpdate& u = detector_.end_segment();
     feed_tenants(last_t_, u);
+    if (!kubelet_events_.empty()) name_gpu_pods(u);
     note_incidents(last_t_, u, AbsenceUpdate{});
   } catch (const std::exception& e) {  // the store is still flushed: nothing recorded is lost
     log_line(false, std::string("stopping: the open incident was not closed: ") + e.what());
@@ -229,6 +295,21 @@ void SampleLoop::note(std::int64_t t, const char* kind, const Incident& inc, con
   }
 }
 
+namespace {
+
+// "; pods on its GPUs: gpu0 ml/trainer-0 (worker), ..." (at most three), or "".
+std::string gpu_pods_note(const Incident& inc) {
+  std::string o;
+  for (std::size_t i = 0; i < inc.gpu_pods.size() && i < 3; ++i) {
+    const GpuPod& p = inc.gpu_pods[i];
+    o += (i ? ", " : "; pods on its GPUs: ") + p.gpu + " " + p.ns + "/" + p.pod + " (" + p.container + ")";
+  }
+  if (inc.gpu_pods.size() > 3) o += ", " + std::to_string(inc.gpu_pods.size() - 3) + " more";
+  return o;
+}
+
+}  // namespace
+
 void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const AbsenceUpdate& au) {
   // An incident pending (not reported until it lasts detect.min_duration): noted once, when it
   // opens, so the store says when the agent first saw it.
@@ -245,7 +326,7 @@ void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const Abs
              std::to_string(int(inc.end_s - inc.start_s + 0.5)) + " s" +
              (inc.top.empty() ? "" : " (" + inc.top.front().name + ")") +
              (inc.victims.empty() ? "" : "; hurt: " + inc.victims.front().text) +
-             (inc.aggressors.empty() ? "" : "; neighbour: " + inc.aggressors.front().text));
+             (inc.aggressors.empty() ? "" : "; neighbour: " + inc.aggressors.front().text) + gpu_pods_note(inc));
   };
   const Incident* opened = detector_.opened_incident();
   const bool closed = u.closed && !detector_.closed().empty();
@@ -257,7 +338,8 @@ void SampleLoop::note_incidents(std::int64_t t, const StreamUpdate& u, const Abs
     const Incident& inc = *opened;
     note(t, "incident_opened", inc,
          "incident opened: " + std::string(to_string(inc.subsystem)) +
-             (inc.top.empty() ? "" : " (" + inc.top.front().name + ")") + (inc.action.empty() ? "" : " — " + inc.action));
+             (inc.top.empty() ? "" : " (" + inc.top.front().name + ")") + (inc.action.empty() ? "" : " — " + inc.action) +
+             gpu_pods_note(inc));
   }
   if (closed && !close_first) note_closed();
   if (u.change_closed && !detector_.workload_changes().empty() && detector_.workload_changes().back().kind == "transient") {

@@ -465,40 +465,12 @@ std::string render_metrics(const AgentSnapshot& s) {
   return out;
 }
 
-namespace {
-
-nlohmann::json gpu_pod_json(const GpuPod& p) {
-  return {{"gpu", p.gpu}, {"uuid", p.uuid}, {"namespace", p.ns}, {"pod", p.pod}, {"container", p.container},
-          {"resource", p.resource}};
-}
-
-// An open incident, with the containers holding the GPUs among its focus and strongest channels
-// ("gpu_pods", as the kubelet assigns them now; [] when none).
-nlohmann::json open_incident_json(const Incident& inc, const std::vector<GpuPod>& pods) {
-  nlohmann::json j = report::incident_json(inc);
-  auto held = nlohmann::json::array();
-  if (!pods.empty()) {
-    std::vector<std::string_view> gpus;
-    auto add = [&gpus](std::string_view e) {
-      if (e.rfind("gpu", 0) == 0 && std::find(gpus.begin(), gpus.end(), e) == gpus.end()) gpus.push_back(e);
-    };
-    add(inc.focus);
-    for (const auto& c : inc.top) add(channel_label(c.name));
-    for (const GpuPod& p : pods)
-      if (std::find(gpus.begin(), gpus.end(), p.gpu) != gpus.end()) held.push_back(gpu_pod_json(p));
-  }
-  j["gpu_pods"] = std::move(held);
-  return j;
-}
-
-}  // namespace
-
 std::string render_incidents_json(const AgentSnapshot& s) {
   nlohmann::json j;
   j["schema"] = "reveal.incidents/1";
   j["host"] = s.hostname;
-  j["active"] = s.active ? open_incident_json(*s.active, s.gpu_pods) : nlohmann::json(nullptr);
-  j["pending"] = s.pending ? open_incident_json(*s.pending, s.gpu_pods) : nlohmann::json(nullptr);
+  j["active"] = s.active ? report::incident_json(*s.active) : nlohmann::json(nullptr);
+  j["pending"] = s.pending ? report::incident_json(*s.pending) : nlohmann::json(nullptr);
   auto recent = nlohmann::json::array();
   for (const auto& inc : s.recent) recent.push_back(report::incident_json(inc));
   j["recent"] = std::move(recent);
@@ -513,7 +485,7 @@ std::string render_incidents_json(const AgentSnapshot& s) {
   for (const auto& c : s.workload_changes) changes.push_back(report::incident_json(c));
   j["workload_changes"] = std::move(changes);
   auto pods = nlohmann::json::array();
-  for (const GpuPod& p : s.gpu_pods) pods.push_back(gpu_pod_json(p));
+  for (const GpuPod& p : s.gpu_pods) pods.push_back(report::gpu_pod_json(p));
   j["gpu_pods"] = std::move(pods);
   // Invalid UTF-8 in a name (an interface or cgroup the kernel allowed) as U+FFFD, not an error.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

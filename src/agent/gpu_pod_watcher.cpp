@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <set>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -57,27 +59,45 @@ void GpuPodWatcher::run() {
     l.unlock();
     // Until the socket first appears there is no kubelet to ask; once it was there, a socket
     // that went away is a failed call like any other.
+    // A socket that cannot be looked at (EACCES on its directory) is there as far as this
+    // goes: the call fails and says why.
     std::error_code ec;
-    if (last_state_ != -1 || std::filesystem::exists(socket_, ec)) {
+    const bool present = std::filesystem::exists(socket_, ec) || (ec && ec != std::errc::no_such_file_or_directory);
+    if (last_state_ != -1 || present) {
       ConfigSnapshot uuids;  // the gpu.N.uuid keys (the configuration is re-read every config_interval)
       {
         std::lock_guard<PiMutex> lock(shared_.mu);
         for (const auto& [k, v] : shared_.snap.config)
           if (k.rfind("gpu.", 0) == 0 && k.size() > 5 && k.compare(k.size() - 5, 5, ".uuid") == 0) uuids.emplace(k, v);
       }
+      std::set<std::string, std::less<>> known;  // the GPUs' UUIDs: only their assignments are kept
+      for (const auto& [k, v] : uuids) known.insert(v);
+      const auto keep = [&known](std::string_view id) {
+        return known.count(id.substr(0, id.find("::"))) > 0;  // "GPU-…::N": a time-sliced replica
+      };
       try {
-        const PodDevices devices = client.list(kCallDeadline);
+        const PodDevices devices = client.list(kCallDeadline, keep);
         std::vector<GpuPod> pods = gpu_pods(devices, uuids);
         const std::size_t n = pods.size();
         {
           std::lock_guard<PiMutex> lock(shared_.mu);
+          // Changes go to the store with the next sample (stamped there), for `reveal detect`.
+          std::vector<Event> changes = gpu_pods_events(0, shared_.snap.gpu_pods, pods);
           const bool changed = apply_gpu_pods(shared_.snap, std::move(pods));
           if (changed || shared_.snap.pod_resources_up != 1) shared_.rendered_seq = ~0ull;
           shared_.snap.pod_resources_up = 1;
+          if (!changes.empty() && shared_.kubelet_events.size() < kMaxQueuedEvents) {
+            for (Event& e : changes) shared_.kubelet_events.push_back(std::move(e));
+            shared_.kubelet_events_pending.store(true, std::memory_order_release);
+          }
         }
         if (last_state_ != 1)
-          log_("kubelet pod-resources " + socket_.string() + ": " + std::to_string(n) + " GPU holder(s) among " +
-               std::to_string(devices.devices.size()) + " device assignment(s)");
+          log_("kubelet pod-resources " + socket_.string() + ": " + std::to_string(n) + " GPU holder(s)");
+        if (devices.left_out > 0 && !left_out_logged_) {
+          log_("kubelet pod-resources " + socket_.string() + ": " + std::to_string(devices.left_out) +
+               " GPU assignment(s) past the bound of " + std::to_string(telemetry::kubelet::kMaxDevices) + " left out");
+          left_out_logged_ = true;
+        }
         last_state_ = 1;
       } catch (const std::exception& e) {
         {

@@ -10,7 +10,10 @@
 // nothing is shown; after that, a failed call (the socket gone too) counts in
 // reveal_kubelet_pod_resources_errors_total
 // and keeps the last answer's labels (a kubelet restart does not strip them); the first failure
-// after a success, and the first success after failures, are logged once.
+// after a success, and the first success after failures, are logged once. Each change of a
+// GPU's holders is queued (SharedState::kubelet_events) for the store: the sampling side
+// writes it with its next sample and names the pods on an incident's GPUs from those events,
+// as `reveal detect` of the store does (attach_gpu_pods(), reveal/tenants.h).
 #pragma once
 
 #include <chrono>
@@ -43,6 +46,9 @@ class GpuPodWatcher {
   GpuPodWatcher& operator=(const GpuPodWatcher&) = delete;
 
   static constexpr std::chrono::milliseconds kCallDeadline{2000};
+  // Events waiting for the sampling side (SharedState::kubelet_events) at most: a sampler that
+  // stalled loses the changes past it, not memory.
+  static constexpr std::size_t kMaxQueuedEvents = 4096;
 
  private:
   void run();
@@ -52,6 +58,7 @@ class GpuPodWatcher {
   const std::chrono::nanoseconds interval_;
   Log log_;
   int last_state_ = -1;  // -1 not asked yet, 0 failing, 1 answering
+  bool left_out_logged_ = false;
   std::mutex m_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -9,6 +9,8 @@
 // itself waits for a CPU (priority inversion).
 #pragma once
 
+#include <atomic>
+
 #include <pthread.h>
 
 #include <cstdint>
@@ -56,6 +58,11 @@ struct SharedState {
   std::string metrics_text;            // the cached /metrics text
   std::int64_t interval_ns = 1'000'000'000;  // sampling interval (/healthz's staleness bound)
   bool replay_done = false;            // a replay served its last sample (/healthz stays ok)
+  // Changes of who holds each GPU (gpu_pods_events(), source "kubelet"), from the
+  // pod-resources watcher to the sampling side, which stores them with its next sample;
+  // kubelet_events_pending says there are some without taking the lock.
+  std::vector<Event> kubelet_events;
+  std::atomic<bool> kubelet_events_pending{false};
 };
 
 // Per channel: 1 when its name matches one of `globs` (glob_match), i.e. shown on /metrics.

@@ -249,6 +249,7 @@ void score_run(const Recording& run, const Series& s, const Windows& w, const st
   // After both (neither reads the tenants): a withdrawn start is named anew, and its cost is
   // judged under the name it ends with, as the streaming detector's is.
   attach_tenants(res, run.tenants);
+  attach_gpu_pods(res, run.events);
   std::array<DetectorTrace*, pipeline::kNumStreams> traces{&tz, &ttr, &tif, &tspe, &tt2};  // stream order
   for (std::size_t d = 0; d < traces.size(); ++d) {
     traces[d]->threshold = model.threshold(d);
@@ -341,6 +342,14 @@ void attach_tenants(DetectResult& result, const TenantTimeline& timeline) {
   for (auto& inc : result.incidents)
     if (inc.kind != "absence") attach_tenants(inc, timeline);
   for (auto& c : result.workload_changes) attach_tenants(c, timeline);
+}
+
+void attach_gpu_pods(DetectResult& result, const std::vector<Event>& events) {
+  const bool any = std::any_of(events.begin(), events.end(),
+                               [](const Event& e) { return e.source == "kubelet" && e.kind == "gpu_pods"; });
+  if (!any) return;
+  for (auto* list : {&result.incidents, &result.workload_changes})
+    for (Incident& inc : *list) attach_gpu_pods(inc, gpu_pods_at(events, inc.start_unix_ns));
 }
 
 DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,

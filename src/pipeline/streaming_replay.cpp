@@ -184,6 +184,7 @@ DetectResult detect_streaming(RecordingFeed& feed, const StreamingOptions& opts,
                    [](const Incident& a, const Incident& b) { return a.start_unix_ns < b.start_unix_ns; });
   for (auto& inc : r.incidents) retime(inc, r.origin_unix_ns);
   for (auto& c : r.workload_changes) retime(c, r.origin_unix_ns);
+  attach_gpu_pods(r, feed.events());  // as detect() does; the agent attached the same (src/agent)
   r.reference_windows = det.reference_windows();
   // Self mode fuses robust_z and the Isolation Forest (the stream fits no PCA model); a
   // baseline model fuses its PCA residual too when it was trained to.

@@ -315,6 +315,13 @@ std::string incident_card(const HostSeries& hs, const DetectResult& r, std::size
       for (const auto& t : *list) o += esc(t.text) + (&t == &list->back() ? "" : "; ");
       o += "</p>";
     }
+  if (!inc.gpu_pods.empty()) {
+    o += "<p class=\"tenants\"><b>GPU held by:</b> ";
+    for (const auto& p : inc.gpu_pods)
+      o += esc(p.gpu + " " + p.ns + "/" + p.pod + " (container " + p.container + ")") +
+           (&p == &inc.gpu_pods.back() ? "" : "; ");
+    o += "</p>";
+  }
   if (inc.impact.measured) {
     o += "<p class=\"impact\"><b>Impact:</b> " + esc(impact_text(inc.impact));
     if (inc.impact.known()) o += " <span class=\"basis\">(" + esc(inc.impact.basis) + ")</span>";

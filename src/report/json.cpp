@@ -49,6 +49,8 @@ nlohmann::json incident_json(const Incident& inc) {
                    {"after", num(t.after)}, {"appeared", t.appeared}, {"text", t.text}});
     return a;
   };
+  json gpu_pods = json::array();
+  for (const GpuPod& p : inc.gpu_pods) gpu_pods.push_back(gpu_pod_json(p));
   json impact = nullptr;
   if (inc.impact.measured) {
     json per = json::array();
@@ -71,10 +73,16 @@ nlohmann::json incident_json(const Incident& inc) {
           {"focus", inc.focus.empty() ? json(nullptr) : json(inc.focus)},
           {"focus_share", inc.focus_share}, {"detectors", dets}, {"top_channels", top}, {"symptom", symptom},
           {"victims", tenants(inc.victims)}, {"aggressors", tenants(inc.aggressors)}, {"impact", impact},
+          {"gpu_pods", gpu_pods},
           {"withdrawn", inc.withdrawn.empty() ? json(nullptr)
                                               : json{{"at", format_utc(inc.withdrawn_unix_ns)},
                                                      {"at_unix_ns", inc.withdrawn_unix_ns}, {"text", inc.withdrawn}}},
           {"action", inc.action}};
+}
+
+nlohmann::json gpu_pod_json(const GpuPod& p) {
+  return {{"gpu", p.gpu}, {"uuid", p.uuid}, {"namespace", p.ns}, {"pod", p.pod}, {"container", p.container},
+          {"resource", p.resource}};
 }
 
 std::string marker_token() {

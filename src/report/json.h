@@ -20,6 +20,10 @@ nlohmann::json json_number(double v);
 // action.
 nlohmann::json incident_json(const Incident& inc);
 
+// A container holding a GPU (Incident::gpu_pods, the agent's /incidents gpu_pods): gpu, uuid,
+// namespace, pod, container, resource.
+nlohmann::json gpu_pod_json(const GpuPod& p);
+
 // A random token for markers that a document holds in place of text spliced in later: no
 // string of the document (a channel name from a crafted store) can pass for one.
 std::string marker_token();

@@ -146,6 +146,8 @@ void incident_details(const DetectResult& r, std::string& o) {
                        format_value(inc.symptom.reference, inc.symptom.unit), inc.symptom.z);
     for (const auto& t : inc.victims) o += "  hurt        " + t.text + "\n";
     for (const auto& t : inc.aggressors) o += "  neighbour   " + t.text + " (CPU use rose with the onset)\n";
+    for (const auto& p : inc.gpu_pods)
+      o += "  gpu pod     " + p.gpu + " held by " + p.ns + "/" + p.pod + " (container " + p.container + ")\n";
     if (inc.impact.measured) {
       o += "  impact      " + impact_text(inc.impact) + "\n";
       if (inc.impact.known()) o += "              (" + inc.impact.basis + ")\n";

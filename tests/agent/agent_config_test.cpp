@@ -204,6 +204,10 @@ TEST_F(AgentConfigTest, UnknownKeys) {
   EXPECT_EQ(error("[kubernetes]\npod_resources = \"x\"\n"), "DIR/agent.toml:2:1: unknown key 'kubernetes.pod_resources'");
   EXPECT_EQ(error("[kubernetes]\npod_resources_socket = \"\"\n"),
             "DIR/agent.toml:2:24: 'kubernetes.pod_resources_socket' must not be empty");
+  EXPECT_EQ(error("[kubernetes]\npod_resources_interval = \"500ms\"\n"),
+            "DIR/agent.toml:2:26: 'kubernetes.pod_resources_interval' must be \"0s\" (off) or at least 1s");
+  EXPECT_EQ(error("[kubernetes]\npod_resources_socket = \"/" + std::string(107, 'a') + "\"\n"),
+            "DIR/agent.toml:2:24: 'kubernetes.pod_resources_socket' is 108 bytes long; a unix socket path holds at most 107");
   EXPECT_EQ(error("[kubernetes]\npod_resources_interval = 10\n"),
             "DIR/agent.toml:2:26: 'kubernetes.pod_resources_interval' must be a duration string such as \"1s\", not an integer");
   // The first unknown key in the file is named, not the first in key order.

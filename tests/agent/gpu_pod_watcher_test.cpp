@@ -14,6 +14,7 @@
 
 #include "../telemetry/kubelet/fake_kubelet.h"
 #include "reveal/agent.h"
+#include "reveal/tenants.h"
 
 namespace reveal::agent {
 namespace {
@@ -91,16 +92,19 @@ TEST(ApplyGpuPods, RenderedOnMetricsAndIncidents) {
                       "entity=\"gpu1\"} 10\n"),
             std::string::npos);
 
-  // An open incident on gpu0 names its pod; one elsewhere names none.
+  // An open incident on gpu0 names its pod (as the sampling side attached it); one elsewhere
+  // names none.
   Incident inc;
   inc.subsystem = Subsystem::gpu;
   inc.focus = "gpu0";
   inc.top = {{"nvml:utilization_gpu.gpu0", "%", Subsystem::gpu, 10, 90, -12}};
+  attach_gpu_pods(inc, s.gpu_pods);
   s.active = inc;
   Incident net;
   net.subsystem = Subsystem::network;
   net.focus = "eth0";
   net.top = {{"proc.net.dev:rx_bytes.eth0", "bytes/s", Subsystem::network, 1, 2, 9}};
+  attach_gpu_pods(net, s.gpu_pods);
   s.pending = net;
   const auto j = nlohmann::json::parse(render_incidents_json(s));
   ASSERT_EQ(j["active"]["gpu_pods"].size(), 1u);
@@ -187,7 +191,7 @@ TEST(GpuPodWatcher, FollowsTheKubeletAndSurvivesItsRestart) {
   }  // the watcher stops and joins
   std::lock_guard<std::mutex> g(log_mu);
   ASSERT_EQ(log.size(), 3u) << "one line per change of state, not per call";
-  EXPECT_NE(log[0].find("1 GPU holder(s) among 1 device assignment(s)"), std::string::npos) << log[0];
+  EXPECT_NE(log[0].find(": 1 GPU holder(s)"), std::string::npos) << log[0];
   EXPECT_NE(log[1].find("UNAVAILABLE restarting"), std::string::npos) << log[1];
 }
 

@@ -4,6 +4,8 @@
 # over its pod-resources unix socket. /metrics shows reveal_gpu_pod_info and the pod labels on
 # the GPU's nvml series and follows the kubelet: a pod that ends loses its labels, a kubelet
 # that goes away is counted (reveal_kubelet_pod_resources_up 0) and the agent keeps sampling.
+# The holders' changes are stored as events; an agent replaying a store and `reveal detect` of
+# it name the same pod on an incident's GPU.
 # usage: agent_gpu_pods_test.sh REVEAL FIXTURES NVML_DOUBLE
 set -uo pipefail
 REVEAL=$1
@@ -24,7 +26,7 @@ printf '%s\n' "ml trainer-0 worker nvidia.com/gpu $GPU0" \
 "$KUBELET" "$T/k.sock" "$T/pods" 2>"$T/kubelet.log" &
 KPID=$!
 printf '%s\n' 'probes = ["nvml", "proc.stat"]' 'interval = "200ms"' '[kubernetes]' \
-  "pod_resources_socket = \"$T/k.sock\"" 'pod_resources_interval = "300ms"' >"$T/agent.toml"
+  "pod_resources_socket = \"$T/k.sock\"" 'pod_resources_interval = "1s"' >"$T/agent.toml"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 REVEAL_NVML_LIBRARY=$NVML_DOUBLE "$REVEAL" agent --config "$T/agent.toml" --store "$T/a.db" \
   --listen "127.0.0.1:$PORT" >"$T/agent.log" 2>&1 &
@@ -86,5 +88,41 @@ kill -TERM $AGENT && wait $AGENT
 rc=$?
 AGENT=0
 [[ $rc == 0 ]] || fail "the agent exited $rc: $(tail -3 "$T/agent.log")"
+# --- Parity: a store whose events say who held gpu0 (as the agent writes them), replayed by the
+# agent and read by `reveal detect --streaming`: both name the pod on the incident's GPU. 400
+# samples every 50 ms (the agent's 10-s settle takes 200, the warm-up 100); at sample 330 the
+# GPU's utilisation drops and a stall share rises (a symptom), to the end.
+python3 - "$T/run.csv" <<'PY'
+import random, sys
+random.seed(5)
+t0 = 1_790_000_000_000_000_000
+with open(sys.argv[1], "w") as f:
+    f.write("t_unix_ns,nvml:utilization_gpu.gpu0,nvml:power_usage.gpu0,test.pressure:cpu_some_pct\n")
+    for i in range(400):
+        util = (20 if i >= 330 else 95) + random.gauss(0, 1)
+        power = (150 if i >= 330 else 600) + random.gauss(0, 5)
+        stall = max(0.0, (40 if i >= 330 else 1) + random.gauss(0, 0.5))
+        f.write(f"{t0 + i * 50_000_000},{util:.3f},{power:.3f},{stall:.3f}\n")
+PY
+"$REVEAL" import csv "$T/run.csv" -o "$T/run.db" >"$T/import.log" 2>&1 || fail "import: $(cat "$T/import.log")"
+python3 - "$T/run.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+t0 = 1_790_000_000_000_000_000
+db.execute("insert into events values (?, 'kubelet', 'gpu_pods', 0, ?)",
+           (t0 + 2_000_000_000, "gpu0 GPU-00000000-0000-0000-0000-000000000000 ml/trainer-0/worker=nvidia.com/gpu"))
+db.commit()
+PY
+printf '%s\n' '[detect]' 'warmup = "5s"' 'history = "20s"' 'min_duration = "1s"' >"$T/replay.toml"
+timeout 120 "$REVEAL" agent --config "$T/replay.toml" --replay "$T/run.db" --exit-after-replay --store "$T/out.db" \
+  --listen "127.0.0.1:$PORT" >"$T/replay.log" 2>&1 || fail "the replaying agent failed: $(tail -3 "$T/replay.log")"
+grep -q "incident closed: .*; pods on its GPUs: gpu0 ml/trainer-0 (worker)" "$T/replay.log" ||
+  fail "the agent's incident does not name the pod on gpu0: $(grep incident "$T/replay.log")"
+"$REVEAL" detect --streaming --agent-config "$T/replay.toml" "$T/out.db" --json >"$T/detect.json" 2>"$T/detect.err" || fail "detect: $(cat "$T/detect.err")"
+python3 - "$T/detect.json" <<'PY' || fail "reveal detect --streaming does not name the pod: $(head -c 600 "$T/detect.json")"
+import json, sys
+inc = [i for i in json.load(open(sys.argv[1]))["incidents"] if i["kind"] == "anomaly"]
+sys.exit(0 if inc and [(p["gpu"], p["pod"], p["container"]) for p in inc[0]["gpu_pods"]] == [("gpu0", "trainer-0", "worker")] else 1)
+PY
 ((fails == 0)) && echo "agent gpu pods test passed"
 exit $((fails > 0))

@@ -34,15 +34,25 @@ const char* code_name(grpc::StatusCode c) {
   }
 }
 
-// One line of at most 300 bytes: gRPC's messages may hold the peer's text.
+// One line of printable ASCII, at most 300 bytes: gRPC's messages may hold the peer's text.
 std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r' || static_cast<unsigned char>(c) < 0x20) c = ' ';
+  for (char& c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20) c = ' ';
+    else if (u >= 0x7f) c = '?';
+  }
   if (s.size() > 300) s.resize(300);
   return s;
 }
 
-std::string cut(const std::string& s) { return s.size() > kMaxNameBytes ? s.substr(0, kMaxNameBytes) : s; }
+// At most kMaxNameBytes, never ending inside a UTF-8 sequence (two long names that differ only
+// past the cut stay apart no more than the cut allows, but neither ends in a broken character).
+std::string cut(const std::string& s) {
+  if (s.size() <= kMaxNameBytes) return s;
+  std::size_t n = kMaxNameBytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
 
 }  // namespace
 
@@ -73,7 +83,7 @@ PodResourcesClient::PodResourcesClient(const std::filesystem::path& socket)
 
 PodResourcesClient::~PodResourcesClient() = default;
 
-PodDevices PodResourcesClient::list(std::chrono::milliseconds deadline) {
+PodDevices PodResourcesClient::list(std::chrono::milliseconds deadline, const Keep& keep) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + deadline);
   v1::ListPodResourcesRequest req;
@@ -87,6 +97,7 @@ PodDevices PodResourcesClient::list(std::chrono::milliseconds deadline) {
     for (const auto& c : pod.containers())
       for (const auto& d : c.devices())
         for (const auto& id : d.device_ids()) {
+          if (keep && !keep(id)) continue;
           if (out.devices.size() >= kMaxDevices) {
             ++out.left_out;
             continue;

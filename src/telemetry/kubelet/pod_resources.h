@@ -10,10 +10,12 @@
 // gone from the next answer.
 //
 // Cost and bounds: one unary call per poll, a few hundred bytes per pod; an answer larger than
-// kMaxMessageBytes is refused by gRPC itself (RESOURCE_EXHAUSTED), and at most kMaxDevices
-// assignments are kept (the rest counted in PodDevices::left_out). Strings are kept as the
-// kubelet sent them, each cut to kMaxNameBytes (Kubernetes names are at most 253 bytes); the
-// exposition escapes them.
+// kMaxMessageBytes is refused by gRPC itself (RESOURCE_EXHAUSTED). Only the assignments the
+// caller's `keep` accepts are copied (the agent keeps the IDs of its GPUs: a node's thousands
+// of other devices cost nothing), at most kMaxDevices (the rest counted in
+// PodDevices::left_out). Strings are kept as the kubelet sent them (bytes, not checked for
+// UTF-8), each cut to kMaxNameBytes (Kubernetes names are at most 253 bytes); the exposition
+// escapes them.
 //
 // Built only where gRPC is (the agent's library, reveal_net); reveal/gpu_pods.h holds what it
 // answers (PodDevices) and joins that to the GPUs NVML names.
@@ -22,8 +24,10 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "reveal/gpu_pods.h"
 
@@ -31,7 +35,7 @@ namespace reveal::telemetry::kubelet {
 
 inline constexpr std::size_t kMaxDevices = 65536;
 inline constexpr int kMaxMessageBytes = 16 << 20;
-inline constexpr std::size_t kMaxNameBytes = 1024;
+inline constexpr std::size_t kMaxNameBytes = 253;
 
 // <root>/var/lib/kubelet/pod-resources/kubelet.sock: where the kubelet serves the API on a node
 // whose root is mounted at `root` ("/" on the node itself, "/host" in the DaemonSet).
@@ -46,10 +50,12 @@ class PodResourcesClient {
   PodResourcesClient(const PodResourcesClient&) = delete;
   PodResourcesClient& operator=(const PodResourcesClient&) = delete;
 
+  // Which device IDs to keep (the whole ID as the kubelet sent it); null keeps every one.
+  using Keep = std::function<bool(std::string_view device_id)>;
   // One List call, waiting at most `deadline`. Throws std::runtime_error with one line,
-  // "kubelet pod-resources <socket>: <gRPC status> <message>", when the socket is missing,
-  // nobody answers in time, the answer is too large or not the API's.
-  PodDevices list(std::chrono::milliseconds deadline);
+  // "kubelet pod-resources <socket>: <gRPC status> <message>" (printable ASCII), when the
+  // socket is missing, nobody answers in time, the answer is too large or not the API's.
+  PodDevices list(std::chrono::milliseconds deadline, const Keep& keep = nullptr);
 
   const std::filesystem::path& socket() const { return socket_; }
 

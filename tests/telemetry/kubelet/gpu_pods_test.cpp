@@ -47,3 +47,56 @@ TEST(GpuPods, LeavesOutWhatNamesNoNvmlGpu) {
 
 }  // namespace
 }  // namespace reveal
+
+namespace reveal {
+namespace {
+
+GpuPod holder(std::size_t i, std::string ns, std::string pod, std::string c = "main") {
+  return {i, "gpu" + std::to_string(i), "GPU-" + std::to_string(i), std::move(ns), std::move(pod), std::move(c),
+          "nvidia.com/gpu"};
+}
+
+// Changes of the holders as store events, read back at any time.
+TEST(GpuPodsEvents, OneEventPerGpuWhoseHoldersChangedReadBackAtAnyTime) {
+  const std::vector<GpuPod> a = {holder(0, "ml", "trainer"), holder(1, "inf", "a"), holder(1, "inf", "b")};
+  const std::vector<GpuPod> b = {holder(1, "inf", "a"), holder(1, "inf", "b"), holder(2, "ml", "eval")};
+  auto e1 = gpu_pods_events(100, {}, a);
+  ASSERT_EQ(e1.size(), 2u);
+  EXPECT_EQ(e1[0].source, "kubelet");
+  EXPECT_EQ(e1[0].kind, "gpu_pods");
+  EXPECT_EQ(e1[0].value, 0.0);
+  EXPECT_EQ(e1[0].detail, "gpu0 GPU-0 ml/trainer/main=nvidia.com/gpu");
+  EXPECT_EQ(e1[1].detail, "gpu1 GPU-1 inf/a/main=nvidia.com/gpu inf/b/main=nvidia.com/gpu");
+  EXPECT_TRUE(gpu_pods_events(150, a, a).empty());
+  const auto e2 = gpu_pods_events(200, a, b);  // gpu0 released, gpu2 taken, gpu1 unchanged
+  ASSERT_EQ(e2.size(), 2u);
+  EXPECT_EQ(e2[0].detail, "gpu0 GPU-0");
+  EXPECT_EQ(e2[1].detail, "gpu2 GPU-2 ml/eval/main=nvidia.com/gpu");
+  std::vector<Event> all = e1;
+  all.insert(all.end(), e2.begin(), e2.end());
+  EXPECT_TRUE(gpu_pods_at(all, 99).empty());
+  EXPECT_EQ(gpu_pods_at(all, 100), a);
+  EXPECT_EQ(gpu_pods_at(all, 199), a);
+  EXPECT_EQ(gpu_pods_at(all, 200), b);
+}
+
+// Names are written so that the line parses back: separators and odd bytes become '_'.
+TEST(GpuPodsEvents, OddNamesAndMalformedEvents) {
+  const std::vector<GpuPod> odd = {holder(3, "a b", "p/q", "c=d\x1b\xff")};
+  const auto e = gpu_pods_events(5, {}, odd);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].detail, "gpu3 GPU-3 a_b/p_q/c_d__=nvidia.com/gpu");
+  std::vector<Event> events = e;
+  for (const char* bad : {"gpu", "gpuX GPU-1 a/b/c=r", "gpu99999999999999999999999 GPU-1 a/b/c=r", "nonsense",
+                          "gpu4 GPU-4 no-slashes", "gpu5 GPU-5 a/b=r/c"})
+    events.push_back({6, "kubelet", "gpu_pods", 0, bad});
+  events.push_back({6, "nvml", "gpu_pods", 0, "gpu6 GPU-6 a/b/c=r"});  // another source
+  const auto at = gpu_pods_at(events, 10);
+  ASSERT_EQ(at.size(), 1u);
+  EXPECT_EQ(at[0].gpu, "gpu3");
+  EXPECT_EQ(at[0].ns, "a_b");
+  EXPECT_EQ(at[0].container, "c_d__");
+}
+
+}  // namespace
+}  // namespace reveal

@@ -91,12 +91,11 @@ TEST_F(PodResourcesClientTest, AKubeletThatDoesNotAnswerCostsTheDeadline) {
 
 TEST_F(PodResourcesClientTest, AnErrorStatusIsOneLine) {
   FakeKubelet k(sock_.string());
-  k.set_status(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "no\naccess\x1b[31m"));
+  k.set_status(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "no\naccess\x1b[31m\x7f\xc3\xa9"));
   PodResourcesClient c(sock_);
   const std::string e = error_of(c, 2s);
   EXPECT_NE(e.find("PERMISSION_DENIED no access"), std::string::npos) << e;
-  EXPECT_EQ(e.find('\n'), std::string::npos);
-  EXPECT_EQ(e.find('\x1b'), std::string::npos);
+  for (const char ch : e) EXPECT_TRUE(ch >= 0x20 && ch < 0x7f) << "not printable ASCII: " << e;
 }
 
 TEST_F(PodResourcesClientTest, AnAnswerOverTheSizeBoundIsRefused) {
@@ -120,6 +119,24 @@ TEST_F(PodResourcesClientTest, KeepsAtMostMaxDevicesAndCutsLongNames) {
   EXPECT_EQ(d.devices.size(), kMaxDevices);
   EXPECT_EQ(d.left_out, 101u);  // the 100 over the bound and the last pod's device
   for (const auto& a : d.devices) EXPECT_LE(a.ns.size(), kMaxNameBytes);
+}
+
+// Only what `keep` accepts is copied: a node's many other devices cost nothing. Names are bytes:
+// one that is not UTF-8 does not lose the answer, and is cut without splitting a character.
+TEST_F(PodResourcesClientTest, KeepsOnlyWhatTheCallerAsksForAndTakesAnyBytes) {
+  FakeKubelet k(sock_.string());
+  FakeContainer nics{"c", "example.com/sriov", {}};
+  for (int i = 0; i < 1000; ++i) nics.device_ids.push_back("vf" + std::to_string(i));
+  const std::string long_utf8 = std::string(252, 'a') + "\xc3\xa9";  // 'é' across the 253-byte cut
+  k.set_pods({{"ns", "nics", {nics}},
+              {"bad\xff\xfe", long_utf8, {{"w", "nvidia.com/gpu", {"GPU-aaaa::0", "GPU-zzzz"}}}}});
+  PodResourcesClient c(sock_);
+  const PodDevices d = c.list(2s, [](std::string_view id) { return id.rfind("GPU-aaaa", 0) == 0; });
+  ASSERT_EQ(d.devices.size(), 1u);
+  EXPECT_EQ(d.left_out, 0u);
+  EXPECT_EQ(d.devices[0].ns, "bad\xff\xfe");
+  EXPECT_EQ(d.devices[0].pod, std::string(252, 'a')) << "cut before the character the bound splits";
+  EXPECT_EQ(c.list(2s).devices.size(), 1002u) << "no filter: everything";
 }
 
 TEST_F(PodResourcesClientTest, ReconnectsAfterTheKubeletRestarts) {
