@@ -16,7 +16,10 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "reveal/recording.h"
@@ -53,19 +56,52 @@ struct GpuPod {
 // The GPUs of `config` (gpu.N.uuid keys) held by containers of `devices`: sorted by index, then
 // namespace, pod and container; a container holding several replicas of one GPU is listed once.
 std::vector<GpuPod> gpu_pods(const PodDevices& devices, const ConfigSnapshot& config);
+// The GPUs of `config`: (N, UUID) of each "gpu.N.uuid" key with a value, by N.
+std::vector<std::pair<std::size_t, std::string>> gpu_uuids(const ConfigSnapshot& config);
 
 // Who held each GPU, kept in the store as events (source "kubelet", kind "gpu_pods"), so that
 // `reveal detect` of an agent's store names the pods on an incident's GPUs as the agent did.
-// One event per GPU whose holders changed: value = its NVML index, detail = "gpuN <uuid>" and
-// then each holder as " <namespace>/<pod>/<container>=<resource>" (names are DNS labels and
-// hold neither ' ', '/' nor '='; a byte of those — in the resource ' ' and '=' only — or any
-// byte outside printable ASCII is written '_'; each name cut to 253 bytes); "gpuN <uuid>"
-// alone: nobody holds it any more.
-// `before` and `after` are gpu_pods() answers (sorted); the events come in GPU order.
+// One event per GPU: value = its NVML index, detail = "gpuN <uuid>" and then each holder as
+// " <namespace>/<pod>/<container>=<resource>" (names are DNS labels and hold neither ' ', '/'
+// nor '='; a byte of those — in the resource ' ' and '=' only — or any byte outside printable
+// ASCII is written '_'; each name cut to kGpuPodNameBytes); "gpuN <uuid>" alone: nobody holds
+// it. gpu_pods_events() gives the events of the GPUs whose holders changed from `before` to
+// `after` (gpu_pods() answers, sorted), in GPU order; with `gpus` (the index and UUID of every
+// GPU of the host) it gives one for every GPU, changed or not: the whole state, which the agent
+// writes at its first answer after a start, once an hour (a store's retention drops old events,
+// not the state) and after it lost a change.
 std::vector<Event> gpu_pods_events(std::int64_t t_unix_ns, const std::vector<GpuPod>& before,
                                    const std::vector<GpuPod>& after);
-// The holders at time t (the last such event at or before t per GPU; events in time order),
-// sorted as gpu_pods() sorts them. Malformed events are skipped.
-std::vector<GpuPod> gpu_pods_at(const std::vector<Event>& events, std::int64_t t_unix_ns);
+std::vector<Event> gpu_pods_state_events(std::int64_t t_unix_ns, const std::vector<GpuPod>& holders,
+                                         const std::vector<std::pair<std::size_t, std::string>>& gpus);
 
+inline constexpr std::size_t kGpuPodNameBytes = 253;   // a Kubernetes name's bound
+inline constexpr std::size_t kGpuPodsPerGpu = 256;     // holders read per GPU and time
+inline constexpr std::size_t kGpuPodsChangesKept = 4096;  // per GPU (GpuPodsHistory::add)
+
+// The holders' history, read from events (the store's, or those the agent wrote): per GPU the
+// times its holders changed. An agent restart (source "agent", kind "agent_restart") forgets
+// every holder until the next event: the restarted agent knew none until its first answer.
+// Crafted events cost bounded work: names are cut to kGpuPodNameBytes, at most kGpuPodsPerGpu
+// holders are read per GPU, at most kGpuPodsChangesKept changes kept per GPU (the oldest go),
+// and a lookup parses one event.
+class GpuPodsHistory {
+ public:
+  GpuPodsHistory() = default;
+  explicit GpuPodsHistory(const std::vector<Event>& events);  // any order
+  // Keeps `e` when it is a kubelet gpu_pods event or an agent restart (others: ignored).
+  void add(const Event& e);
+  bool empty() const { return changes_.empty(); }
+  // The holders of GPU `gpu` ("gpu0") at time t, sorted as gpu_pods() sorts them; none before
+  // its first event or after a restart that no later event of it followed.
+  std::vector<GpuPod> of(std::string_view gpu, std::int64_t t_unix_ns) const;
+
+ private:
+  struct Change {
+    std::int64_t t_unix_ns = 0;
+    std::string detail;
+  };
+  std::map<std::size_t, std::vector<Change>> changes_;  // by NVML index, in time order
+  std::vector<std::int64_t> restarts_;                  // in time order
+};
 }  // namespace reveal

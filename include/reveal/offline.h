@@ -198,7 +198,8 @@ DetectResult detect(const Recording& run, const std::vector<Recording>& baseline
 // name none. detect() and detect_streaming() call it last, as the agent does live.
 void attach_tenants(DetectResult& result, const TenantTimeline& timeline);
 // The pods on each incident's and workload change's GPUs at its start, from the store's kubelet
-// events (gpu_pods_at(), attach_gpu_pods() in reveal/tenants.h); nothing without such events.
+// events (GpuPodsHistory in reveal/gpu_pods.h, read once; attach_gpu_pods() in
+// reveal/tenants.h); nothing without such events.
 void attach_gpu_pods(DetectResult& result, const std::vector<Event>& events);
 // Moves every anomaly incident whose onset judge_workload_start() (reveal/tenants.h) calls a
 // new workload starting into result.workload_changes (kind "workload_change",

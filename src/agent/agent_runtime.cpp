@@ -148,7 +148,7 @@ class SampleLoop {
   // the replay runs the same code). Notes a withdrawal; true when there was one.
   bool feed_tenants(std::int64_t t, const StreamUpdate& u);
   // The GPU holders' changes the watcher queued, stamped `t` and appended to `events` for the
-  // store (and kept for name_gpu_pods()); called only when there are some.
+  // store (and kept in kubelet_history_ for name_gpu_pods()); called only when there are some.
   std::span<const Event> take_kubelet_events(std::int64_t t, std::span<const Event> events);
   // Names the pods on the GPUs of the incident just closed, the change just closed, and the open
   // incident when it first shows (attach_gpu_pods(), from the holders' events).
@@ -168,17 +168,15 @@ class SampleLoop {
   TenantFeed tenants_;
   std::int64_t pending_noted_ = 0;  // start of the last pending incident noted
   std::uint64_t config_seen_ = 0;   // recorder_.config_version() last copied to the snapshot
-  static constexpr std::size_t kMaxKubeletEvents = 1024;
-  std::vector<Event> kubelet_events_;  // the GPU holders' changes stored so far (bounded)
-  std::vector<Event> merged_;          // a sample's events with the kubelet's appended
+  GpuPodsHistory kubelet_history_;  // the GPU holders' events stored so far (bounded per GPU)
+  std::vector<Event> merged_;        // a sample's events with the kubelet's appended
   std::int64_t gpu_pods_onset_ = 0;    // start of the open incident last named
 };
 
 void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::span<const Event> events) {
   std::span<const Event> stored = events;
   if (shared_.kubelet_events_pending.load(std::memory_order_acquire)) stored = take_kubelet_events(t, events);
-  for (const Event& e : events)  // a replay's recorded changes of the GPUs' holders
-    if (e.source == "kubelet" && e.kind == "gpu_pods") kubelet_events_.push_back(e);
+  for (const Event& e : events) kubelet_history_.add(e);  // a replay's recorded holders and restarts
   if (store_error_.empty()) {
     try {
       recorder_.append(t, row, stored);
@@ -198,17 +196,17 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   const double detect_s = double(monotonic_ns() - d0) * 1e-9;
   ++samples_;
   const bool withdrawn = feed_tenants(t, u);
-  if (!kubelet_events_.empty()) name_gpu_pods(u);
+  if (!kubelet_history_.empty()) name_gpu_pods(u);
   note_incidents(t, u, au);
   std::lock_guard<PiMutex> lock(shared_.mu);
   update_snapshot(shared_.snap, {t, row, samples_, detect_s, withdrawn}, detector_, u, absences_, au, src_.sampler.get(),
                   store_path_);
   // Absences name the pods on their GPUs too (a GPU that fell off the bus: whose job lost it),
   // in the snapshot's copies: as `reveal detect` names them.
-  if (!kubelet_events_.empty()) {
-    for (auto& a : shared_.snap.active_absences) attach_gpu_pods(a.incident, gpu_pods_at(kubelet_events_, a.incident.start_unix_ns));
+  if (!kubelet_history_.empty()) {
+    for (auto& a : shared_.snap.active_absences) attach_gpu_pods(a.incident, kubelet_history_);
     if (au.closed)
-      for (auto& inc : shared_.snap.recent_absences) attach_gpu_pods(inc, gpu_pods_at(kubelet_events_, inc.start_unix_ns));
+      for (auto& inc : shared_.snap.recent_absences) attach_gpu_pods(inc, kubelet_history_);
   }
   // The configuration (reveal_host_config_info): copied only when a re-read found a change.
   if (recorder_.config_version() != config_seen_ && recorder_.config()) {
@@ -227,31 +225,17 @@ std::span<const Event> SampleLoop::take_kubelet_events(std::int64_t t, std::span
     std::lock_guard<PiMutex> lock(shared_.mu);
     for (Event& e : shared_.kubelet_events) {
       e.t_unix_ns = t;
-      kubelet_events_.push_back(e);
+      kubelet_history_.add(e);
       merged_.push_back(std::move(e));
     }
     shared_.kubelet_events.clear();
     shared_.kubelet_events_pending.store(false, std::memory_order_relaxed);
   }
-  // Bounded: past kMaxKubeletEvents, the older half is folded into each GPU's last event of it
-  // (what gpu_pods_at() needs of them).
-  if (kubelet_events_.size() > kMaxKubeletEvents) {
-    const std::size_t cut = kubelet_events_.size() / 2;
-    std::vector<Event> kept;
-    for (std::size_t i = 0; i < cut; ++i) {
-      bool later = false;
-      for (std::size_t j = i + 1; j < cut && !later; ++j) later = kubelet_events_[j].value == kubelet_events_[i].value;
-      if (!later) kept.push_back(std::move(kubelet_events_[i]));
-    }
-    kept.insert(kept.end(), std::make_move_iterator(kubelet_events_.begin() + std::ptrdiff_t(cut)),
-                std::make_move_iterator(kubelet_events_.end()));
-    kubelet_events_ = std::move(kept);
-  }
   return merged_;
 }
 
 void SampleLoop::name_gpu_pods(const StreamUpdate& u) {
-  const auto name = [this](Incident& inc) { attach_gpu_pods(inc, gpu_pods_at(kubelet_events_, inc.start_unix_ns)); };
+  const auto name = [this](Incident& inc) { attach_gpu_pods(inc, kubelet_history_); };
   // As `reveal detect` names them (attach_gpu_pods(DetectResult&, ...)): from the holders at
   // the start, by the GPUs of the incident as it ended; an open one when it first shows.
   if (u.closed)
@@ -269,7 +253,7 @@ void SampleLoop::stop() {
   try {
     const StreamUpdate& u = detector_.end_segment();
     feed_tenants(last_t_, u);
-    if (!kubelet_events_.empty()) name_gpu_pods(u);
+    if (!kubelet_history_.empty()) name_gpu_pods(u);
     note_incidents(last_t_, u, AbsenceUpdate{});
   } catch (const std::exception& e) {  // the store is still flushed: nothing recorded is lost
     log_line(false, std::string("stopping: the open incident was not closed: ") + e.what());

@@ -81,14 +81,25 @@ void GpuPodWatcher::run() {
         const std::size_t n = pods.size();
         {
           std::lock_guard<PiMutex> lock(shared_.mu);
-          // Changes go to the store with the next sample (stamped there), for `reveal detect`.
-          std::vector<Event> changes = gpu_pods_events(0, shared_.snap.gpu_pods, pods);
+          // Changes go to the store with the next sample (stamped there), for `reveal detect`:
+          // the whole state at the first answer, every kStateEvery and after a lost change,
+          // otherwise the GPUs whose holders changed.
+          const auto now = std::chrono::steady_clock::now();
+          const bool whole = resync_ || now - state_written_ >= kStateEvery;
+          std::vector<Event> changes = whole ? gpu_pods_state_events(0, pods, gpu_uuids(uuids))
+                                             : gpu_pods_events(0, shared_.snap.gpu_pods, pods);
           const bool changed = apply_gpu_pods(shared_.snap, std::move(pods));
           if (changed || shared_.snap.pod_resources_up != 1) shared_.rendered_seq = ~0ull;
           shared_.snap.pod_resources_up = 1;
-          if (!changes.empty() && shared_.kubelet_events.size() < kMaxQueuedEvents) {
+          if (shared_.kubelet_events.size() + changes.size() > kMaxQueuedEvents) {
+            resync_ = true;  // the sampler stalled: the whole state once it drains
+          } else {
+            if (whole) {
+              resync_ = false;
+              state_written_ = now;
+            }
             for (Event& e : changes) shared_.kubelet_events.push_back(std::move(e));
-            shared_.kubelet_events_pending.store(true, std::memory_order_release);
+            if (!changes.empty()) shared_.kubelet_events_pending.store(true, std::memory_order_release);
           }
         }
         if (last_state_ != 1)

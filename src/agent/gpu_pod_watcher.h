@@ -11,9 +11,11 @@
 // reveal_kubelet_pod_resources_errors_total
 // and keeps the last answer's labels (a kubelet restart does not strip them); the first failure
 // after a success, and the first success after failures, are logged once. Each change of a
-// GPU's holders is queued (SharedState::kubelet_events) for the store: the sampling side
-// writes it with its next sample and names the pods on an incident's GPUs from those events,
-// as `reveal detect` of the store does (attach_gpu_pods(), reveal/tenants.h).
+// GPU's holders is queued (SharedState::kubelet_events) for the store — the whole state at the
+// first answer, every hour and after the queue overflowed — and the sampling side writes it
+// with its next sample and names the pods on an incident's GPUs from those events, as
+// `reveal detect` of the store does (GpuPodsHistory, reveal/gpu_pods.h; attach_gpu_pods(),
+// reveal/tenants.h).
 #pragma once
 
 #include <chrono>
@@ -49,6 +51,9 @@ class GpuPodWatcher {
   // Events waiting for the sampling side (SharedState::kubelet_events) at most: a sampler that
   // stalled loses the changes past it, not memory.
   static constexpr std::size_t kMaxQueuedEvents = 4096;
+  // The whole state is written this often too: a store's retention (store.max_age) drops old
+  // events, never who holds a GPU now.
+  static constexpr std::chrono::hours kStateEvery{1};
 
  private:
   void run();
@@ -59,6 +64,8 @@ class GpuPodWatcher {
   Log log_;
   int last_state_ = -1;  // -1 not asked yet, 0 failing, 1 answering
   bool left_out_logged_ = false;
+  bool resync_ = true;   // the next answer's events give the whole state
+  std::chrono::steady_clock::time_point state_written_{};
   std::mutex m_;
   std::condition_variable cv_;
   bool stop_ = false;

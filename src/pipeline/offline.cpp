@@ -348,8 +348,9 @@ void attach_gpu_pods(DetectResult& result, const std::vector<Event>& events) {
   const bool any = std::any_of(events.begin(), events.end(),
                                [](const Event& e) { return e.source == "kubelet" && e.kind == "gpu_pods"; });
   if (!any) return;
+  const GpuPodsHistory history(events);  // read once; each incident looks up its GPUs
   for (auto* list : {&result.incidents, &result.workload_changes})
-    for (Incident& inc : *list) attach_gpu_pods(inc, gpu_pods_at(events, inc.start_unix_ns));
+    for (Incident& inc : *list) attach_gpu_pods(inc, history);
 }
 
 DetectResult detect(const Recording& run, const std::vector<Recording>& baselines,

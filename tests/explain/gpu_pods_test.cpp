@@ -32,6 +32,10 @@ TEST(AttachGpuPods, TheHoldersOfTheFocusAndTheStrongestChannelsGpus) {
   ASSERT_EQ(inc.gpu_pods.size(), 3u);
   EXPECT_EQ(inc.gpu_pods[0].pod, "b");
   EXPECT_EQ(inc.gpu_pods[2].pod, "d");
+  // The same from the holders' history.
+  Incident again = gpu_incident("gpu1", {"nvml:utilization_gpu.gpu1", "nvml:power_usage.gpu2"}, 10);
+  attach_gpu_pods(again, GpuPodsHistory(gpu_pods_events(5, {}, h)));
+  EXPECT_EQ(again.gpu_pods, inc.gpu_pods);
   // A host-wide incident (no GPU among its evidence) names none; stale names are replaced.
   Incident net = gpu_incident("eth0", {"proc.net.dev:rx_bytes.eth0", "nvml:x.gpu10"}, 0);
   net.gpu_pods = h;
