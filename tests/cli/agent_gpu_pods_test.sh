@@ -13,8 +13,9 @@ NVML_DOUBLE=$3
 KUBELET=$(dirname "$REVEAL")/tests/reveal_fake_kubelet
 [[ -x $KUBELET ]] || { echo "FAIL: no $KUBELET (built with the tests)"; exit 1; }
 T=$(mktemp -d /tmp/reveal-gpupods-XXXXXX)  # short: a unix socket path holds at most 107 bytes
-AGENT=0 KPID=0
-trap 'kill $AGENT $KPID 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+# Never `kill 0`: that is the whole process group (ctest with it). Empty once a process is gone.
+AGENT="" KPID=""
+trap 'for p in $AGENT $KPID; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"  # fail
 
 GPU0=GPU-00000000-0000-0000-0000-000000000000  # the double's UUIDs (nvml_double.cpp)
@@ -73,7 +74,7 @@ done
 
 # The kubelet goes away: counted, and sampling goes on.
 kill $KPID && wait $KPID 2>/dev/null
-KPID=0
+KPID=""
 wait_metrics '^reveal_kubelet_pod_resources_up 0$' || fail "a kubelet gone is not reveal_kubelet_pod_resources_up 0"
 grep -Eq '^reveal_kubelet_pod_resources_errors_total [1-9]' "$T/metrics" || fail "no failed call counted"
 grep -q '^reveal_gpu_pod_info{gpu="gpu1"' "$T/metrics" || fail "the last answer's holders were dropped with the kubelet"
@@ -86,7 +87,7 @@ s2=$(curl -sf "http://127.0.0.1:$PORT/metrics" | grep '^reveal_samples_total ' |
 
 kill -TERM $AGENT && wait $AGENT
 rc=$?
-AGENT=0
+AGENT=""
 [[ $rc == 0 ]] || fail "the agent exited $rc: $(tail -3 "$T/agent.log")"
 # --- Parity: a store whose events say who held gpu0 (as the agent writes them), replayed by the
 # agent and read by `reveal detect --streaming`: both name the pod on the incident's GPU. 400
