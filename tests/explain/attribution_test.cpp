@@ -296,6 +296,40 @@ TEST(AttributeWeights, TheMultivariateViewsWeighRolesToo) {
   EXPECT_NEAR(view(inc, "iforest")->subsystem_shares.front().second, f, 1e-9);
 }
 
+// Materiality (a failed run of the README demo's CPU hog, 2026-12-07): only
+// the PCA residual flagged the windows, and its contributions leaned on memory and storage
+// counters idle at 0 in the reference (robust z 0), while the host's CPU stall time rose
+// 8 % -> 84 % (z 16). The subsystems in which nothing moved materially are set aside: cpu.
+TEST(AttributeWeights, ASubsystemInWhichNothingMovedIsNotNamed) {
+  Channels c;
+  c.add("derived:psi_cpu_some_pct", "%", Subsystem::cpu, 8.6);
+  c.add("proc.vmstat:workingset_nodes", "count/s", Subsystem::memory, 0);
+  c.add("proc.vmstat:pgreuse", "count/s", Subsystem::memory, 0);
+  c.add("derived:disk_iops.vda", "ops/s", Subsystem::storage, 0);
+  const std::vector<double> zbar{16, 0, 0, 0}, mean{84.5, 8.5, 4.2, 0.4};
+  const std::vector<double> forest{0.25, 0.3, 0.3, 0.15}, pca{0.1, 0.4, 0.3, 0.2};
+  Incident inc;
+  // robust_z's window stream stayed below its threshold (0.19), the PCA residual flagged (1.01).
+  attribute(inc, zbar, mean, c.reference(), c.ptrs(), 2, 4, DetectorEvidence{forest, pca, {0.19, 0.53, 1.01}});
+  EXPECT_EQ(inc.subsystem, Subsystem::cpu) << "memory " << share_of(inc, Subsystem::memory);
+  EXPECT_NEAR(inc.confidence, 1.0, 1e-9);
+  ASSERT_EQ(inc.subsystem_shares.size(), 1u);
+  // Each detector's own view is still what it saw.
+  ASSERT_NE(view(inc, "pca_spe"), nullptr);
+  EXPECT_EQ(view(inc, "pca_spe")->subsystem_shares.front().first, Subsystem::memory);
+  // The top channels (by |z|: a channel moved) and the action lead with the channel that moved.
+  ASSERT_FALSE(inc.top.empty());
+  EXPECT_EQ(inc.top[0].name, "derived:psi_cpu_some_pct");
+  EXPECT_NE(inc.action.find("derived:psi_cpu_some_pct"), std::string::npos) << inc.action;
+
+  // A broken correlation with no channel out of its range keeps the detectors' shares.
+  const std::vector<double> quiet{1, 0, 0, 0};
+  Incident broken;
+  attribute(broken, quiet, mean, c.reference(), c.ptrs(), 2, 4, DetectorEvidence{forest, pca, {0.19, 0.53, 1.01}});
+  EXPECT_EQ(broken.subsystem, Subsystem::memory);
+  EXPECT_GT(broken.subsystem_shares.size(), 1u);
+}
+
 // A CPU's idle-state channels (sys.cpuidle, label "cpu<N>.<state>") are per-CPU channels: they
 // weigh 1/N on an N-CPU host like proc.stat's "cpu<N>" ones, so three cores' idle states do
 // not outvote a disk whose writes grew sevenfold.
