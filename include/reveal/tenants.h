@@ -96,11 +96,9 @@ double job_seconds_lost(const IncidentImpact& impact, const Incident& incident);
 
 // The pods on an incident's GPUs (issue #20): Incident::gpu_pods = the holders of the GPUs that
 // are the incident's focus or the entity of one of its strongest channels ("gpu0" of
-// "nvml:utilization_gpu.gpu0"), sorted: from `holders` (a gpu_pods() answer), or from the
-// holders' history at the incident's start. The agent and `reveal detect` both attach from the
-// history of the same events (the agent's as it writes them; the store's:
-// attach_gpu_pods(DetectResult&, ...) in reveal/offline.h).
-void attach_gpu_pods(Incident& incident, const std::vector<GpuPod>& holders);
+// "nvml:utilization_gpu.gpu0"), sorted: from the holders' history at the incident's start. The
+// agent and `reveal detect` both attach from the history of the same events (the agent's as it
+// writes them; the store's: attach_gpu_pods(DetectResult&, ...) in reveal/offline.h).
 void attach_gpu_pods(Incident& incident, const GpuPodsHistory& history);
 
 // A new workload starting, not a fault (issue #17: "new cgroups" as a workload-change signal).

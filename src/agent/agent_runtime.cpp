@@ -202,8 +202,9 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   update_snapshot(shared_.snap, {t, row, samples_, detect_s, withdrawn}, detector_, u, absences_, au, src_.sampler.get(),
                   store_path_);
   // Absences name the pods on their GPUs too (a GPU that fell off the bus: whose job lost it),
-  // in the snapshot's copies: as `reveal detect` names them.
-  if (!kubelet_history_.empty()) {
+  // in the snapshot's copies: as `reveal detect` names them, from the holders at their start,
+  // so only when the open ones changed (update_snapshot keeps the copies' pods otherwise).
+  if (!kubelet_history_.empty() && au.changed) {
     for (auto& a : shared_.snap.active_absences) attach_gpu_pods(a.incident, kubelet_history_);
     if (au.closed)
       for (auto& inc : shared_.snap.recent_absences) attach_gpu_pods(inc, kubelet_history_);

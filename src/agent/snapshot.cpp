@@ -76,7 +76,7 @@ void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const Streamin
                      const StreamUpdate& u, const AbsenceTracker& absences, const AbsenceUpdate& au,
                      const Sampler* sampler, const std::filesystem::path& store_path) {
   std::copy(sample.row.begin(), sample.row.end(), s.values.begin());
-  if (au.changed || !absences.active().empty()) {  // open ones: their end moves every sample
+  if (au.changed || s.active_absences.size() != absences.active().size()) {
     s.active_absences.resize(absences.active().size());
     for (std::size_t k = 0; k < absences.active().size(); ++k) {
       s.active_absences[k].source = absences.active_source(k);
@@ -84,6 +84,17 @@ void update_snapshot(AgentSnapshot& s, const SampleTaken& sample, const Streamin
       s.active_absences[k].incident = absences.active()[k];
     }
     s.absence_incidents_total = absences.opened_total();
+  } else {
+    // The same open absences (none opened, grew or closed): only their end and the action that
+    // states their length move (update_absence_end), copied in place. What the agent added to
+    // its copies (the pods on their GPUs) stays, and an open absence costs no allocation.
+    for (std::size_t k = 0; k < absences.active().size(); ++k) {
+      Incident& dst = s.active_absences[k].incident;
+      const Incident& src = absences.active()[k];
+      dst.end_unix_ns = src.end_unix_ns;
+      dst.end_s = src.end_s;
+      dst.action = src.action;
+    }
   }
   if (au.closed) s.recent_absences = absences.closed();
   s.last_sample_unix_ns = sample.t_unix_ns;

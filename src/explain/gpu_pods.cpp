@@ -21,14 +21,6 @@ std::vector<std::string> incident_gpus(const Incident& incident) {
 
 }  // namespace
 
-void attach_gpu_pods(Incident& incident, const std::vector<GpuPod>& holders) {
-  incident.gpu_pods.clear();
-  if (holders.empty()) return;
-  const auto gpus = incident_gpus(incident);
-  for (const GpuPod& p : holders)
-    if (std::find(gpus.begin(), gpus.end(), p.gpu) != gpus.end()) incident.gpu_pods.push_back(p);
-}
-
 void attach_gpu_pods(Incident& incident, const GpuPodsHistory& history) {
   incident.gpu_pods.clear();
   if (history.empty()) return;

@@ -14,6 +14,7 @@
 
 #include "../telemetry/kubelet/fake_kubelet.h"
 #include "reveal/agent.h"
+#include "reveal/gpu_pods.h"
 #include "reveal/tenants.h"
 
 namespace reveal::agent {
@@ -92,19 +93,20 @@ TEST(ApplyGpuPods, RenderedOnMetricsAndIncidents) {
                       "entity=\"gpu1\"} 10\n"),
             std::string::npos);
 
-  // An open incident on gpu0 names its pod (as the sampling side attached it); one elsewhere
-  // names none.
+  // An open incident on gpu0 names its pod (as the sampling side attaches it, from the holders'
+  // events); one elsewhere names none.
+  const GpuPodsHistory history(gpu_pods_events(0, {}, s.gpu_pods));
   Incident inc;
   inc.subsystem = Subsystem::gpu;
   inc.focus = "gpu0";
   inc.top = {{"nvml:utilization_gpu.gpu0", "%", Subsystem::gpu, 10, 90, -12}};
-  attach_gpu_pods(inc, s.gpu_pods);
+  attach_gpu_pods(inc, history);
   s.active = inc;
   Incident net;
   net.subsystem = Subsystem::network;
   net.focus = "eth0";
   net.top = {{"proc.net.dev:rx_bytes.eth0", "bytes/s", Subsystem::network, 1, 2, 9}};
-  attach_gpu_pods(net, s.gpu_pods);
+  attach_gpu_pods(net, history);
   s.pending = net;
   const auto j = nlohmann::json::parse(render_incidents_json(s));
   ASSERT_EQ(j["active"]["gpu_pods"].size(), 1u);

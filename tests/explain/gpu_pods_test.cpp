@@ -27,19 +27,17 @@ Incident gpu_incident(std::string focus, std::vector<std::string> top, std::int6
 
 TEST(AttachGpuPods, TheHoldersOfTheFocusAndTheStrongestChannelsGpus) {
   const std::vector<GpuPod> h = {holder(0, "a"), holder(1, "b"), holder(1, "c"), holder(2, "d")};
-  Incident inc = gpu_incident("gpu1", {"nvml:utilization_gpu.gpu1", "nvml:power_usage.gpu2"}, 0);
-  attach_gpu_pods(inc, h);
+  const GpuPodsHistory history(gpu_pods_events(5, {}, h));
+  Incident inc = gpu_incident("gpu1", {"nvml:utilization_gpu.gpu1", "nvml:power_usage.gpu2"}, 10);
+  attach_gpu_pods(inc, history);
   ASSERT_EQ(inc.gpu_pods.size(), 3u);
   EXPECT_EQ(inc.gpu_pods[0].pod, "b");
+  EXPECT_EQ(inc.gpu_pods[1].pod, "c");
   EXPECT_EQ(inc.gpu_pods[2].pod, "d");
-  // The same from the holders' history.
-  Incident again = gpu_incident("gpu1", {"nvml:utilization_gpu.gpu1", "nvml:power_usage.gpu2"}, 10);
-  attach_gpu_pods(again, GpuPodsHistory(gpu_pods_events(5, {}, h)));
-  EXPECT_EQ(again.gpu_pods, inc.gpu_pods);
   // A host-wide incident (no GPU among its evidence) names none; stale names are replaced.
-  Incident net = gpu_incident("eth0", {"proc.net.dev:rx_bytes.eth0", "nvml:x.gpu10"}, 0);
+  Incident net = gpu_incident("eth0", {"proc.net.dev:rx_bytes.eth0", "nvml:x.gpu10"}, 10);
   net.gpu_pods = h;
-  attach_gpu_pods(net, h);
+  attach_gpu_pods(net, history);
   EXPECT_TRUE(net.gpu_pods.empty()) << "gpu10 is not gpu1";
 }
 
