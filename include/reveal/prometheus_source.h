@@ -143,6 +143,11 @@ void for_each_prometheus_host(const PrometheusQuery& q, const std::vector<std::s
 std::vector<HostConfig> read_prometheus_configs(const std::string& url, const std::string& selector,
                                                 std::int64_t at_unix_ns, double timeout_s = 60);
 
+// The check read_prometheus_configs makes of its `selector` before asking (a usage error for a
+// command line): label matchers only. Throws PrometheusError (one line, without the server) for
+// a metric name or what is not a series selector.
+void check_config_selector(std::string_view selector);
+
 // `selector` with `matcher` (e.g. channel!="") added to its label matchers:
 //   {job="x"} -> {job="x",channel!=""};  up -> up{channel!=""};  "" or {} -> {channel!=""}.
 // Throws PrometheusError when `selector` is not a plain series selector (a range, a function).

@@ -22,6 +22,7 @@
 #ifdef REVEAL_WITH_HTTP
 #include "reveal/agent.h"
 #include "reveal/prometheus_source.h"
+#include "fleet/prometheus_source.h"
 #endif
 
 namespace reveal::cli {
@@ -307,6 +308,20 @@ Action add_config(CLI::App& app) {
       if (d->prometheus.empty() && (!d->match.empty() || d->at != "now" || timeout_opt->count() > 0))
         throw UsageError("config drift: --match, --at and --timeout go with --prometheus");
       if (d->at_end && d->stores.empty()) throw UsageError("config drift: --end goes with stores");
+#ifdef REVEAL_WITH_HTTP
+      if (!d->prometheus.empty()) {
+        try {
+          fleet::parse_url(d->prometheus);
+        } catch (const PrometheusError& e) {
+          throw UsageError(std::string("--prometheus: ") + e.what());
+        }
+        try {
+          check_config_selector(d->match);
+        } catch (const PrometheusError& e) {
+          throw UsageError(std::string("--match: ") + e.what());
+        }
+      }
+#endif
       return drift(*d);
     }
     if (show_cmd->parsed()) return show(o->a, o->root, o->json);

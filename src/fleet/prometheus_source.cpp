@@ -1104,6 +1104,15 @@ void for_each_prometheus_host(const PrometheusQuery& q, const std::vector<std::s
   if (error) std::rethrow_exception(error);
 }
 
+void check_config_selector(std::string_view selector) {
+  const std::string_view sel = trim(selector);
+  if (!sel.empty() && sel.front() != '{')
+    throw PrometheusError("'" + std::string(selector) +
+                          "' names a metric; the configuration is read from reveal_host_config_info, give label "
+                          "matchers only (e.g. {job=\"reveal\"})");
+  add_matcher(selector, "__name__=\"reveal_host_config_info\"");
+}
+
 std::vector<HostConfig> read_prometheus_configs(const std::string& url, const std::string& selector,
                                                 std::int64_t at_unix_ns, double timeout_s) {
   const std::string where = "Prometheus at " + url;
@@ -1114,12 +1123,9 @@ std::vector<HostConfig> read_prometheus_configs(const std::string& url, const st
     throw PrometheusError(where + ": " + e.what());
   }
   const std::string_view sel = trim(selector);
-  if (!sel.empty() && sel.front() != '{')
-    throw PrometheusError(where + ": '" + std::string(selector) +
-                          "' names a metric; the configuration is read from reveal_host_config_info, give label "
-                          "matchers only (e.g. {job=\"reveal\"})");
   std::string query;
   try {
+    check_config_selector(selector);
     query = "timestamp(" + add_matcher(selector, "__name__=\"reveal_host_config_info\"") + ")";
   } catch (const PrometheusError& e) {
     throw PrometheusError(where + ": " + e.what());

@@ -89,6 +89,12 @@ expect_exit 2 "$REVEAL" config drift "$T/host-a.db"
 has "$T/err" "at least two"
 expect_exit 2 "$REVEAL" config drift "$T/host-a.db" "$T/host-b.db" --match '{job="x"}'
 has "$T/err" "go with --prometheus"
+# A malformed selector or URL is bad use too (exit 2, as `reveal detect --match`), found before
+# anything is asked: no server listens here.
+expect_exit 2 "$REVEAL" config drift --prometheus http://127.0.0.1:1 --match '{job='
+has "$T/err" "^reveal: error: --match: '{job=' is not a series selector"
+expect_exit 2 "$REVEAL" config drift --prometheus 'ftp://127.0.0.1:1'
+has "$T/err" "^reveal: error: --prometheus: "
 echo garbage >"$T/bad.db"
 expect_exit 3 "$REVEAL" config drift "$T/host-a.db" "$T/bad.db"
 [[ $(wc -l <"$T/err") == 1 ]] || fail "a corrupt store: not one line: $(cat "$T/err")"
@@ -173,11 +179,11 @@ assert d["hosts"] == ["host-a", "host-b", "host-c", "host-d", "host-e"], d["host
 assert [x["key"] for x in d["drifts"]] == ["net.eth0.mtu", "net.eth0.pcie.current_link_width"], d["drifts"]
 assert d["drifts"][1]["minority"] == [{"value": "8", "hosts": ["host-d"]}], d["drifts"][1]
 PY
-# Nothing there: one line naming the server, exit 3; a metric name in --match: the same.
+# Nothing there: one line naming the server, exit 3; a metric name in --match: bad use, exit 2.
 expect_exit 3 "$REVEAL" config drift --prometheus "$URL" --match '{job="nobody"}'
 has "$T/err" "^reveal: error: Prometheus at $URL: no agent exposed reveal_host_config_info"
-expect_exit 3 "$REVEAL" config drift --prometheus "$URL" --match 'up{job="reveal"}'
-has "$T/err" "names a metric"
+expect_exit 2 "$REVEAL" config drift --prometheus "$URL" --match 'up{job="reveal"}'
+has "$T/err" "^reveal: error: --match: 'up{job=\"reveal\"}' names a metric"
 
 # 4. The stores backfilled (reveal export --format openmetrics, promtool) into a Prometheus of
 # their own: the configuration comes back at the stores' time.
