@@ -155,9 +155,11 @@ for src, inc in found.items():
     if f"{parent}/job" in ag:
         print(f"FAIL: {src}: the job, whose CPU use fell, is named an aggressor"); ok = False
     # Impact (issue #22): the job lost CPU time to the hog: a known slowdown, named after the job.
+    # On a busy host other tenants that lost CPU time are listed too: the job's own entry counts.
     imp = inc.get("impact") or {}
     print(f"{src}: impact {imp.get('text')}")
-    if imp.get("slowdown") is None or not 0.05 <= imp["slowdown"] <= 1 or imp["tenants"][0]["cgroup"] != f"{parent}/job":
+    job = [t for t in imp.get("tenants") or [] if t["cgroup"] == f"{parent}/job"]
+    if imp.get("slowdown") is None or not job or not 0.05 <= 1 - job[0]["throughput"] <= 1:
         print(f"FAIL: {src}: no estimated slowdown of the job: {imp}"); ok = False
     elif not imp.get("job_seconds_lost", 0) > 0:
         print(f"FAIL: {src}: no job-seconds lost: {imp}"); ok = False
@@ -199,6 +201,16 @@ for src in incs:
                     for i in left))
     if left:
         print(f"FAIL: {src}: an incident at the new job's start was not withdrawn"); ok = False
+# A workload change names its tenants when it ends, in the agent as in its replay: the agent's
+# log line for each change at the new job's start that the replay's change names the new cgroup
+# in says so too (the agent closes what is open when it stops).
+for c in changes["streaming"]:
+    if at(c) and f"{parent}/new" in [t["cgroup"] for t in c.get("aggressors", [])]:
+        lines = [l for l in open(os.path.join(d, "agent.log")) if "workload change:" in l]
+        print(f"streaming: the change at +{(c['start_unix_ns'] - f1) / 1e9:.1f} s names {parent}/new; agent: {lines}")
+        if not any(f"with it: {parent}/new" in l for l in lines):
+            print(f"FAIL: the agent's workload changes do not name {parent}/new"); ok = False
+        break
 m = re.search(r"^reveal_incidents_withdrawn_total (\S+)", open(os.path.join(d, "metrics_new.txt")).read(), re.M)
 wd_live = sum(1 for c in changes["live"] if at(c) and c.get("withdrawn"))
 if not m or float(m.group(1)) < wd_live:
