@@ -2,7 +2,6 @@
 #include "attribution.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -15,8 +14,11 @@ namespace {
 
 constexpr double kFallWeight = 0.25;
 // A channel moved materially when its mean robust z over the incident reaches this: the
-// significance robust_z's evidence needs, and what makes a subsystem one that moved.
+// significance robust_z's evidence needs, and where a multivariate detector's contribution
+// counts in full (materiality below).
 constexpr double kMaterialZ = 3.0;
+// What a channel that did not move at all (|z| = 0) keeps of its multivariate contribution.
+constexpr double kQuietShare = 0.05;
 constexpr double kLoadWeight = 0.5;  // a load channel's evidence against a symptom channel's (channel_role)
 
 // CPU pressure stall (PSI cpu, total and derived shares): tasks waiting for a CPU, whatever
@@ -125,10 +127,22 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     zev[j] = effect * channel_weight(j);
     z_total += zev[j];
   }
+  // The forest's and the PCA residual's contributions also weigh by materiality: in full for a
+  // channel whose own mean |z| over the incident reached kMaterialZ, in proportion below it, at
+  // least kQuietShare. Their contributions favour channels that were merely quiet: a PCA
+  // residual that barely flagged a CPU hog's windows (level 1.01) gave memory 39 % from page
+  // counters idle at 0 in the reference (8.5 page reuses/s, robust z 0) while the host's CPU
+  // stall time rose 8.6 % → 84 % (z 16). Among channels that all stayed in their range (a
+  // broken correlation) those that moved further weigh more; shares stay as they were when
+  // they moved alike.
+  const auto materiality = [&](std::size_t j) {
+    const double z = std::fabs(zbar[j]);
+    return std::isfinite(z) ? std::clamp(z / kMaterialZ, kQuietShare, 1.0) : kQuietShare;
+  };
   const auto weighted = [&](std::span<const double> share, std::vector<double>& out) -> std::span<const double> {
     if (share.size() != nc) return {};
     out.assign(nc, 0.0);
-    for (std::size_t j = 0; j < nc; ++j) out[j] = share[j] * channel_weight(j);
+    for (std::size_t j = 0; j < nc; ++j) out[j] = share[j] * channel_weight(j) * materiality(j);
     return out;
   };
   std::vector<double> ifw, spew;
@@ -185,29 +199,6 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
         for (const auto& [sub, v] : view.subsystem_shares) share[sub] += weight[d] / wsum * v;
     for (std::size_t j = 0; j < nc; ++j) combined[j] += weight[d] / wsum * per_channel[d][j] / totals[d];
   }
-  // Materiality: when some subsystem's channels moved materially (|z| ≥ 3), the shares of the
-  // subsystems in which nothing did are set aside. The forest's and the PCA residual's
-  // contributions favour channels that were merely quiet: a PCA residual that barely flagged a
-  // CPU hog's windows gave memory 39 % from counters idle at 0 in the reference (8.5 page
-  // reuses/s, robust z 0) while the host's CPU stall time rose 8 % → 84 % (z 16). A broken
-  // correlation with no channel out of its range keeps every detector's shares.
-  std::array<bool, kNumSubsystems> moved{};
-  bool any_moved = false;
-  for (std::size_t j = 0; j < nc; ++j)
-    if (std::fabs(zbar[j]) >= kMaterialZ && std::isfinite(mean_value[j])) {
-      moved[std::size_t(chans[j]->subsystem)] = true;
-      any_moved = true;
-    }
-  double kept = 0;
-  for (const auto& [sub, v] : share)
-    if (moved[std::size_t(sub)]) kept += v;
-  if (any_moved && kept > 0) {
-    for (auto it = share.begin(); it != share.end();)
-      if (moved[std::size_t(it->first)]) { it->second /= kept; ++it; }
-      else it = share.erase(it);
-    for (std::size_t j = 0; j < nc; ++j)
-      if (!moved[std::size_t(chans[j]->subsystem)]) combined[j] = 0;
-  }
   inc.subsystem_shares.assign(share.begin(), share.end());
   std::sort(inc.subsystem_shares.begin(), inc.subsystem_shares.end(),
             [](auto& x, auto& y) { return x.second > y.second; });
@@ -252,10 +243,9 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
       inc.focus = label;
       inc.focus_share = e / all_evidence;
     }
-  // Top channels: by |z| when robust_z took part or some channel moved materially (the
-  // value-vs-reference reading is what an operator checks), else (a broken correlation) by the
-  // combined share of the detectors that raised the incident.
-  if (weight[0] <= 0 && !(any_moved && kept > 0))
+  // Top channels: by |z| when robust_z took part (its value-vs-reference reading is what an
+  // operator checks), else by the combined share of the detectors that raised the incident.
+  if (weight[0] <= 0)
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return combined[x] > combined[y]; });
   const auto evidence = [&](std::size_t j) {
     ChannelEvidence ev;

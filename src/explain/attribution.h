@@ -41,12 +41,10 @@ struct ChannelReference {
 // "cpu<N>.<state>" of older stores) ÷ CPUs; each subsystem: the sum of its 3 largest. The focus is the label
 // with the largest share of the combined evidence, a CPU's channels counted as "cpu<N>".
 // The incident's shares are robust_z's when its peak level is ≥ 1; otherwise the mean of
-// iforest's and pca_spe's weighted by peak level over those ≥ 1 (robust_z when none is). When
-// some channel moved materially (|zbar| ≥ 3, a finite mean value), the subsystems without such a
-// channel are then dropped from the shares (the rest renormalised to 1) and from the combined
-// evidence the focus is chosen from; the detectors' own views keep what they saw. The top
-// channels are those of largest |z| when robust_z takes part or a channel moved materially,
-// else of largest combined share.
+// iforest's and pca_spe's weighted by peak level over those ≥ 1 (robust_z when none is); in
+// their views each channel's contribution also weighs by materiality, min(1, max(0.05, |zbar|/3))
+// (0.05 for a NaN zbar): a channel that did not move itself explains little. The top channels
+// are those of largest |z| when robust_z takes part, else of largest combined share.
 // An incident whose symptom (inc.symptom, set before the call) is hypervisor steal
 // (hypervisor_steal(), reveal/channel.h) has the hypervisor's action (steal_action()): alone
 // when the evidence names cpu, after the subsystem's own action otherwise (the subsystem stays
