@@ -239,6 +239,9 @@ class StreamingDetector {
   // subsystem whose load moved), and the ended ones, oldest first (at most 100 kept). Their
   // `action` says how each ended: a new regime learned, a known regime, a short phase.
   const std::optional<Incident>& active_change() const { return change_; }
+  // The open workload change, for the tenant evidence (victims, aggressors, impact) the caller
+  // attaches after push() (TenantFeed); the detector never rewrites those fields. Null when none.
+  Incident* active_change_for_evidence() { return change_ ? &*change_ : nullptr; }
   const std::vector<Incident>& workload_changes() const { return changes_; }
   std::uint64_t workload_changes_total() const { return changes_total_; }
   std::size_t regimes_remembered() const { return regimes_.size(); }
@@ -484,24 +487,34 @@ class StreamingDetector {
 //     attach_tenants() for the same start and end; so does their cost (Incident::impact,
 //     incident_impact() of that finding), with job_seconds_lost over the incident's duration at
 //     each push;
+//   - names the open workload change's tenants the same way, and the one the push just ended
+//     (so a long change keeps what the scans of its start said: the agent keeps recent scans
+//     only);
 //   - withdraws the open incident as a workload change (StreamingDetector::withdraw_incident)
 //     when judge_workload_start() calls its onset a new workload starting (decided once per
 //     incident, 5–10 s after its onset).
 // Returns true when this call withdrew the open incident (its change is the detector's
-// active_change()). Allocates only while an incident is young.
+// active_change()). Allocates only while an incident or change is young.
 class TenantFeed {
  public:
   bool after_push(StreamingDetector& detector, const StreamUpdate& u, const TenantTimeline& tenants, std::int64_t now);
 
  private:
-  std::int64_t onset_ = 0;       // start_unix_ns of the incident finding_ is for
-  std::int64_t judged_end_ = 0;  // the end of the after span finding_ was judged over
-  bool frozen_ = false;          // the scans covered that span: judged again only if it moves
-  bool start_decided_ = false;
-  TenantFinding finding_;
-  IncidentImpact impact_;              // incident_impact(finding_, ...) as last computed
-  bool impact_valid_ = false;          // impact_ is finding_'s
-  bool impact_cpu_measures_ = true;    // for an incident named other than gpu or power_thermal
+  // One episode followed: its finding, judged again while its after span moves or is not all
+  // scanned, then kept.
+  struct Follow {
+    void apply(Incident& inc, const TenantTimeline& tenants, std::int64_t latest_scan);
+    std::int64_t onset = 0;       // start_unix_ns of the episode `finding` is for
+    std::int64_t judged_end = 0;  // the end of the after span `finding` was judged over
+    bool frozen = false;          // the scans covered that span: judged again only if it moves
+    bool start_decided = false;   // (incidents) judge_workload_start() has decided
+    TenantFinding finding;
+    IncidentImpact impact;             // incident_impact(finding, ...) as last computed
+    bool impact_valid = false;         // impact is finding's
+    bool impact_cpu_measures = true;   // for an episode named other than gpu or power_thermal
+  };
+  Follow incident_;  // the open incident (and its change once withdrawn)
+  Follow change_;    // the open workload change that opened as one
 };
 
 // `reveal detect --streaming`: pushes every sample of `run` through a StreamingDetector (and

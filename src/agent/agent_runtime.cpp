@@ -150,10 +150,6 @@ class SampleLoop {
   const TenantTimeline& tenant_timeline() const {
     return src_.sampler ? recorder_.recent_tenants() : src_.replay.tenants;
   }
-  // Names the tenants of the open workload change in the snapshot's copy (`copied`: the copy was
-  // just taken from the detector), as it will be named when it ends: judged again while the
-  // first kTenantAfterS seconds of its span are not all scanned (TenantFeed's rule), then kept.
-  void name_open_change(AgentSnapshot& s, std::int64_t t, bool copied);
   // The GPU holders' changes the watcher queued, stamped `t` and appended to `events` for the
   // store (and kept in kubelet_history_ for name_gpu_pods()); called only when there are some.
   std::span<const Event> take_kubelet_events(std::int64_t t, std::span<const Event> events);
@@ -178,11 +174,6 @@ class SampleLoop {
   GpuPodsHistory kubelet_history_;  // the GPU holders' events stored so far (bounded per GPU)
   std::vector<Event> merged_;        // a sample's events with the kubelet's appended
   std::int64_t gpu_pods_onset_ = 0;    // start of the open incident last named
-  // The open workload change's tenants as last judged (name_open_change).
-  std::int64_t change_onset_ = 0, change_after_end_ = 0;
-  bool change_frozen_ = false;
-  std::vector<TenantEvidence> change_victims_, change_aggressors_;
-  IncidentImpact change_impact_;
 };
 
 void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::span<const Event> events) {
@@ -213,7 +204,6 @@ void SampleLoop::on_sample(std::int64_t t, std::span<const double> row, std::spa
   std::lock_guard<PiMutex> lock(shared_.mu);
   update_snapshot(shared_.snap, {t, row, samples_, detect_s, withdrawn}, detector_, u, absences_, au, src_.sampler.get(),
                   store_path_);
-  name_open_change(shared_.snap, t, u.scored || withdrawn);
   // Absences name the pods on their GPUs too (a GPU that fell off the bus: whose job lost it),
   // in the snapshot's copies: as `reveal detect` names them, from the holders at their start,
   // so only when the open ones changed (update_snapshot keeps the copies' pods otherwise).
@@ -276,40 +266,10 @@ void SampleLoop::stop() {
 
 bool SampleLoop::feed_tenants(std::int64_t t, const StreamUpdate& u) {
   // A replay feeds the scans recorded with it (TenantFeed looks only at those up to t).
-  const TenantTimeline& tl = tenant_timeline();
-  // A workload change names its tenants when it ends, as `reveal detect --streaming` names it
-  // when it takes it (attach_tenants over its span; a change opened as such is no incident,
-  // which TenantFeed follows, and a withdrawn one is judged over the same span again).
-  if (u.change_closed && !tl.scans.empty())
-    if (Incident* c = detector_.last_change_for_evidence()) attach_tenants(*c, tl);
-  if (!tenants_.after_push(detector_, u, tl, t)) return false;
+  if (!tenants_.after_push(detector_, u, tenant_timeline(), t)) return false;
   if (const auto& c = detector_.active_change())
     note(t, "incident_withdrawn", *c, "incident withdrawn: " + c->withdrawn);
   return true;
-}
-
-void SampleLoop::name_open_change(AgentSnapshot& s, std::int64_t t, bool copied) {
-  if (!copied || !s.active_workload_change) return;
-  const TenantTimeline& tl = tenant_timeline();
-  const auto it = std::upper_bound(tl.scans.begin(), tl.scans.end(), t,
-                                   [](std::int64_t x, const TenantScan& scan) { return x < scan.t_unix_ns; });
-  if (it == tl.scans.begin()) return;  // no scan taken yet
-  Incident& c = *s.active_workload_change;
-  const std::int64_t after_end = std::min(c.end_unix_ns, c.start_unix_ns + std::int64_t(kTenantAfterS * 1e9));
-  if (c.start_unix_ns != change_onset_ || !change_frozen_ || after_end != change_after_end_) {
-    attach_tenants(c, tl);
-    change_onset_ = c.start_unix_ns;
-    change_after_end_ = after_end;
-    change_frozen_ = std::prev(it)->t_unix_ns >= after_end;
-    change_victims_ = c.victims;
-    change_aggressors_ = c.aggressors;
-    change_impact_ = c.impact;
-    return;
-  }
-  c.victims = change_victims_;
-  c.aggressors = change_aggressors_;
-  c.impact = change_impact_;
-  c.impact.job_seconds_lost = job_seconds_lost(c.impact, c);
 }
 
 void SampleLoop::note(std::int64_t t, const char* kind, const Incident& inc, const std::string& line) {

@@ -167,5 +167,64 @@ TEST(TenantFeed, ALeakInAJobThatJustStartedIsNotWithdrawn) {
   EXPECT_EQ(d.incidents_withdrawn_total(), 0u);
 }
 
+// A job starts in a new cgroup (its load moves, no symptom: a workload change that opens as
+// one). The feed names the change's tenants while it is open (/incidents shows them), and the
+// ended change keeps what the scans of its start said although the agent keeps only recent
+// scans (here the last 100 s): judged again at its end over those, it would name nobody.
+TEST(TenantFeed, AWorkloadChangeNamesItsTenantsFromTheScansOfItsStart) {
+  std::vector<ChannelInfo> ch = {{"test:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                                 {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu}};
+  StreamingOptions o = telling_changes();
+  o.relearn_samples = 150;  // a change that lasts longer than the scans kept
+  StreamingDetector d({}, ch, o);
+  TenantFeed feed;
+  TenantTimeline all;  // "jobs/old" runs 0.2 cores throughout; "jobs/new" appears at 150 s with 1.5
+  all.paths = {"jobs/old", "jobs/new"};
+  for (int t = 0; t <= 500; t += 5) {
+    TenantScan s;
+    s.t_unix_ns = kT0 + std::int64_t(t) * kS;
+    s.ids.push_back(0);
+    s.counters.push_back({0.2e6 * t, 0, 0, 0});
+    if (t >= 150) {
+      s.ids.push_back(1);
+      s.counters.push_back({1.5e6 * (t - 150), 0, 0, 0});
+    }
+    all.scans.push_back(std::move(s));
+  }
+  const auto recent = [&](std::int64_t now) {  // the scans of the last 100 s, as the agent keeps 150 s
+    TenantTimeline tl;
+    tl.paths = all.paths;
+    for (const TenantScan& s : all.scans)
+      if (s.t_unix_ns <= now && s.t_unix_ns >= now - 100 * kS) tl.scans.push_back(s);
+    return tl;
+  };
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  bool named_while_open = false;
+  for (std::size_t i = 0; i < 500; ++i) {
+    const std::vector<double> row = {(i >= 150 ? 75 : 40) + 2 * noise(rng), std::max(0.0, 0.5 + 0.5 * noise(rng))};
+    const std::int64_t t = kT0 + std::int64_t(i) * kS;
+    const StreamUpdate& u = d.push(t, row);
+    feed.after_push(d, u, recent(t), t);
+    if (const auto& c = d.active_change(); c && c->kind == "workload_change")
+      for (const auto& a : c->aggressors) named_while_open |= a.cgroup == "jobs/new";
+  }
+  EXPECT_TRUE(d.closed().empty() && !d.active()) << "the test needs a workload change, not an incident";
+  EXPECT_TRUE(named_while_open);
+  const auto it = std::find_if(d.workload_changes().begin(), d.workload_changes().end(), [](const Incident& c) {
+    return c.kind == "workload_change" && c.start_unix_ns >= kT0 + 145 * kS && c.start_unix_ns <= kT0 + 160 * kS;
+  });
+  ASSERT_NE(it, d.workload_changes().end());
+  const Incident& c = *it;
+  ASSERT_GT(c.end_unix_ns, c.start_unix_ns + 110 * kS) << "the test needs a change that outlasts the recent scans";
+  EXPECT_TRUE(judge_tenants(recent(c.end_unix_ns), c.start_unix_ns, c.end_unix_ns).aggressors.empty())
+      << "the test needs scans at the end that no longer hold the start";
+  const TenantFinding want = judge_tenants(all, c.start_unix_ns, c.end_unix_ns);
+  ASSERT_FALSE(want.aggressors.empty());
+  ASSERT_EQ(c.aggressors.size(), want.aggressors.size());
+  EXPECT_EQ(c.aggressors[0].cgroup, "jobs/new");
+  EXPECT_EQ(c.aggressors[0].text, want.aggressors[0].text);
+}
+
 }  // namespace
 }  // namespace reveal
