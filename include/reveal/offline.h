@@ -34,7 +34,7 @@
 //   confidence = its share of all evidence. An incident whose symptom is of a subsystem other
 //   than cpu and system (a qdisc's throttling, losses, memory used up, I/O stalls) is named by
 //   it when that subsystem's share is at least half the largest (src/explain/attribution.h).
-//   The forest's and the PCA's per-channel contributions also weigh min(1, max(0.05, |z|/3)).
+//   The forest's and the PCA's per-channel contributions also weigh min(1, max(0.05, mean |z| / 3)).
 //   An incident whose symptom is hypervisor steal
 //   names the hypervisor in its action (its cause is outside the host; reveal/channel.h).
 // Incidents: k = 2 anomalous windows in a row open one, not before the start-up settle is over

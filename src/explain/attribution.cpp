@@ -128,16 +128,17 @@ void attribute(Incident& inc, std::span<const double> zbar, std::span<const doub
     z_total += zev[j];
   }
   // The forest's and the PCA residual's contributions also weigh by materiality: in full for a
-  // channel whose own mean |z| over the incident reached kMaterialZ, in proportion below it, at
-  // least kQuietShare. Their contributions favour channels that were merely quiet: a PCA
+  // channel whose own mean |z| over the incident's anomalous windows reached kMaterialZ (its
+  // windows' |z|, so a change of variance counts), in proportion below it, at least kQuietShare. Their contributions favour channels that were merely quiet: a PCA
   // residual that barely flagged a CPU hog's windows (level 1.01) gave memory 39 % from page
   // counters idle at 0 in the reference (8.5 page reuses/s, robust z 0) while the host's CPU
   // stall time rose 8.6 % → 84 % (z 16). Among channels that all stayed in their range (a
   // broken correlation) those that moved further weigh more; shares stay as they were when
   // they moved alike.
+  const bool abs_z = more.mean_abs_z.size() == nc;
   const auto materiality = [&](std::size_t j) {
-    const double z = std::fabs(zbar[j]);
-    return std::isfinite(z) ? std::clamp(z / kMaterialZ, kQuietShare, 1.0) : kQuietShare;
+    const double z = std::fabs(abs_z ? more.mean_abs_z[j] : zbar[j]);
+    return std::isnan(z) ? kQuietShare : std::clamp(z / kMaterialZ, kQuietShare, 1.0);
   };
   const auto weighted = [&](std::span<const double> share, std::vector<double>& out) -> std::span<const double> {
     if (share.size() != nc) return {};

@@ -21,6 +21,9 @@ namespace reveal::explain {
 struct DetectorEvidence {
   std::span<const double> iforest, pca_spe;
   std::array<double, 3> peak_level{};
+  // Per model channel, its mean |robust z| over the anomalous windows (materiality: a channel
+  // whose variance changed swings both ways, so its mean z stays near 0); empty: |zbar|.
+  std::span<const double> mean_abs_z;
 };
 
 // Per model channel, the reference it is compared with, in the channel's unit: the robust-z
@@ -42,8 +45,9 @@ struct ChannelReference {
 // with the largest share of the combined evidence, a CPU's channels counted as "cpu<N>".
 // The incident's shares are robust_z's when its peak level is ≥ 1; otherwise the mean of
 // iforest's and pca_spe's weighted by peak level over those ≥ 1 (robust_z when none is); in
-// their views each channel's contribution also weighs by materiality, min(1, max(0.05, |zbar|/3))
-// (0.05 for a NaN zbar): a channel that did not move itself explains little. The top channels
+// their views each channel's contribution also weighs by materiality, min(1, max(0.05, m/3)) with
+// m its mean |z| over the anomalous windows (more.mean_abs_z; |zbar| without it; 0.05 for NaN):
+// a channel that did not move itself explains little. The top channels
 // are those of largest |z| when robust_z takes part, else of largest combined share.
 // An incident whose symptom (inc.symptom, set before the call) is hypervisor steal
 // (hypervisor_steal(), reveal/channel.h) has the hypervisor's action (steal_action()): alone

@@ -2,6 +2,7 @@
 #include "evidence.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace reveal::explain {
 
@@ -9,7 +10,7 @@ void IncidentEvidence::start(std::size_t n_channels, bool pca) {
   n_ = n_channels;
   pca_ = pca;
   count_ = 0;
-  for (auto* v : {&zsum_, &ifsum_, &spesum_}) v->assign(n_, 0.0);
+  for (auto* v : {&zsum_, &zabssum_, &ifsum_, &spesum_}) v->assign(n_, 0.0);
   peak_level_.fill(0.0);
   pending_level_.fill(0.0);
   peak_score_ = pending_score_ = 0;
@@ -30,6 +31,7 @@ void IncidentEvidence::add(bool anomalous, double fused, const std::array<double
   ++count_;
   for (std::size_t j = 0; j < n_; ++j) {
     zsum_[j] += z[j];
+    zabssum_[j] += std::fabs(z[j]);
     ifsum_[j] += iforest[j];
     spesum_[j] += pca_spe[j];
   }
@@ -53,6 +55,8 @@ DetectorEvidence IncidentEvidence::detectors() {
     mean(spesum_, spebar_);
     e.pca_spe = spebar_;
   }
+  mean(zabssum_, zabsbar_);
+  e.mean_abs_z = zabsbar_;
   e.peak_level = peak_level_;
   return e;
 }

@@ -40,7 +40,8 @@ class IncidentEvidence {
   double peak_score() const { return peak_score_; }
   // Mean robust z per channel over the anomalous windows (0 before the first).
   std::span<const double> zbar();
-  // Mean contribution shares and peak levels; the spans stay valid until the next add() or start().
+  // Mean contribution shares, mean |robust z| per channel and peak levels; the spans stay valid
+  // until the next add() or start().
   DetectorEvidence detectors();
 
  private:
@@ -48,7 +49,7 @@ class IncidentEvidence {
 
   std::size_t n_ = 0, count_ = 0;
   bool pca_ = false;
-  std::vector<double> zsum_, ifsum_, spesum_, zbar_, ifbar_, spebar_;
+  std::vector<double> zsum_, zabssum_, ifsum_, spesum_, zbar_, zabsbar_, ifbar_, spebar_;
   std::array<double, 3> peak_level_{}, pending_level_{};
   double peak_score_ = 0, pending_score_ = 0;
 };

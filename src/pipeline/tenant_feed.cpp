@@ -65,6 +65,13 @@ bool TenantFeed::after_push(StreamingDetector& detector, const StreamUpdate& u, 
     (ch->start_unix_ns == incident_.onset ? incident_ : change_).apply(*ch, tenants, latest);
   Incident* a = detector.active_for_evidence();
   if (!a) return false;
+  // A change that kept drifting became this incident, with the change's start: it goes on with
+  // what the change's follower judged from the scans of that start (the agent's recent scans
+  // may hold them no more), and its start was judged a change already.
+  if (a->start_unix_ns != incident_.onset && a->start_unix_ns == change_.onset) {
+    incident_ = change_;
+    incident_.start_decided = true;
+  }
   incident_.apply(*a, tenants, latest);
   // A workload change that kept drifting is an incident as a whole: its start was a change
   // already, and a leak in a job that just started is still a leak.

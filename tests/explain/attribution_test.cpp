@@ -331,6 +331,15 @@ TEST(AttributeWeights, AMultivariateContributionWeighsByHowFarItsChannelMoved) {
   attribute(broken, alike, mean, c.reference(), c.ptrs(), 2, 4, DetectorEvidence{forest, pca, {0.19, 0.53, 1.01}});
   EXPECT_EQ(broken.subsystem, Subsystem::memory);
   EXPECT_NEAR(broken.confidence, 0.7, 1e-9);
+  // A channel whose variance changed swings both ways: its mean z stays near 0, its mean |z|
+  // (the windows' |z|, from IncidentEvidence) does not, and that is what counts.
+  Incident swings;
+  const std::vector<double> abs_z{0.1, 4, 4, 0.1};
+  DetectorEvidence var{forest, pca, {0.19, 0.53, 1.01}};
+  var.mean_abs_z = abs_z;
+  attribute(swings, std::vector<double>{0.1, 0, 0, 0}, mean, c.reference(), c.ptrs(), 2, 4, var);
+  EXPECT_EQ(swings.subsystem, Subsystem::memory);
+  EXPECT_NEAR(swings.confidence, 0.7 / (0.7 + 0.1 * 0.05 + 0.2 * 0.05), 1e-9);
   // A channel that did not move keeps a twentieth; one at |z| 1.5 half of its contribution.
   const std::vector<double> half{1.5, 0, 0, 0};
   Incident some;

@@ -226,5 +226,62 @@ TEST(TenantFeed, AWorkloadChangeNamesItsTenantsFromTheScansOfItsStart) {
   EXPECT_EQ(c.aggressors[0].text, want.aggressors[0].text);
 }
 
+// The same leak fed with only the last 60 s of scans (a short-memory agent): the change that
+// drifts into an incident about 90 s after the job's start keeps the tenants its follower
+// judged from the scans of that start; judged again when it became an incident, it would have
+// named nobody.
+TEST(TenantFeed, AChangeThatDriftsIntoAnIncidentKeepsItsTenants) {
+  std::vector<ChannelInfo> ch = {{"test:cpu_busy", "%", Kind::gauge, Subsystem::cpu},
+                                 {"test:mem_used", "GiB", Kind::gauge, Subsystem::memory},
+                                 {"test.pressure:cpu_some_pct", "%", Kind::gauge, Subsystem::cpu}};
+  constexpr double kSlope = 0.3;
+  StreamingDetector d({}, ch, telling_changes());
+  TenantFeed feed;
+  TenantTimeline all;  // "jobs/old" 0.2 cores throughout; "jobs/new" appears at 150 s with 1.5
+  all.paths = {"jobs/old", "jobs/new"};
+  for (int t = 0; t <= 420; t += 5) {
+    TenantScan s;
+    s.t_unix_ns = kT0 + std::int64_t(t) * kS;
+    s.ids.push_back(0);
+    s.counters.push_back({0.2e6 * t, 0, 0, 0});
+    if (t >= 150) {
+      s.ids.push_back(1);
+      s.counters.push_back({1.5e6 * (t - 150), 0, 0, 0});
+    }
+    all.scans.push_back(std::move(s));
+  }
+  const auto recent = [&](std::int64_t now) {
+    TenantTimeline tl;
+    tl.paths = all.paths;
+    for (const TenantScan& s : all.scans)
+      if (s.t_unix_ns <= now && s.t_unix_ns >= now - 60 * kS) tl.scans.push_back(s);
+    return tl;
+  };
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  std::int64_t drifted_at = 0;
+  for (std::size_t i = 0; i < 420; ++i) {
+    const bool job = i >= 150;
+    const std::vector<double> row = {(job ? 75 : 40) + 2 * noise(rng),
+                                     (job ? 4 + kSlope * double(i - 150) : 3) + 0.1 * noise(rng),
+                                     std::max(0.0, 0.5 + 0.5 * noise(rng))};
+    const std::int64_t t = kT0 + std::int64_t(i) * kS;
+    const StreamUpdate& u = d.push(t, row);
+    feed.after_push(d, u, recent(t), t);
+    if (!drifted_at && d.active() && d.active()->drifted) drifted_at = t;
+  }
+  ASSERT_TRUE(d.active());
+  ASSERT_TRUE(d.active()->drifted);
+  const Incident& inc = *d.active();
+  ASSERT_GT(drifted_at, inc.start_unix_ns + 70 * kS) << "the test needs a drift declared after the start's scans are gone";
+  EXPECT_TRUE(judge_tenants(recent(drifted_at), inc.start_unix_ns, inc.end_unix_ns).aggressors.empty())
+      << "the test needs scans at the drift that no longer hold the start";
+  const TenantFinding want = judge_tenants(all, inc.start_unix_ns, inc.end_unix_ns);
+  ASSERT_FALSE(want.aggressors.empty());
+  ASSERT_EQ(inc.aggressors.size(), want.aggressors.size());
+  EXPECT_EQ(inc.aggressors[0].cgroup, "jobs/new");
+  EXPECT_EQ(d.incidents_withdrawn_total(), 0u);
+}
+
 }  // namespace
 }  // namespace reveal
