@@ -1050,7 +1050,11 @@ void StreamingDetector::describe(Incident& inc) {
   const std::uint64_t first_row = std::min<std::uint64_t>(std::uint64_t(inc.first_window) * stride, episode_from_row_);
   const std::uint64_t r0 = std::max<std::uint64_t>(first_row, oldest);
   const std::uint64_t r1 = std::min<std::uint64_t>(std::uint64_t(inc.last_window) * stride + L, rows_);
-  inc.start_unix_ns = hist_t_[slot(r0)];
+  // The start stays where it was once the episode's first rows have left the ring (an episode
+  // longer than the history): it moved with the ring's oldest row every sample, so the tenant
+  // and GPU-pod followers took each sample for a new episode (judged again, over a start the
+  // scans no longer held) and /incidents showed a start that kept moving.
+  if (first_row >= oldest || inc.start_unix_ns == 0) inc.start_unix_ns = hist_t_[slot(r0)];
   inc.end_unix_ns = hist_t_[slot(r1 - 1)];
   inc.start_s = double(inc.start_unix_ns - t0_ns_) * 1e-9;
   inc.end_s = double(inc.end_unix_ns - t0_ns_) * 1e-9;

@@ -92,6 +92,32 @@ TEST(StreamingDetector, WarmsUpThenFindsALevelShiftWithinSecondsOnTheRightSubsys
 // The agent with a trail (`[detect] trail`, off by default): a moderate shift that holds (5
 // noise SDs for 40 s) is found once the trailing mean has filled, while the same stream scored
 // on its windows alone raises nothing; the trail's history is the detector's own ring.
+// An incident longer than the history ring (300 rows here) keeps the start it opened with: its
+// first rows leave the ring, its start does not move with the ring's oldest row (the tenant and
+// GPU-pod followers would take every sample for a new incident).
+TEST(StreamingDetector, AnIncidentLongerThanTheHistoryKeepsItsStart) {
+  Synth syn(3);
+  StreamingOptions o = quick_options();
+  o.workload_changes = false;
+  StreamingDetector d(four_cores(), syn.channels, o);
+  const std::size_t onset = 150, end = 700;
+  std::int64_t start = 0;
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < 760; ++i) {
+    const StreamUpdate& u = d.push(kT0 + std::int64_t(i) * 1'000'000'000, syn.row(i >= onset && i < end, 15.0));
+    if (u.opened && !start) start = d.active()->start_unix_ns;
+    if (d.active() && start && i > onset + 400 && i < end) {
+      EXPECT_EQ(d.active()->start_unix_ns, start) << "at sample " << i;
+      ++checked;
+    }
+  }
+  ASSERT_GT(start, 0);
+  EXPECT_GT(checked, 100u) << "the test needs an incident open past the ring";
+  ASSERT_FALSE(d.closed().empty());
+  EXPECT_EQ(d.closed().front().start_unix_ns, start);
+  EXPECT_GT(d.closed().front().end_unix_ns, kT0 + std::int64_t(onset + 400) * 1'000'000'000);
+}
+
 TEST(StreamingDetector, ATrailFindsAModerateShiftThatHolds) {
   auto run = [](std::size_t trail) {
     Synth syn(5);
